@@ -1,0 +1,83 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every runtime option of Keyhall. Each is read from one environment variable; the doc comment
+ * is the reference and docs/configuration.md mirrors it.
+ */
+const schema = z.object({
+  /** KEYHALL_PORT: TCP port to listen on (the `--port` flag wins). */
+  port: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** KEYHALL_HOST: interface to bind (the `--host` flag wins). Loopback by default. */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** KEYHALL_DATA_DIR: directory for the embedded SQLite database and the master key file. */
+  dataDir: z.string().min(1).default('./data'),
+  /** KEYHALL_DATABASE_URL: `postgres://…` selects PostgreSQL; unset means SQLite in the data dir. */
+  databaseUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  /** KEYHALL_MASTER_KEY: base64 of 32 random bytes; required with PostgreSQL. */
+  masterKey: z.string().optional(),
+  /**
+   * KEYHALL_TRUST_PROXY: honour X-Forwarded-Host/-Proto/-For. `true` (from any peer) or a
+   * comma-separated list of proxy addresses/CIDRs. Unset: forwarded headers are ignored.
+   */
+  trustProxy: z.string().optional(),
+  /** KEYHALL_LOG_LEVEL: pino level (fatal, error, warn, info, debug, trace, silent). */
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** KEYHALL_BODY_LIMIT: largest accepted request body in bytes. */
+  bodyLimit: z.coerce.number().int().min(1024).max(50 * 1024 * 1024).default(1024 * 1024),
+  /** KEYHALL_KEY_OVERLAP_SECONDS: how long a rotated-out signing key stays in the JWKS. */
+  keyOverlapSeconds: z.coerce.number().int().min(0).default(24 * 3600),
+  /** KEYHALL_CACHE_TTL_MS: how long an instance caches tenants and signing keys. */
+  cacheTtlMs: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /** KEYHALL_SHUTDOWN_TIMEOUT_MS: in-flight requests get this long to finish on SIGTERM. */
+  shutdownTimeoutMs: z.coerce.number().int().min(0).default(10_000),
+  /** KEYHALL_BOOTSTRAP: on an empty database, create a tenant for localhost:<port> at start. */
+  bootstrap: z
+    .enum(['true', 'false', '1', '0'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1'),
+});
+
+export type Config = z.infer<typeof schema>;
+
+const envNames: Record<keyof Config, string> = {
+  port: 'KEYHALL_PORT',
+  host: 'KEYHALL_HOST',
+  dataDir: 'KEYHALL_DATA_DIR',
+  databaseUrl: 'KEYHALL_DATABASE_URL',
+  masterKey: 'KEYHALL_MASTER_KEY',
+  trustProxy: 'KEYHALL_TRUST_PROXY',
+  logLevel: 'KEYHALL_LOG_LEVEL',
+  bodyLimit: 'KEYHALL_BODY_LIMIT',
+  keyOverlapSeconds: 'KEYHALL_KEY_OVERLAP_SECONDS',
+  cacheTtlMs: 'KEYHALL_CACHE_TTL_MS',
+  shutdownTimeoutMs: 'KEYHALL_SHUTDOWN_TIMEOUT_MS',
+  bootstrap: 'KEYHALL_BOOTSTRAP',
+};
+
+export class ConfigError extends Error {}
+
+/** Reads the configuration from an environment (process.env by default), with overrides. */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Record<keyof Config, unknown>> = {},
+): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(envNames)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value !== undefined) raw[key] = value;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const key = issue?.path[0] as keyof Config | undefined;
+    throw new ConfigError(`${key ? envNames[key] : 'configuration'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return { ...parsed.data, dataDir: path.resolve(parsed.data.dataDir) };
+}

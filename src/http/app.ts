@@ -1,0 +1,51 @@
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Context } from '../context.js';
+import { errors } from '../kernel/errors.js';
+import { newId } from '../kernel/ids.js';
+import { loggerOptions } from '../kernel/logging.js';
+import { renderError } from './errors.js';
+import { healthRoutes } from './routes/health.js';
+import { wellKnownRoutes } from './routes/well-known.js';
+import { registerTenantResolution } from './tenant.js';
+
+/** KEYHALL_TRUST_PROXY: `true` (any peer) or a comma-separated list of proxy addresses/CIDRs. */
+function trustProxySetting(value: string | undefined): boolean | string[] {
+  if (!value || value === 'false') return false;
+  if (value === 'true') return true;
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Assembles the HTTP application. The only place (with routes.ts files) that knows Fastify. */
+export async function buildApp(ctx: Context): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      ...loggerOptions(ctx.config.logLevel),
+      serializers: {
+        // Query strings may carry codes or tokens: log the path only.
+        req: (req) => ({ method: req.method, url: req.url.split('?')[0], host: req.host, remoteAddress: req.ip }),
+      },
+    },
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    trustProxy: trustProxySetting(ctx.config.trustProxy),
+    bodyLimit: ctx.config.bodyLimit,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  app.setErrorHandler((err, request, reply) => renderError(err, request, reply));
+  app.setNotFoundHandler((request, reply) => renderError(errors.notFound('no such route'), request, reply));
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  await app.register(formbody, { bodyLimit: ctx.config.bodyLimit });
+  await app.register(healthRoutes, { db: ctx.db });
+  registerTenantResolution(app, ctx.repos.tenants, ctx.config.cacheTtlMs);
+  await app.register(wellKnownRoutes, { keystore: ctx.keystore });
+  return app;
+}

@@ -1,0 +1,38 @@
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errors } from '../kernel/errors.js';
+import { normalizeHost, type Tenant, type TenantLookup, TenantResolver } from '../kernel/tenancy.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The tenant served on this request's host; null only on tenant-less routes. */
+    tenant: Tenant | null;
+  }
+  interface FastifyContextConfig {
+    /** Routes such as /healthz answer on any host. */
+    tenantless?: boolean;
+  }
+}
+
+/**
+ * Resolves every request to its tenant from the Host header (X-Forwarded-Host only when the
+ * proxy is trusted, which Fastify's `request.host` already honours). Unknown host: 404
+ * `unknown_tenant`, never a default tenant.
+ */
+export function registerTenantResolution(app: FastifyInstance, lookup: TenantLookup, ttlMs: number): void {
+  const resolver = new TenantResolver(lookup, ttlMs, () => performance.now());
+  app.decorateRequest('tenant', null);
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config?.tenantless) return;
+    const host = normalizeHost(request.host);
+    if (!host) throw errors.invalidRequest('invalid Host header');
+    const tenant = await resolver.resolve(host);
+    if (!tenant) throw errors.unknownTenant();
+    request.tenant = tenant;
+  });
+}
+
+export function tenantOf(request: FastifyRequest): Tenant {
+  if (!request.tenant) throw errors.unknownTenant();
+  return request.tenant;
+}

@@ -1,0 +1,128 @@
+import { performance } from 'node:perf_hooks';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import type { Clock } from '../clock.js';
+import type { Envelope } from './envelope.js';
+
+/** Signing algorithms a tenant holds keys for: EdDSA for access tokens, RS256 for ID tokens. */
+export const SIGNING_ALGS = ['EdDSA', 'RS256'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
+
+export interface StoredSigningKey {
+  kid: string;
+  tenantId: string;
+  alg: string;
+  status: 'active' | 'retired';
+  publicJwk: string;
+  privateJwkEnc: string;
+  createdAt: number;
+  retiredAt: number | null;
+  expiresAt: number | null;
+}
+
+/** The storage the keystore needs (implemented by storage/repos/signing-keys.ts). */
+export interface SigningKeyStore {
+  listPublished(tenantId: string, now: number): Promise<StoredSigningKey[]>;
+}
+
+export interface ActiveKey {
+  kid: string;
+  alg: SigningAlg;
+  privateKey: Awaited<ReturnType<typeof importJWK>>;
+}
+
+interface CacheEntry {
+  loadedAt: number;
+  keys: Promise<StoredSigningKey[]>;
+  active: Map<string, Promise<ActiveKey>>;
+}
+
+const encryptionContext = (tenantId: string, kid: string) => `signing_key:${tenantId}:${kid}`;
+
+/**
+ * Per-tenant signing keys. Private keys are envelope-encrypted at rest and decrypted only when
+ * used. Each instance caches a tenant's keys for `cacheTtlMs`, so a rotation made by another
+ * process (the CLI, another instance) is picked up within that time without a restart.
+ */
+export class Keystore {
+  readonly #cache = new Map<string, CacheEntry>();
+
+  constructor(
+    private readonly store: SigningKeyStore,
+    private readonly envelope: Envelope,
+    private readonly clock: Clock,
+    private readonly cacheTtlMs: number,
+  ) {}
+
+  /** Generates a new key pair for a tenant, ready to be stored. */
+  async generate(tenantId: string, alg: SigningAlg): Promise<StoredSigningKey> {
+    const { publicKey, privateKey } =
+      alg === 'EdDSA'
+        ? await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true })
+        : await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
+    const pub = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(pub);
+    const publicJwk: JWK = { ...pub, kid, alg, use: 'sig' };
+    const privateJwk = await exportJWK(privateKey);
+    return {
+      kid,
+      tenantId,
+      alg,
+      status: 'active',
+      publicJwk: JSON.stringify(publicJwk),
+      privateJwkEnc: this.envelope.encrypt(JSON.stringify(privateJwk), encryptionContext(tenantId, kid)),
+      createdAt: this.clock.now(),
+      retiredAt: null,
+      expiresAt: null,
+    };
+  }
+
+  /** The tenant's JWKS: public members only, active and still-overlapping retired keys. */
+  async jwks(tenantId: string): Promise<{ keys: JWK[] }> {
+    const keys = await this.#entry(tenantId).keys;
+    const now = this.clock.now();
+    return {
+      keys: keys
+        .filter((k) => k.status === 'active' || (k.expiresAt ?? 0) > now)
+        .map((k) => JSON.parse(k.publicJwk) as JWK),
+    };
+  }
+
+  /** The newest active key of an algorithm, with its private key imported. */
+  async activeKey(tenantId: string, alg: SigningAlg): Promise<ActiveKey> {
+    const entry = this.#entry(tenantId);
+    let active = entry.active.get(alg);
+    if (!active) {
+      active = this.#loadActive(entry, tenantId, alg);
+      entry.active.set(alg, active);
+      active.catch(() => entry.active.delete(alg));
+    }
+    return active;
+  }
+
+  /** Drops this instance's cached keys of a tenant (after a local rotation). */
+  invalidate(tenantId: string): void {
+    this.#cache.delete(tenantId);
+  }
+
+  async #loadActive(entry: CacheEntry, tenantId: string, alg: SigningAlg): Promise<ActiveKey> {
+    const key = (await entry.keys).find((k) => k.alg === alg && k.status === 'active');
+    if (!key) throw new Error(`tenant ${tenantId} has no active ${alg} key`);
+    const jwk = JSON.parse(this.envelope.decrypt(key.privateJwkEnc, encryptionContext(tenantId, key.kid))) as JWK;
+    return { kid: key.kid, alg, privateKey: await importJWK(jwk, alg) };
+  }
+
+  #entry(tenantId: string): CacheEntry {
+    const now = performance.now();
+    let entry = this.#cache.get(tenantId);
+    if (!entry || now - entry.loadedAt >= this.cacheTtlMs) {
+      const keys = this.store.listPublished(tenantId, this.clock.now());
+      const fresh: CacheEntry = { loadedAt: now, keys, active: new Map() };
+      keys.catch(() => {
+        if (this.#cache.get(tenantId) === fresh) this.#cache.delete(tenantId);
+      });
+      this.#cache.set(tenantId, fresh);
+      entry = fresh;
+    }
+    return entry;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The one error type of Keyhall. Everything a client can be told is an AppError; anything else
+ * is rendered as `server_error` with the details kept for the log only.
+ * Error codes are made here, by factories, never written as literals in handlers.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly description?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description ? `${code}: ${description}` : code);
+    this.name = 'AppError';
+  }
+
+  toBody(): { error: string; error_description?: string } {
+    return this.description ? { error: this.code, error_description: this.description } : { error: this.code };
+  }
+}
+
+export const errors = {
+  invalidRequest: (description?: string) => new AppError(400, 'invalid_request', description),
+  invalidScope: (description?: string) => new AppError(400, 'invalid_scope', description),
+  notFound: (description?: string) => new AppError(404, 'not_found', description),
+  unknownTenant: () => new AppError(404, 'unknown_tenant', 'No tenant is served on this host'),
+  methodNotAllowed: (allow: string) => new AppError(405, 'method_not_allowed', undefined, { allow }),
+  conflict: (description?: string) => new AppError(409, 'conflict', description),
+  payloadTooLarge: () => new AppError(413, 'request_too_large', 'The request body is too large'),
+  unsupportedMediaType: (description?: string) => new AppError(415, 'unsupported_media_type', description),
+  invalidToken: (description?: string, scheme = 'Bearer') =>
+    new AppError(401, 'invalid_token', description, { 'www-authenticate': `${scheme} error="invalid_token"` }),
+  forbidden: (description?: string) => new AppError(403, 'forbidden', description),
+  insufficientScope: (description?: string) => new AppError(403, 'insufficient_scope', description),
+  unavailable: (description?: string) => new AppError(503, 'temporarily_unavailable', description),
+  serverError: () => new AppError(500, 'server_error'),
+};
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

@@ -1,0 +1,29 @@
+import type { LoggerOptions } from 'pino';
+
+/**
+ * Logger options shared by the server and the CLI. Credentials never reach a log line: the
+ * Authorization, Cookie, DPoP and Set-Cookie headers and any secret-shaped field are redacted.
+ */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers.dpop',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.client_secret',
+  '*.secret',
+  '*.token',
+  '*.access_token',
+  '*.refresh_token',
+  '*.api_key',
+  '*.platform_api_key',
+  '*.key',
+];
+
+export function loggerOptions(level: string): LoggerOptions {
+  return {
+    level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * The permission catalogue: every scope an API key may hold. docs/permissions.md mirrors it, and
+ * each /v1 route declares the one permission it needs.
+ */
+export const PERMISSIONS = [
+  'organizations:read',
+  'organizations:write',
+  'users:read',
+  'users:write',
+  'members:read',
+  'members:write',
+  'api_keys:read',
+  'api_keys:write',
+  'clients:read',
+  'clients:write',
+  'webhooks:read',
+  'webhooks:write',
+  'directory:write',
+  'connected_accounts:read',
+  'connected_accounts:token',
+  'webauthn_policy:write',
+  'credentials:issue',
+  'credentials:read',
+  'credentials:revoke',
+  'events:read',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];
+
+const known = new Set<string>(PERMISSIONS);
+export const isPermission = (scope: string): scope is Permission => known.has(scope);

@@ -1,0 +1,33 @@
+/**
+ * Discovery documents (RFC 8414, OpenID Connect Discovery 1.0, RFC 9728). Framework-free: each
+ * function takes the tenant issuer and returns the JSON body. Every URL is on the issuer's own
+ * host, and only implemented features are listed; a feature that lands adds its members to
+ * `serverFeatures` below.
+ */
+export type Metadata = Record<string, unknown>;
+
+export const JWKS_PATH = '/.well-known/jwks.json';
+
+/** Members contributed by implemented features, in one place. */
+const serverFeatures: Array<(issuer: string) => Metadata> = [
+  (issuer) => ({ jwks_uri: `${issuer}${JWKS_PATH}` }),
+  // Tenants sign ID tokens with RS256 by default (OpenID interop) and offer EdDSA.
+  () => ({ id_token_signing_alg_values_supported: ['RS256', 'EdDSA'], subject_types_supported: ['public'] }),
+];
+
+/** RFC 8414 authorization server metadata; the OpenID configuration is the same document. */
+export function authorizationServerMetadata(issuer: string): Metadata {
+  return Object.assign({ issuer }, ...serverFeatures.map((f) => f(issuer))) as Metadata;
+}
+
+export const openidConfiguration = authorizationServerMetadata;
+
+/** RFC 9728 protected resource metadata for the tenant's own resource endpoints. */
+export function protectedResourceMetadata(issuer: string): Metadata {
+  return {
+    resource: issuer,
+    authorization_servers: [issuer],
+    jwks_uri: `${issuer}${JWKS_PATH}`,
+    bearer_methods_supported: ['header'],
+  };
+}

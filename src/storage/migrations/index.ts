@@ -1,0 +1,14 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m0001 from './0001_foundation.js';
+
+/**
+ * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
+ * never edit a migration that has shipped.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

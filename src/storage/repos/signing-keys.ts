@@ -1,0 +1,76 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+export interface SigningKeyRecord {
+  kid: string;
+  tenantId: string;
+  alg: string;
+  status: 'active' | 'retired';
+  publicJwk: string;
+  privateJwkEnc: string;
+  createdAt: number;
+  retiredAt: number | null;
+  expiresAt: number | null;
+}
+
+type Row = Database['signing_keys'];
+const toRecord = (r: Row): SigningKeyRecord => ({
+  kid: r.kid,
+  tenantId: r.tenant_id,
+  alg: r.alg,
+  status: r.status as SigningKeyRecord['status'],
+  publicJwk: r.public_jwk,
+  privateJwkEnc: r.private_jwk_enc,
+  createdAt: r.created_at,
+  retiredAt: r.retired_at,
+  expiresAt: r.expires_at,
+});
+
+export class SigningKeyRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Keys still published: active ones and retired ones whose overlap has not passed. */
+  async listPublished(tenantId: string, now: number): Promise<SigningKeyRecord[]> {
+    const rows = await this.db
+      .selectFrom('signing_keys')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb.or([eb('status', '=', 'active'), eb('expires_at', '>', now)]))
+      .orderBy('created_at', 'desc')
+      .orderBy('kid')
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  /**
+   * Adds a new active key for an algorithm and retires the previous active ones in one
+   * transaction, so readers always see exactly one active key per algorithm.
+   */
+  async rotate(key: SigningKeyRecord, overlapMs: number, trx?: Kysely<Database>): Promise<void> {
+    const run = async (tx: Kysely<Database>) => {
+      await tx
+        .updateTable('signing_keys')
+        .set({ status: 'retired', retired_at: key.createdAt, expires_at: key.createdAt + overlapMs })
+        .where('tenant_id', '=', key.tenantId)
+        .where('alg', '=', key.alg)
+        .where('status', '=', 'active')
+        .execute();
+      await tx
+        .insertInto('signing_keys')
+        .values({
+          kid: key.kid,
+          tenant_id: key.tenantId,
+          alg: key.alg,
+          status: 'active',
+          public_jwk: key.publicJwk,
+          private_jwk_enc: key.privateJwkEnc,
+          created_at: key.createdAt,
+          retired_at: null,
+          expires_at: null,
+        })
+        .execute();
+    };
+    if (trx) await run(trx);
+    else await this.db.transaction().execute(run);
+  }
+}

@@ -1,0 +1,83 @@
+import type { Clock } from '../kernel/clock.js';
+import { type Keystore, SIGNING_ALGS, type SigningAlg } from '../kernel/crypto/keystore.js';
+import { newId } from '../kernel/ids.js';
+import { checkTenantAddress, normalizeHost, TenantInputError } from '../kernel/tenancy.js';
+import { mintApiKey } from '../management/api-keys/service.js';
+import { PERMISSIONS } from '../management/permissions.js';
+import { type Db, isUniqueViolation } from '../storage/db.js';
+import { ApiKeyRepo } from '../storage/repos/api-keys.js';
+import { SigningKeyRepo } from '../storage/repos/signing-keys.js';
+import { type TenantRecord, TenantRepo } from '../storage/repos/tenants.js';
+
+export interface CreatedTenant {
+  tenant: TenantRecord;
+  platformApiKey: string;
+}
+
+/** Tenant administration: used by the CLI and by the first-start bootstrap. */
+export class TenantService {
+  private readonly tenants: TenantRepo;
+
+  constructor(
+    private readonly db: Db,
+    private readonly keystore: Keystore,
+    private readonly clock: Clock,
+    private readonly keyOverlapMs: number,
+  ) {
+    this.tenants = new TenantRepo(db.kysely);
+  }
+
+  /**
+   * Creates a tenant with its signing keys (Ed25519 and RSA-2048) and one platform-bound API key
+   * holding every permission, all in one transaction.
+   */
+  async create(input: { host: string; issuer?: string }): Promise<CreatedTenant> {
+    const { host, issuer } = checkTenantAddress(input.host, input.issuer);
+    const now = this.clock.now();
+    const tenant: TenantRecord = { id: newId('ten', now), host, issuer, createdAt: now };
+    const keys = await Promise.all(SIGNING_ALGS.map((alg) => this.keystore.generate(tenant.id, alg)));
+    try {
+      return await this.db.kysely.transaction().execute(async (trx) => {
+        await new TenantRepo(trx).insert(tenant);
+        const signingKeys = new SigningKeyRepo(trx);
+        for (const key of keys) await signingKeys.rotate(key, this.keyOverlapMs, trx);
+        const minted = await mintApiKey(new ApiKeyRepo(trx), this.clock, {
+          tenantId: tenant.id,
+          organizationId: null,
+          name: 'platform (created with the tenant)',
+          scopes: PERMISSIONS,
+        });
+        return { tenant, platformApiKey: minted.key };
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new TenantInputError(`a tenant already serves host ${host}`);
+      throw err;
+    }
+  }
+
+  list(): Promise<TenantRecord[]> {
+    return this.tenants.list();
+  }
+
+  count(): Promise<number> {
+    return this.tenants.count();
+  }
+
+  /** Finds a tenant by id (`ten_…`) or by host. */
+  async find(idOrHost: string): Promise<TenantRecord | undefined> {
+    if (idOrHost.startsWith('ten_')) return this.tenants.findById(idOrHost);
+    const host = normalizeHost(idOrHost);
+    return host ? this.tenants.findByHost(host) : undefined;
+  }
+
+  /** Adds new active keys; the previous ones stay published for the configured overlap. */
+  async rotateKeys(tenantId: string, algs: readonly SigningAlg[] = SIGNING_ALGS): Promise<string[]> {
+    const keys = await Promise.all(algs.map((alg) => this.keystore.generate(tenantId, alg)));
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const repo = new SigningKeyRepo(trx);
+      for (const key of keys) await repo.rotate(key, this.keyOverlapMs, trx);
+    });
+    this.keystore.invalidate(tenantId);
+    return keys.map((k) => k.kid);
+  }
+}
