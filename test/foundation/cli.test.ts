@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runCli } from '../helpers/cli.js';
+import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
+import { randomBytes } from 'node:crypto';
+
+describe('keyhall CLI', () => {
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-cli-'));
+    env = { KEYHALL_DATA_DIR: dataDir };
+    let drop: (() => Promise<void>) | undefined;
+    if (onPostgres) {
+      const db = await freshPostgresDatabase();
+      drop = db.drop;
+      env.KEYHALL_DATABASE_URL = db.url;
+      env.KEYHALL_MASTER_KEY = randomBytes(32).toString('base64');
+    }
+    cleanup = async () => {
+      await drop?.();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    };
+  });
+  after(() => cleanup());
+
+  it('migrate brings the schema up to date, twice without harm', () => {
+    const first = runCli(['migrate'], env);
+    assert.equal(first.status, 0, first.stderr);
+    const second = runCli(['migrate'], env);
+    assert.equal(second.status, 0, second.stderr);
+    assert.match(second.stdout, /up to date/);
+  });
+
+  it('tenant create --json prints the tenant and a platform API key once', () => {
+    const r = runCli(['tenant', 'create', '--host', 'Auth.Acme.test', '--json'], env);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.deepEqual(Object.keys(out).sort(), ['host', 'issuer', 'platform_api_key', 'tenant_id']);
+    assert.match(out.tenant_id, /^ten_/);
+    assert.equal(out.host, 'auth.acme.test');
+    assert.equal(out.issuer, 'https://auth.acme.test');
+    assert.match(out.platform_api_key, /^sk_live_[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('tenant create takes an explicit issuer', () => {
+    const r = runCli(['tenant', 'create', '--host', 'localhost:4100', '--issuer', 'http://localhost:4100', '--json'], env);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).issuer, 'http://localhost:4100');
+  });
+
+  it('tenant list shows the tenants, never their keys', () => {
+    const r = runCli(['tenant', 'list', '--json'], env);
+    assert.equal(r.status, 0, r.stderr);
+    const rows = JSON.parse(r.stdout) as Array<{ host: string }>;
+    assert.deepEqual(rows.map((t) => t.host).sort(), ['auth.acme.test', 'localhost:4100']);
+    assert.ok(!r.stdout.includes('sk_live_'));
+  });
+
+  it('exits 2 with a clear message for bad arguments', () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['tenant', 'create', '--host', 'auth.acme.test'], /already serves host auth\.acme\.test/],
+      [['tenant', 'create', '--host', 'AUTH.ACME.TEST.:443'], /already serves host/],
+      [['tenant', 'create', '--host', 'b.test', '--issuer', 'not a url'], /invalid issuer URL/],
+      [['tenant', 'create', '--host', 'b.test', '--issuer', 'http://b.test'], /https/],
+      [['tenant', 'create', '--host', 'b.test', '--issuer', 'https://c.test'], /does not match/],
+      [['tenant', 'create', '--host', 'bad host'], /invalid host/],
+      [['tenant', 'create'], /--host/],
+      [['tenant', 'create', '--host', 'x.test', '--bogus'], /bogus/],
+      [['tenant', 'frobnicate'], /usage/],
+      [['frobnicate'], /unknown command/],
+    ];
+    for (const [args, message] of cases) {
+      const r = runCli(args, env);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, message, args.join(' '));
+      assert.ok(!r.stderr.includes('    at '), 'no stack trace');
+    }
+  });
+
+  it('exits 2 for a bad configuration value', () => {
+    const r = runCli(['tenant', 'list'], { ...env, KEYHALL_CACHE_TTL_MS: 'soon' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /KEYHALL_CACHE_TTL_MS/);
+  });
+});

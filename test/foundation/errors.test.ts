@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+describe('error rendering', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ config: { bodyLimit: 2048 } });
+  });
+  after(() => s.close());
+
+  const expectError = (r: { status: number; json(): { error: string }; headers: Record<string, unknown>; text: string }, status: number, error: string) => {
+    assert.equal(r.status, status, r.text);
+    assert.equal(r.json().error, error);
+    assert.match(String(r.headers['content-type']), /^application\/json/);
+    assert.equal(r.headers['cache-control'], 'no-store');
+    assert.ok(!r.text.includes('    at '), 'no stack trace');
+  };
+
+  it('unknown route: 404 not_found', async () => {
+    expectError(await s.request({ path: '/nope' }), 404, 'not_found');
+    expectError(await s.request({ method: 'DELETE', path: '/v1/nothing' }), 404, 'not_found');
+  });
+
+  it('malformed JSON: 400 invalid_request', async () => {
+    const r = await s.request({ method: 'POST', path: '/.well-known/jwks.json', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+    expectError(r, 400, 'invalid_request');
+  });
+
+  it('wrong content type: 415 unsupported_media_type', async () => {
+    const r = await s.request({ method: 'POST', path: '/.well-known/jwks.json', headers: { 'content-type': 'application/xml' }, body: '<a/>' });
+    expectError(r, 415, 'unsupported_media_type');
+  });
+
+  it('oversized body: 413 request_too_large', async () => {
+    const body = JSON.stringify({ a: 'x'.repeat(5000) });
+    const r = await s.request({ method: 'POST', path: '/.well-known/jwks.json', headers: { 'content-type': 'application/json' }, body });
+    expectError(r, 413, 'request_too_large');
+  });
+
+  it('every response has a request id and nosniff', async () => {
+    const r = await s.request({ path: '/.well-known/jwks.json' });
+    assert.match(String(r.headers['x-request-id']), /^req_/);
+    assert.equal(r.headers['x-content-type-options'], 'nosniff');
+  });
+});

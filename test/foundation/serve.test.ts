@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { spawnServer } from '../helpers/cli.js';
+import { getJson } from '../helpers/http.js';
+import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
+
+interface Proc {
+  child: ChildProcess;
+  out: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(env: Record<string, string>): Proc {
+  const child = spawnServer(['--port', '0'], env);
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, out: () => out, exited };
+}
+
+async function until(fn: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('keyhall serve (a real process)', () => {
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-serve-'));
+    env = { KEYHALL_DATA_DIR: dataDir, KEYHALL_LOG_LEVEL: 'info' };
+    let drop: (() => Promise<void>) | undefined;
+    if (onPostgres) {
+      const db = await freshPostgresDatabase();
+      drop = db.drop;
+      env.KEYHALL_DATABASE_URL = db.url;
+      env.KEYHALL_MASTER_KEY = randomBytes(32).toString('base64');
+    }
+    cleanup = async () => {
+      await drop?.();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    };
+  });
+  after(() => cleanup());
+
+  let issuer = '';
+  let kids: string[] = [];
+
+  it('on an empty database creates a localhost tenant and prints its key once', async () => {
+    const p = start(env);
+    try {
+      await until(() => /API key\s+sk_live_/.test(p.out()));
+      issuer = /issuer\s+(http:\/\/localhost:\d+)/.exec(p.out())?.[1] ?? '';
+      assert.match(issuer, /^http:\/\/localhost:\d+$/);
+      assert.match(p.out(), /curl .*\/\.well-known\/openid-configuration/);
+      const meta = await getJson(`${issuer}/.well-known/openid-configuration`);
+      assert.equal(meta.issuer, issuer);
+      kids = (await getJson(`${issuer}/.well-known/jwks.json`)).keys.map((k: { kid: string }) => k.kid);
+
+      // Credentials never reach the log.
+      await fetch(`${issuer}/.well-known/jwks.json?access_token=query-secret-123`, {
+        headers: { authorization: 'Bearer header-secret-456', cookie: 'sid=cookie-secret-789', dpop: 'dpop-secret-000' },
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      assert.match(p.out(), /"reqId":"req_/);
+      for (const secret of ['query-secret-123', 'header-secret-456', 'cookie-secret-789', 'dpop-secret-000']) {
+        assert.ok(!p.out().includes(secret), `${secret} not logged`);
+      }
+    } finally {
+      p.child.kill('SIGTERM');
+      assert.equal(await p.exited, 0);
+    }
+  });
+
+  it('keeps tenant and keys across a restart and does not bootstrap again', async () => {
+    const port = new URL(issuer).port;
+    const child = spawnServer(['--port', port], env);
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await until(() => /Server listening/.test(out));
+      assert.ok(!out.includes('sk_live_'), 'no second banner');
+      const jwks = await getJson(`${issuer}/.well-known/jwks.json`);
+      assert.deepEqual(jwks.keys.map((k: { kid: string }) => k.kid).sort(), [...kids].sort());
+    } finally {
+      child.kill('SIGINT');
+      assert.equal(await exited, 0);
+    }
+  });
+
+  it('on SIGTERM finishes in-flight requests, then exits 0', async () => {
+    const p = start({ ...env, KEYHALL_PORT: '0' });
+    try {
+      await until(() => /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.test(p.out()));
+      const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(p.out())?.[1]);
+      // A request whose body is still arriving when the signal comes.
+      const response = new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port, method: 'POST', path: '/healthz', headers: { host: new URL(issuer).host, 'content-type': 'application/json', 'content-length': '2' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.write('{');
+        setTimeout(() => {
+          p.child.kill('SIGTERM');
+          setTimeout(() => req.end('}'), 300);
+        }, 200);
+      });
+      assert.equal(await response, 404);
+      assert.equal(await p.exited, 0);
+      assert.match(p.out(), /shutting down/);
+    } finally {
+      p.child.kill('SIGKILL');
+    }
+  });
+});
