@@ -4,7 +4,9 @@ import { Envelope, EnvelopeError } from './kernel/crypto/envelope.js';
 import { Keystore } from './kernel/crypto/keystore.js';
 import { loadMasterKey, MasterKeyError } from './kernel/crypto/master-key.js';
 import { type Db, migrate, openDatabase } from './storage/db.js';
+import { EventRecorder } from './events/recorder.js';
 import { ApiKeyRepo } from './storage/repos/api-keys.js';
+import { EventRepo } from './storage/repos/events.js';
 import { MetaRepo } from './storage/repos/meta.js';
 import { SigningKeyRepo } from './storage/repos/signing-keys.js';
 import { TenantRepo } from './storage/repos/tenants.js';
@@ -17,7 +19,9 @@ export interface Context {
   db: Db;
   envelope: Envelope;
   keystore: Keystore;
-  repos: { tenants: TenantRepo; signingKeys: SigningKeyRepo; apiKeys: ApiKeyRepo; meta: MetaRepo };
+  repos: { tenants: TenantRepo; signingKeys: SigningKeyRepo; apiKeys: ApiKeyRepo; meta: MetaRepo; events: EventRepo };
+  /** Writes audit events inside the caller's transaction. */
+  events: EventRecorder;
   tenants: TenantService;
   close(): Promise<void>;
 }
@@ -45,13 +49,15 @@ export async function createContext(config: Config, opts: { clock?: Clock } = {}
     }
     const signingKeys = new SigningKeyRepo(db.kysely);
     const keystore = new Keystore(signingKeys, envelope, clock, config.cacheTtlMs);
+    const events = new EventRepo(db.kysely, db.dialect);
     return {
       config,
       clock,
       db,
       envelope,
       keystore,
-      repos: { tenants: new TenantRepo(db.kysely), signingKeys, apiKeys: new ApiKeyRepo(db.kysely), meta },
+      repos: { tenants: new TenantRepo(db.kysely), signingKeys, apiKeys: new ApiKeyRepo(db.kysely), meta, events },
+      events: new EventRecorder(events, clock),
       tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000),
       close: () => db.close(),
     };

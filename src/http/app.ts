@@ -4,6 +4,7 @@ import type { Context } from '../context.js';
 import { errors } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { loggerOptions } from '../kernel/logging.js';
+import { v1Routes } from '../management/v1.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { wellKnownRoutes } from './routes/well-known.js';
@@ -47,5 +48,6 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   await app.register(healthRoutes, { db: ctx.db });
   registerTenantResolution(app, ctx.repos.tenants, ctx.config.cacheTtlMs);
   await app.register(wellKnownRoutes, { keystore: ctx.keystore });
+  await app.register(v1Routes, { prefix: '/v1', ctx });
   return app;
 }

@@ -1,13 +1,23 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type AppError, errors, isAppError } from '../kernel/errors.js';
 
+/** `field: problem` for the first validation issue (zod or Fastify's own JSON-schema checks). */
+function describeValidation(err: FastifyError): string {
+  const first = err.validation?.[0];
+  if (!first) return 'invalid request';
+  const params = (first.params ?? {}) as { missingProperty?: string; keys?: string[] };
+  let field = first.instancePath?.replace(/^\//, '').replace(/\//g, '.') || params.missingProperty || '';
+  if (first.keyword === 'unrecognized_keys' && params.keys?.length) {
+    field = [field, params.keys.join(', ')].filter(Boolean).join('.');
+    return `${field}: unknown field`;
+  }
+  const where = err.validationContext && err.validationContext !== 'body' ? ` (in ${err.validationContext})` : '';
+  return field ? `${field}${where}: ${first.message ?? 'invalid'}` : `${first.message ?? 'invalid request'}${where}`;
+}
+
 /** Maps what Fastify throws for malformed requests to our error type (always a 4xx). */
 function fromFastify(err: FastifyError): AppError | undefined {
-  if (err.validation) {
-    const first = err.validation[0];
-    const field = first?.instancePath?.replace(/^\//, '').replace(/\//g, '.') || (first?.params as { missingProperty?: string })?.missingProperty;
-    return errors.invalidRequest(field ? `invalid field: ${field}` : 'invalid request');
-  }
+  if (err.validation) return errors.invalidRequest(describeValidation(err));
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.payloadTooLarge();

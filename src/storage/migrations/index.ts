@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_foundation.js';
+import * as m0002 from './0002_management.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -7,6 +8,7 @@ import * as m0001 from './0001_foundation.js';
  */
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_management': m0002,
 };
 
 export const migrationProvider: MigrationProvider = {

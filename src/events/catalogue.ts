@@ -1,0 +1,33 @@
+/**
+ * The event catalogue: every audit event type Keyhall emits. `webhook: true` marks the types
+ * delivered to webhook endpoints (the spec's catalogue); every other type is available only from
+ * GET /v1/events. docs/events.md mirrors this list.
+ */
+export const EVENT_TYPES = {
+  'api_key.created': { webhook: true, description: 'an API key was minted' },
+  'api_key.revoked': { webhook: false, description: 'an API key was revoked' },
+  'organization.created': { webhook: false, description: 'an organization was created' },
+  'organization.updated': { webhook: false, description: 'an organization was changed' },
+  'organization.deleted': { webhook: false, description: 'an organization was deleted' },
+  'user.created': { webhook: false, description: 'a user was created' },
+  'user.updated': { webhook: false, description: 'a user was changed (password changes included, never the password)' },
+  'user.deleted': { webhook: false, description: 'a user was deleted' },
+  'member.added': { webhook: true, description: 'a user was added to an organization' },
+  'member.removed': { webhook: true, description: 'a user was removed from an organization' },
+  'member.role_changed': { webhook: true, description: "a member's role changed" },
+  'credential.issued': { webhook: true, description: 'a verifiable credential was issued' },
+  'credential.revoked': { webhook: true, description: "a credential's status-list bit was flipped" },
+} as const satisfies Record<string, { webhook: boolean; description: string }>;
+
+export type EventType = keyof typeof EVENT_TYPES;
+
+export const WEBHOOK_EVENT_TYPES = (Object.keys(EVENT_TYPES) as EventType[]).filter((t) => EVENT_TYPES[t].webhook);
+
+export const isEventType = (t: string): t is EventType => Object.hasOwn(EVENT_TYPES, t);
+
+export type ActorType = 'api_key' | 'user' | 'scim' | 'system';
+
+export interface Actor {
+  type: ActorType;
+  id: string | null;
+}

@@ -1,0 +1,89 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { principalOf } from '../v1.js';
+import { type ApiKeyService, apiKeyView } from './service.js';
+
+const createBody = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  scopes: z.array(z.string().max(64)).min(1).max(64),
+});
+
+export const apiKeySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.string()),
+  organization_id: z.string().nullable(),
+  key_prefix: z.string(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+});
+const createdSchema = apiKeySchema.omit({ key_prefix: true, last_used_at: true }).extend({ key: z.string() });
+
+const tags = ['api keys'];
+const orgParams = z.strictObject({ orgId: idOf('org') });
+const orgKeyParams = z.strictObject({ orgId: idOf('org'), keyId: idOf('key') });
+const keyParams = z.strictObject({ keyId: idOf('key') });
+const createResponses = { 201: createdSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse };
+
+export const apiKeyRoutes =
+  (service: ApiKeyService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    const created = (m: Awaited<ReturnType<ApiKeyService['create']>>) => {
+      const { key_prefix: _p, last_used_at: _l, ...view } = apiKeyView(m.record);
+      return { ...view, key: m.key };
+    };
+
+    r.post('/organizations/:orgId/api_keys', {
+      config: { permission: 'api_keys:write', access: 'organization' },
+      schema: { tags, summary: 'Mint an organization-bound API key (the key is shown only here)', params: orgParams, body: createBody, response: createResponses },
+      handler: async (request, reply) => reply.code(201).send(created(await service.create(principalOf(request), request.params.orgId, request.body))),
+    });
+
+    r.post('/api_keys', {
+      config: { permission: 'api_keys:write', access: 'any' },
+      schema: { tags, summary: 'Mint a platform-bound API key (the key is shown only here)', body: createBody, response: createResponses },
+      handler: async (request, reply) => reply.code(201).send(created(await service.create(principalOf(request), null, request.body))),
+    });
+
+    r.get('/organizations/:orgId/api_keys', {
+      config: { permission: 'api_keys:read', access: 'organization' },
+      schema: { tags, summary: "List an organization's live API keys", params: orgParams, querystring: pageQuery, response: { 200: pageResponse(apiKeySchema) } },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const p = page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (k) => k.id);
+        return { data: p.data.map(apiKeyView), next_cursor: p.next_cursor };
+      },
+    });
+
+    r.get('/api_keys', {
+      config: { permission: 'api_keys:read', access: 'platform' },
+      schema: { tags, summary: 'List live platform-bound API keys', querystring: pageQuery, response: { 200: pageResponse(apiKeySchema) } },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const p = page(await service.list(tenantOf(request).id, null, after, limit + 1), limit, (k) => k.id);
+        return { data: p.data.map(apiKeyView), next_cursor: p.next_cursor };
+      },
+    });
+
+    r.delete('/organizations/:orgId/api_keys/:keyId', {
+      config: { permission: 'api_keys:write', access: 'organization' },
+      schema: { tags, summary: 'Revoke an organization-bound API key (immediately, everywhere)', params: orgKeyParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.revoke(principalOf(request), request.params.orgId, request.params.keyId);
+        return reply.code(204).send();
+      },
+    });
+
+    r.delete('/api_keys/:keyId', {
+      config: { permission: 'api_keys:write', access: 'platform' },
+      schema: { tags, summary: 'Revoke a platform-bound API key', params: keyParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.revoke(principalOf(request), null, request.params.keyId);
+        return reply.code(204).send();
+      },
+    });
+  };

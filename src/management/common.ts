@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import type { EventRecorder } from '../events/recorder.js';
+import type { Clock } from '../kernel/clock.js';
+import type { Db } from '../storage/db.js';
+
+/** What every management service needs. */
+export interface ManagementDeps {
+  db: Db;
+  clock: Clock;
+  events: EventRecorder;
+}
+
+export const idOf = (prefix: string) =>
+  z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`);
+
+export const pageQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  after: z.string().max(64).regex(/^[a-z]+_[0-9a-z]{26}$/, 'must be an id').optional(),
+});
+export type PageQuery = z.infer<typeof pageQuery>;
+
+/** Cursor page: ask the repository for limit+1 rows to know whether there is more. */
+export function page<T>(rows: T[], limit: number, cursorOf: (row: T) => string) {
+  const data = rows.slice(0, limit);
+  const last = data[data.length - 1];
+  return { data, next_cursor: rows.length > limit && last ? cursorOf(last) : null };
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+export const pageResponse = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: z.string().nullable() });
+
+export const errorResponse = z.object({ error: z.string(), error_description: z.string().optional() });

@@ -1,0 +1,75 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { actorOf } from '../v1.js';
+import { type MemberService, memberView, ROLES } from './service.js';
+
+const role = z.enum(ROLES);
+export const memberSchema = z.object({
+  organization_id: z.string(),
+  user_id: z.string(),
+  role: z.string(),
+  user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }).optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const orgParams = z.strictObject({ orgId: idOf('org') });
+const memberParams = z.strictObject({ orgId: idOf('org'), userId: idOf('user') });
+const tags = ['members'];
+
+export const memberRoutes =
+  (service: MemberService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.get('/organizations/:orgId/members', {
+      config: { permission: 'members:read', access: 'organization' },
+      schema: { tags, summary: 'List members', params: orgParams, querystring: pageQuery, response: { 200: pageResponse(memberSchema), 404: errorResponse } },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const rows = await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1);
+        const p = page(rows, limit, (m) => m.userId);
+        return { data: p.data.map(memberView), next_cursor: p.next_cursor };
+      },
+    });
+
+    r.post('/organizations/:orgId/members', {
+      config: { permission: 'members:write', access: 'organization' },
+      schema: {
+        tags,
+        summary: 'Add a user to the organization',
+        params: orgParams,
+        body: z.strictObject({ user_id: idOf('user'), role: role.default('member') }),
+        response: { 201: memberSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const m = await service.add(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.user_id, request.body.role);
+        return reply.code(201).send(memberView(m));
+      },
+    });
+
+    r.patch('/organizations/:orgId/members/:userId', {
+      config: { permission: 'members:write', access: 'organization' },
+      schema: {
+        tags,
+        summary: "Change a member's role",
+        params: memberParams,
+        body: z.strictObject({ role }),
+        response: { 200: memberSchema, 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request) =>
+        memberView(await service.changeRole(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.userId, request.body.role)),
+    });
+
+    r.delete('/organizations/:orgId/members/:userId', {
+      config: { permission: 'members:write', access: 'organization' },
+      schema: { tags, summary: 'Remove a member', params: memberParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.remove(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.userId);
+        return reply.code(204).send();
+      },
+    });
+  };

@@ -1,0 +1,91 @@
+import type { Actor } from '../../events/catalogue.js';
+import { errors } from '../../kernel/errors.js';
+import { isUniqueViolation } from '../../storage/db.js';
+import { type MemberRecord, MemberRepo, type MemberWithUser } from '../../storage/repos/members.js';
+import { OrganizationRepo } from '../../storage/repos/organizations.js';
+import { UserRepo } from '../../storage/repos/users.js';
+import { iso, type ManagementDeps } from '../common.js';
+
+/** Organization roles (docs/members.md). */
+export const ROLES = ['admin', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+
+export function memberView(m: MemberRecord | MemberWithUser) {
+  return {
+    organization_id: m.organizationId,
+    user_id: m.userId,
+    role: m.role,
+    ...('email' in m ? { user: { id: m.userId, email: m.email, name: m.name } } : {}),
+    created_at: iso(m.createdAt),
+    updated_at: iso(m.updatedAt),
+  };
+}
+
+export class MemberService {
+  constructor(private readonly deps: ManagementDeps) {}
+
+  private async requireOrg(tenantId: string, orgId: string) {
+    if (!(await new OrganizationRepo(this.deps.db.kysely).find(tenantId, orgId))) throw errors.notFound('organization not found');
+  }
+
+  async list(tenantId: string, orgId: string, after: string | undefined, limit: number) {
+    await this.requireOrg(tenantId, orgId);
+    return new MemberRepo(this.deps.db.kysely).list(tenantId, orgId, after, limit);
+  }
+
+  async add(tenantId: string, actor: Actor, orgId: string, userId: string, role: Role) {
+    const now = this.deps.clock.now();
+    const member: MemberRecord = { tenantId, organizationId: orgId, userId, role, createdAt: now, updatedAt: now };
+    try {
+      await this.deps.db.kysely.transaction().execute(async (trx) => {
+        if (!(await new OrganizationRepo(trx).find(tenantId, orgId))) throw errors.notFound('organization not found');
+        if (!(await new UserRepo(trx).find(tenantId, userId))) throw errors.invalidRequest('user_id: no such user');
+        await new MemberRepo(trx).insert(member);
+        await this.deps.events.record(trx, {
+          tenantId,
+          type: 'member.added',
+          organizationId: orgId,
+          actor,
+          data: { organization_id: orgId, user_id: userId, role },
+        });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw errors.conflict('user_id: the user is already a member');
+      throw err;
+    }
+    return member;
+  }
+
+  async changeRole(tenantId: string, actor: Actor, orgId: string, userId: string, role: Role) {
+    return this.deps.db.kysely.transaction().execute(async (trx) => {
+      const repo = new MemberRepo(trx);
+      const current = await repo.find(tenantId, orgId, userId);
+      if (!current) throw errors.notFound('member not found');
+      if (current.role === role) return current;
+      const updated = await repo.setRole(tenantId, orgId, userId, current.role, role, this.deps.clock.now());
+      if (!updated) throw errors.conflict('the role changed concurrently; retry');
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'member.role_changed',
+        organizationId: orgId,
+        actor,
+        data: { organization_id: orgId, user_id: userId, role, previous_role: current.role },
+      });
+      return updated;
+    });
+  }
+
+  async remove(tenantId: string, actor: Actor, orgId: string, userId: string): Promise<void> {
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      const removed = await new MemberRepo(trx).delete(tenantId, orgId, userId);
+      if (!removed) throw errors.notFound('member not found');
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'member.removed',
+        organizationId: orgId,
+        actor,
+        data: { organization_id: orgId, user_id: userId, role: removed.role },
+      });
+    });
+  }
+}

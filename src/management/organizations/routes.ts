@@ -1,0 +1,116 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { actorOf } from '../v1.js';
+import { organizationView, type OrganizationService } from './service.js';
+
+const name = z.string().trim().min(1).max(200);
+const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lower-case letters, digits and dashes');
+const domain = z
+  .string()
+  .max(253)
+  .regex(/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, 'must be a domain name')
+  .transform((d) => d.toLowerCase());
+const httpsUrl = z
+  .string()
+  .max(2048)
+  .url()
+  .refine((u) => u.startsWith('https://'), 'must be an https URL');
+const color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be #rrggbb');
+
+export const organizationSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  slug: z.string().nullable(),
+  domain: z.string().nullable(),
+  did: z.string().nullable(),
+  status: z.string(),
+  brand_logo_url: z.string().nullable(),
+  brand_primary_color: z.string().nullable(),
+  brand_display_name: z.string().nullable(),
+  webauthn_aaguid_allowlist: z.array(z.string()).nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const orgParams = z.strictObject({ orgId: idOf('org') });
+const tags = ['organizations'];
+
+export const organizationRoutes =
+  (service: OrganizationService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post('/organizations', {
+      config: { permission: 'organizations:write', access: 'platform' },
+      schema: {
+        tags,
+        summary: 'Create an organization',
+        body: z.strictObject({ name, slug: slug.optional(), domain: domain.optional() }),
+        response: { 201: organizationSchema, 400: errorResponse, 409: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const org = await service.create(tenantOf(request).id, actorOf(request), request.body);
+        return reply.code(201).send(organizationView(org));
+      },
+    });
+
+    r.get('/organizations', {
+      config: { permission: 'organizations:read', access: 'platform' },
+      schema: { tags, summary: 'List organizations', querystring: pageQuery, response: { 200: pageResponse(organizationSchema) } },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const rows = await service.list(tenantOf(request).id, after, limit + 1);
+        const p = page(rows, limit, (o) => o.id);
+        return { data: p.data.map(organizationView), next_cursor: p.next_cursor };
+      },
+    });
+
+    r.get('/organizations/:orgId', {
+      config: { permission: 'organizations:read', access: 'organization' },
+      schema: { tags, summary: 'Get an organization', params: orgParams, response: { 200: organizationSchema, 404: errorResponse } },
+      handler: async (request) => organizationView(await service.get(tenantOf(request).id, request.params.orgId)),
+    });
+
+    r.patch('/organizations/:orgId', {
+      config: { permission: 'organizations:write', access: 'organization' },
+      schema: {
+        tags,
+        summary: 'Update an organization (name, slug, domain, branding)',
+        params: orgParams,
+        body: z
+          .strictObject({
+            name: name.optional(),
+            slug: slug.nullable().optional(),
+            domain: domain.nullable().optional(),
+            brand_logo_url: httpsUrl.nullable().optional(),
+            brand_primary_color: color.nullable().optional(),
+            brand_display_name: z.string().trim().min(1).max(100).nullable().optional(),
+          }),
+        response: { 200: organizationSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
+      },
+      handler: async (request) => {
+        const b = request.body;
+        const org = await service.update(tenantOf(request).id, actorOf(request), request.params.orgId, {
+          name: b.name,
+          slug: b.slug,
+          domain: b.domain,
+          brandLogoUrl: b.brand_logo_url,
+          brandPrimaryColor: b.brand_primary_color?.toLowerCase() ?? b.brand_primary_color,
+          brandDisplayName: b.brand_display_name,
+        });
+        return organizationView(org);
+      },
+    });
+
+    r.delete('/organizations/:orgId', {
+      config: { permission: 'organizations:write', access: 'platform' },
+      schema: { tags, summary: 'Delete an organization, its memberships and API keys', params: orgParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId);
+        return reply.code(204).send();
+      },
+    });
+  };

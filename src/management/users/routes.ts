@@ -1,0 +1,82 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { actorOf } from '../v1.js';
+import { type UserService, userView } from './service.js';
+
+const email = z.string().trim().max(254).email();
+const password = z.string().min(8).max(256);
+const name = z.string().trim().min(1).max(200);
+
+export const userSchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string().nullable(),
+  email_verified: z.boolean(),
+  has_password: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const params = z.strictObject({ userId: idOf('user') });
+const tags = ['users'];
+
+export const userRoutes =
+  (service: UserService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post('/users', {
+      config: { permission: 'users:write', access: 'platform' },
+      schema: {
+        tags,
+        summary: 'Create a user (tenant-wide); the password is stored as an argon2id hash',
+        body: z.strictObject({ email, name: name.optional(), password: password.optional() }),
+        response: { 201: userSchema, 400: errorResponse, 409: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const user = await service.create(tenantOf(request).id, actorOf(request), request.body);
+        return reply.code(201).send(userView(user));
+      },
+    });
+
+    r.get('/users', {
+      config: { permission: 'users:read', access: 'platform' },
+      schema: { tags, summary: 'List users', querystring: pageQuery.extend({ email: email.optional() }), response: { 200: pageResponse(userSchema) } },
+      handler: async (request) => {
+        const { limit, after, email: byEmail } = request.query;
+        const rows = await service.list(tenantOf(request).id, after, limit + 1, byEmail);
+        const p = page(rows, limit, (u) => u.id);
+        return { data: p.data.map(userView), next_cursor: p.next_cursor };
+      },
+    });
+
+    r.get('/users/:userId', {
+      config: { permission: 'users:read', access: 'platform' },
+      schema: { tags, summary: 'Get a user', params, response: { 200: userSchema, 404: errorResponse } },
+      handler: async (request) => userView(await service.get(tenantOf(request).id, request.params.userId)),
+    });
+
+    r.patch('/users/:userId', {
+      config: { permission: 'users:write', access: 'platform' },
+      schema: {
+        tags,
+        summary: 'Update a user',
+        params,
+        body: z.strictObject({ email: email.optional(), name: name.nullable().optional(), password: password.optional() }),
+        response: { 200: userSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
+      },
+      handler: async (request) => userView(await service.update(tenantOf(request).id, actorOf(request), request.params.userId, request.body)),
+    });
+
+    r.delete('/users/:userId', {
+      config: { permission: 'users:write', access: 'platform' },
+      schema: { tags, summary: 'Delete a user and their memberships', params, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.delete(tenantOf(request).id, actorOf(request), request.params.userId);
+        return reply.code(204).send();
+      },
+    });
+  };

@@ -1,0 +1,103 @@
+import { hash } from '@node-rs/argon2';
+import type { Actor } from '../../events/catalogue.js';
+import { errors } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import { isUniqueViolation } from '../../storage/db.js';
+import { MemberRepo } from '../../storage/repos/members.js';
+import { type UserPatch, type UserRecord, UserRepo } from '../../storage/repos/users.js';
+import { iso, type ManagementDeps } from '../common.js';
+
+/** Emails are unique per tenant in this form: trimmed and lower-cased. */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** argon2id (the library's default algorithm) with its defaults: 19 MiB, 2 passes, the OWASP baseline. */
+export const hashPassword = (password: string) => hash(password);
+
+/** The public shape of a user: never the password or its hash. */
+export function userView(u: UserRecord) {
+  return {
+    id: u.id,
+    email: u.email,
+    name: u.name,
+    email_verified: u.emailVerified,
+    has_password: u.passwordHash !== null,
+    created_at: iso(u.createdAt),
+    updated_at: iso(u.updatedAt),
+  };
+}
+
+const emailTaken = (err: unknown) => (isUniqueViolation(err) ? errors.conflict('email: a user with this email already exists') : err);
+
+export class UserService {
+  constructor(private readonly deps: ManagementDeps) {}
+
+  async create(tenantId: string, actor: Actor, input: { email: string; name?: string; password?: string }) {
+    const now = this.deps.clock.now();
+    const user: UserRecord = {
+      id: newId('user', now),
+      tenantId,
+      email: normalizeEmail(input.email),
+      name: input.name ?? null,
+      emailVerified: false,
+      passwordHash: input.password === undefined ? null : await hashPassword(input.password),
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await this.deps.db.kysely.transaction().execute(async (trx) => {
+        await new UserRepo(trx).insert(user);
+        await this.deps.events.record(trx, { tenantId, type: 'user.created', organizationId: null, actor, data: { user_id: user.id } });
+      });
+    } catch (err) {
+      throw emailTaken(err);
+    }
+    return user;
+  }
+
+  async get(tenantId: string, id: string) {
+    const user = await new UserRepo(this.deps.db.kysely).find(tenantId, id);
+    if (!user) throw errors.notFound('user not found');
+    return user;
+  }
+
+  list(tenantId: string, after: string | undefined, limit: number, email?: string) {
+    return new UserRepo(this.deps.db.kysely).list(tenantId, after, limit, email === undefined ? undefined : normalizeEmail(email));
+  }
+
+  async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string }) {
+    const patch: UserPatch = {
+      email: input.email === undefined ? undefined : normalizeEmail(input.email),
+      name: input.name,
+      passwordHash: input.password === undefined ? undefined : await hashPassword(input.password),
+    };
+    const fields = Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined);
+    try {
+      return await this.deps.db.kysely.transaction().execute(async (trx) => {
+        const user = await new UserRepo(trx).update(tenantId, id, patch, this.deps.clock.now());
+        if (!user) throw errors.notFound('user not found');
+        await this.deps.events.record(trx, { tenantId, type: 'user.updated', organizationId: null, actor, data: { user_id: id, fields } });
+        return user;
+      });
+    } catch (err) {
+      throw emailTaken(err);
+    }
+  }
+
+  /** Deletes the user and their memberships (each a member.removed event). */
+  async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      const memberships = await new MemberRepo(trx).listByUser(tenantId, id);
+      if (!(await new UserRepo(trx).delete(tenantId, id))) throw errors.notFound('user not found');
+      for (const m of memberships) {
+        await this.deps.events.record(trx, {
+          tenantId,
+          type: 'member.removed',
+          organizationId: m.organizationId,
+          actor,
+          data: { organization_id: m.organizationId, user_id: id, role: m.role },
+        });
+      }
+      await this.deps.events.record(trx, { tenantId, type: 'user.deleted', organizationId: null, actor, data: { user_id: id } });
+    });
+  }
+}
