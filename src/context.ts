@@ -11,6 +11,7 @@ import { MetaRepo } from './storage/repos/meta.js';
 import { SigningKeyRepo } from './storage/repos/signing-keys.js';
 import { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
+import { createOAuthModule, type OAuthModule } from './oauth-http/module.js';
 
 /** Everything a running Keyhall needs, wired once per process. */
 export interface Context {
@@ -23,6 +24,8 @@ export interface Context {
   /** Writes audit events inside the caller's transaction. */
   events: EventRecorder;
   tenants: TenantService;
+  /** OAuth clients, token ports and services (src/oauth-http/module.ts). */
+  oauth: OAuthModule;
   close(): Promise<void>;
 }
 
@@ -59,6 +62,7 @@ export async function createContext(config: Config, opts: { clock?: Clock } = {}
       repos: { tenants: new TenantRepo(db.kysely), signingKeys, apiKeys: new ApiKeyRepo(db.kysely), meta, events },
       events: new EventRecorder(events, clock),
       tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000),
+      oauth: createOAuthModule(db, clock, keystore, config),
       close: () => db.close(),
     };
   } catch (err) {

@@ -30,6 +30,10 @@ const schema = z.object({
   bodyLimit: z.coerce.number().int().min(1024).max(50 * 1024 * 1024).default(1024 * 1024),
   /** KEYHALL_KEY_OVERLAP_SECONDS: how long a rotated-out signing key stays in the JWKS. */
   keyOverlapSeconds: z.coerce.number().int().min(0).default(24 * 3600),
+  /** KEYHALL_ACCESS_TOKEN_TTL_SECONDS: lifetime of issued access tokens (`expires_in`). */
+  accessTokenTtlSeconds: z.coerce.number().int().min(30).max(24 * 3600).default(600),
+  /** KEYHALL_REFRESH_TOKEN_TTL_SECONDS: absolute lifetime of a refresh-token grant (its family). */
+  refreshTokenTtlSeconds: z.coerce.number().int().min(60).default(30 * 24 * 3600),
   /** KEYHALL_CACHE_TTL_MS: how long an instance caches tenants and signing keys. */
   cacheTtlMs: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /** KEYHALL_SHUTDOWN_TIMEOUT_MS: in-flight requests get this long to finish on SIGTERM. */
@@ -53,6 +57,8 @@ const envNames: Record<keyof Config, string> = {
   logLevel: 'KEYHALL_LOG_LEVEL',
   bodyLimit: 'KEYHALL_BODY_LIMIT',
   keyOverlapSeconds: 'KEYHALL_KEY_OVERLAP_SECONDS',
+  accessTokenTtlSeconds: 'KEYHALL_ACCESS_TOKEN_TTL_SECONDS',
+  refreshTokenTtlSeconds: 'KEYHALL_REFRESH_TOKEN_TTL_SECONDS',
   cacheTtlMs: 'KEYHALL_CACHE_TTL_MS',
   shutdownTimeoutMs: 'KEYHALL_SHUTDOWN_TIMEOUT_MS',
   bootstrap: 'KEYHALL_BOOTSTRAP',

@@ -5,6 +5,7 @@ import { errors } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { loggerOptions } from '../kernel/logging.js';
 import { v1Routes } from '../management/v1.js';
+import { oauthRoutes } from '../oauth-http/routes.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { wellKnownRoutes } from './routes/well-known.js';
@@ -49,5 +50,6 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   registerTenantResolution(app, ctx.repos.tenants, ctx.config.cacheTtlMs);
   await app.register(wellKnownRoutes, { keystore: ctx.keystore });
   await app.register(v1Routes, { prefix: '/v1', ctx });
+  await app.register(oauthRoutes, { oauth: ctx.oauth });
   return app;
 }

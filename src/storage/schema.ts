@@ -1,9 +1,10 @@
 import type { FoundationTables } from './tables/foundation.js';
 import type { ManagementTables } from './tables/management.js';
+import type { OAuthTables } from './tables/oauth.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
  * Conventions (both dialects): times are integer epoch milliseconds, JSON is text, booleans are
  * 0/1 integers, secrets are stored only as SHA-256 hex or as envelope ciphertext.
  */
-export interface Database extends FoundationTables, ManagementTables {}
+export interface Database extends FoundationTables, ManagementTables, OAuthTables {}

@@ -4,6 +4,9 @@
  * host, and only implemented features are listed; a feature that lands adds its members to
  * `serverFeatures` below.
  */
+import { DPOP_ALGS } from '../dpop/verify.js';
+import { tokenServiceMetadata } from '../token/metadata.js';
+
 export type Metadata = Record<string, unknown>;
 
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -13,6 +16,8 @@ const serverFeatures: Array<(issuer: string) => Metadata> = [
   (issuer) => ({ jwks_uri: `${issuer}${JWKS_PATH}` }),
   // Tenants sign ID tokens with RS256 by default (OpenID interop) and offer EdDSA.
   () => ({ id_token_signing_alg_values_supported: ['RS256', 'EdDSA'], subject_types_supported: ['public'] }),
+  // /token, /introspect, /revoke, DPoP (src/oauth/token/metadata.ts).
+  tokenServiceMetadata,
 ];
 
 /** RFC 8414 authorization server metadata; the OpenID configuration is the same document. */
@@ -29,5 +34,6 @@ export function protectedResourceMetadata(issuer: string): Metadata {
     authorization_servers: [issuer],
     jwks_uri: `${issuer}${JWKS_PATH}`,
     bearer_methods_supported: ['header'],
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
   };
 }

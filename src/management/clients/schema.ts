@@ -1,0 +1,61 @@
+/** Wire schemas of OAuth clients, with RFC 7591 metadata names. */
+import { z } from 'zod';
+import { AUTH_METHODS, GRANT_TYPE } from '../../oauth/types.js';
+
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+const absoluteUri = z.string().max(2000).refine((v) => {
+  try {
+    new URL(v);
+    return !v.includes('#');
+  } catch {
+    return false;
+  }
+}, 'must be an absolute URI without a fragment');
+
+const publicJwk = z
+  .looseObject({ kty: z.enum(['OKP', 'EC', 'RSA']), kid: z.string().max(200).optional(), alg: z.string().optional() })
+  .refine((k) => !PRIVATE_MEMBERS.some((m) => m in k), 'jwks must hold public keys only');
+
+const jwks = z
+  .object({ keys: z.array(publicJwk).min(1).max(10) })
+  .refine((s) => new Set(s.keys.map((k) => k.kid ?? '')).size === s.keys.length, 'kids must be unique');
+
+const scopeString = z.string().max(2000).regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'space-separated scope tokens');
+
+export const tokenExchangePolicy = z.strictObject({
+  subject_clients: z.array(z.string().max(100)).max(100).default([]),
+  audiences: z.array(z.string().min(1).max(2000)).max(100).default([]),
+});
+
+export const clientMetadata = z.strictObject({
+  client_name: z.string().min(1).max(200).optional(),
+  redirect_uris: z.array(absoluteUri).max(50).optional(),
+  grant_types: z.array(z.enum(Object.values(GRANT_TYPE) as [string, ...string[]])).min(1).max(10).optional(),
+  token_endpoint_auth_method: z.enum(AUTH_METHODS).optional(),
+  jwks: jwks.nullable().optional(),
+  jwks_uri: z.string().optional(),
+  scope: scopeString.nullable().optional(),
+  dpop_bound_access_tokens: z.boolean().optional(),
+  allowed_resources: z.array(absoluteUri).max(50).optional(),
+  token_exchange: tokenExchangePolicy.nullable().optional(),
+});
+
+export type ClientMetadataInput = z.infer<typeof clientMetadata>;
+
+/** The representation returned by the API: RFC 7591 §3.2.1 names, never the secret hash. */
+export interface ClientView {
+  client_id: string;
+  client_id_issued_at: number;
+  client_secret?: string;
+  client_secret_expires_at?: number;
+  client_name: string | null;
+  redirect_uris: string[];
+  grant_types: string[];
+  token_endpoint_auth_method: string;
+  jwks: unknown;
+  scope: string | null;
+  dpop_bound_access_tokens: boolean;
+  allowed_resources: string[];
+  token_exchange: unknown;
+}

@@ -1,0 +1,165 @@
+/**
+ * OAuth clients (tenant-wide): create, read, list, update, delete, rotate the secret. The secret
+ * is returned once and stored only as SHA-256.
+ */
+import type { Clock } from '../../kernel/clock.js';
+import { sha256Hex } from '../../kernel/crypto/hash.js';
+import { errors } from '../../kernel/errors.js';
+import { newId, newSecret } from '../../kernel/ids.js';
+import { oauthErrors } from '../../oauth/errors.js';
+import { usesSecret } from '../../oauth/client-auth/presented.js';
+import { type ClientRecord, GRANT_TYPE } from '../../oauth/types.js';
+import type { OAuthClientRepo } from '../../storage/repos/oauth-clients.js';
+import { type ClientMetadataInput, type ClientView, clientMetadata } from './schema.js';
+
+export const CLIENT_SECRET_PREFIX = 'cs_';
+const CONFIDENTIAL_ONLY = [GRANT_TYPE.clientCredentials, GRANT_TYPE.tokenExchange] as string[];
+
+const notFound = () => errors.notFound('no such client');
+
+function parse(input: unknown): ClientMetadataInput {
+  const parsed = clientMetadata.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') || 'body';
+    if (issue?.path[0] === 'redirect_uris') throw oauthErrors.invalidRedirectUri(`${where}: ${issue.message}`);
+    throw oauthErrors.invalidClientMetadata(`${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+/** Cross-field rules RFC 7591 leaves to the server. */
+function checkConsistency(c: ClientRecord, input: ClientMetadataInput): void {
+  if (input.jwks_uri !== undefined) {
+    throw oauthErrors.invalidClientMetadata('jwks_uri is not supported yet (it needs the egress policy); register jwks inline');
+  }
+  if (c.authMethod === 'private_key_jwt' && !c.jwks) throw oauthErrors.invalidClientMetadata('private_key_jwt requires jwks');
+  if (c.authMethod === 'none' && c.grantTypes.some((g) => CONFIDENTIAL_ONLY.includes(g))) {
+    throw oauthErrors.invalidClientMetadata('public clients may not use client_credentials or token exchange');
+  }
+  if (c.grantTypes.includes(GRANT_TYPE.authorizationCode) && c.redirectUris.length === 0) {
+    throw oauthErrors.invalidRedirectUri('authorization_code requires redirect_uris');
+  }
+  if (c.tokenExchange && !c.grantTypes.includes(GRANT_TYPE.tokenExchange)) {
+    throw oauthErrors.invalidClientMetadata('token_exchange policy without the token-exchange grant type');
+  }
+}
+
+/** Applies metadata onto a record (absent fields keep their value). */
+function apply(base: ClientRecord, input: ClientMetadataInput): ClientRecord {
+  return {
+    ...base,
+    clientName: input.client_name ?? base.clientName,
+    redirectUris: input.redirect_uris ?? base.redirectUris,
+    grantTypes: input.grant_types ? [...new Set(input.grant_types)] : base.grantTypes,
+    authMethod: input.token_endpoint_auth_method ?? base.authMethod,
+    jwks: input.jwks === undefined ? base.jwks : (input.jwks as ClientRecord['jwks']),
+    scopes: input.scope === undefined ? base.scopes : input.scope ? [...new Set(input.scope.split(' '))] : [],
+    dpopBound: input.dpop_bound_access_tokens ?? base.dpopBound,
+    allowedResources: input.allowed_resources ?? base.allowedResources,
+    tokenExchange: input.token_exchange === undefined ? base.tokenExchange : input.token_exchange,
+  };
+}
+
+export function toView(c: ClientRecord, secret?: string): ClientView {
+  return {
+    client_id: c.id,
+    client_id_issued_at: Math.floor(c.createdAt / 1000),
+    ...(secret !== undefined ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
+    client_name: c.clientName,
+    redirect_uris: c.redirectUris,
+    grant_types: c.grantTypes,
+    token_endpoint_auth_method: c.authMethod,
+    jwks: c.jwks,
+    scope: c.scopes.length > 0 ? c.scopes.join(' ') : null,
+    dpop_bound_access_tokens: c.dpopBound,
+    allowed_resources: c.allowedResources,
+    token_exchange: c.tokenExchange,
+  };
+}
+
+export class ClientService {
+  constructor(
+    private readonly repo: OAuthClientRepo,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Registers a client; a secret-based client gets its `client_secret` in this response only. */
+  async create(tenantId: string, body: unknown): Promise<ClientView> {
+    const input = parse(body);
+    const now = this.clock.now();
+    const blank: ClientRecord = {
+      id: newId('cli', now),
+      tenantId,
+      clientName: null,
+      secretHash: null,
+      authMethod: 'client_secret_basic',
+      grantTypes: [GRANT_TYPE.authorizationCode],
+      redirectUris: [],
+      allowedResources: [],
+      scopes: [],
+      jwks: null,
+      dpopBound: false,
+      tokenExchange: null,
+      createdAt: now,
+      updatedAt: now,
+      secretRotatedAt: null,
+    };
+    const client = apply(blank, input);
+    checkConsistency(client, input);
+    const secret = usesSecret(client.authMethod) ? newSecret(CLIENT_SECRET_PREFIX) : undefined;
+    if (secret) client.secretHash = sha256Hex(secret);
+    await this.repo.insert(client);
+    return toView(client, secret);
+  }
+
+  async get(tenantId: string, clientId: string): Promise<ClientView> {
+    return toView(await this.#find(tenantId, clientId));
+  }
+
+  async list(tenantId: string, opts: { after?: string; limit?: number } = {}): Promise<ClientView[]> {
+    const records = await this.repo.list(tenantId, { after: opts.after, limit: Math.min(Math.max(opts.limit ?? 50, 1), 100) });
+    return records.map((c) => toView(c));
+  }
+
+  /**
+   * Changes metadata. Moving to a secret-based method without a secret issues one (returned
+   * once); moving away from one drops the stored hash.
+   */
+  async update(tenantId: string, clientId: string, body: unknown): Promise<ClientView> {
+    const input = parse(body);
+    const current = await this.#find(tenantId, clientId);
+    const next = { ...apply(current, input), updatedAt: this.clock.now() };
+    checkConsistency(next, input);
+    let secret: string | undefined;
+    if (!usesSecret(next.authMethod)) next.secretHash = null;
+    else if (!next.secretHash) {
+      secret = newSecret(CLIENT_SECRET_PREFIX);
+      next.secretHash = sha256Hex(secret);
+      next.secretRotatedAt = next.updatedAt;
+    }
+    if (!(await this.repo.update(next))) throw notFound();
+    return toView(next, secret);
+  }
+
+  async delete(tenantId: string, clientId: string): Promise<void> {
+    if (!(await this.repo.delete(tenantId, clientId))) throw notFound();
+  }
+
+  /** Replaces the secret; the old one stops working at once. */
+  async rotateSecret(tenantId: string, clientId: string): Promise<ClientView> {
+    const current = await this.#find(tenantId, clientId);
+    if (!usesSecret(current.authMethod)) throw oauthErrors.invalidRequest('this client does not use a client secret');
+    const secret = newSecret(CLIENT_SECRET_PREFIX);
+    const now = this.clock.now();
+    const next = { ...current, secretHash: sha256Hex(secret), secretRotatedAt: now, updatedAt: now };
+    if (!(await this.repo.update(next))) throw notFound();
+    return toView(next, secret);
+  }
+
+  async #find(tenantId: string, clientId: string): Promise<ClientRecord> {
+    const client = await this.repo.find(tenantId, clientId);
+    if (!client) throw notFound();
+    return client;
+  }
+}

@@ -1,0 +1,38 @@
+/** The resource-server guard as a Fastify preHandler (core: src/oauth/resource-server/guard.ts). */
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { tenantOf } from '../http/tenant.js';
+import { authorizeResourceRequest } from '../oauth/resource-server/guard.js';
+import type { OAuthDeps } from '../oauth/token/types.js';
+import type { AccessTokenClaims } from '../oauth/tokens/verify-access-token.js';
+import type { OAuthTenant } from '../oauth/types.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified access token of a protected request (set by requireAccessToken). */
+    accessToken?: AccessTokenClaims;
+  }
+}
+
+export interface RequireAccessTokenOptions {
+  /** The endpoint's resource identifier; by default the tenant issuer (its default audience). */
+  resource?: (tenant: OAuthTenant, request: FastifyRequest) => string;
+  scope?: string;
+  /** The URL a DPoP proof's `htu` must name; by default the tenant issuer + the request path. */
+  url?: (tenant: OAuthTenant, request: FastifyRequest) => string;
+  /** The tenant of the request; by default the one resolved from the Host header. */
+  tenant?: (request: FastifyRequest) => OAuthTenant;
+}
+
+export function requireAccessToken(deps: OAuthDeps, opts: RequireAccessTokenOptions = {}): preHandlerAsyncHookHandler {
+  return async (request) => {
+    const tenant = opts.tenant ? opts.tenant(request) : tenantOf(request);
+    const resource = opts.resource ? opts.resource(tenant, request) : tenant.issuer;
+    const url = opts.url ? opts.url(tenant, request) : `${tenant.issuer}${request.url.split('?')[0]}`;
+    request.accessToken = await authorizeResourceRequest(
+      { method: request.method, url, headers: request.raw.headersDistinct },
+      tenant,
+      { resource, ...(opts.scope ? { scope: opts.scope } : {}) },
+      deps,
+    );
+  };
+}

@@ -1,0 +1,39 @@
+/** Wiring of the OAuth core to storage and the keystore, once per process (used by context.ts). */
+import type { Config } from '../config/index.js';
+import type { Clock } from '../kernel/clock.js';
+import type { Keystore } from '../kernel/crypto/keystore.js';
+import { ClientService } from '../management/clients/service.js';
+import type { OAuthDeps, OAuthEvent } from '../oauth/token/types.js';
+import type { Db } from '../storage/db.js';
+import { OAuthClientRepo } from '../storage/repos/oauth-clients.js';
+import { OAuthRefreshTokenRepo } from '../storage/repos/oauth-refresh-tokens.js';
+import { OAuthReplayRepo, OAuthRevokedTokenRepo } from '../storage/repos/oauth-replay.js';
+
+export interface OAuthModule {
+  deps: OAuthDeps;
+  clients: ClientService;
+  clientRepo: OAuthClientRepo;
+  /** Where audit events of the OAuth core go; replaced when the event catalogue is wired. */
+  setEventSink(sink: (event: OAuthEvent) => void | Promise<void>): void;
+}
+
+export function createOAuthModule(db: Db, clock: Clock, keystore: Keystore, config: Config): OAuthModule {
+  const clientRepo = new OAuthClientRepo(db.kysely);
+  const deps: OAuthDeps = {
+    clients: clientRepo,
+    refreshTokens: new OAuthRefreshTokenRepo(db.kysely),
+    replay: new OAuthReplayRepo(db.kysely),
+    revoked: new OAuthRevokedTokenRepo(db.kysely),
+    keys: keystore,
+    clock,
+    settings: { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds },
+  };
+  return {
+    deps,
+    clients: new ClientService(clientRepo, clock),
+    clientRepo,
+    setEventSink: (sink) => {
+      deps.onEvent = sink;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/** Client authentication at /token, /introspect and /revoke (RFC 6749 §2.3, RFC 7523). */
+import { sha256Hex, safeEqual } from '../../kernel/crypto/hash.js';
+import { oauthErrors } from '../errors.js';
+import type { ClientRecord, ClientStore, OAuthHttpRequest, OAuthTenant, ReplayCache } from '../types.js';
+import { assertionClientId, verifyClientAssertion } from './assertion.js';
+import { presentedCredentials } from './presented.js';
+
+export interface ClientAuthDeps {
+  clients: ClientStore;
+  replay: ReplayCache;
+  now: number;
+}
+
+/** A hash compared when the client is unknown, so both paths cost the same. */
+const DUMMY_HASH = sha256Hex('keyhall:no-such-client');
+
+function checkSecret(client: ClientRecord | undefined, secret: string): void {
+  const ok = safeEqual(sha256Hex(secret), client?.secretHash ?? DUMMY_HASH);
+  if (!client || !client.secretHash || !ok) throw oauthErrors.invalidClient('client authentication failed');
+}
+
+function checkRegisteredMethod(client: ClientRecord, method: string): void {
+  if (client.authMethod !== method) throw oauthErrors.invalidClient(`client is not registered for ${method}`);
+}
+
+/** Returns the authenticated client, or throws `invalid_client` / `invalid_request`. */
+export async function authenticateClient(req: OAuthHttpRequest, tenant: OAuthTenant, deps: ClientAuthDeps): Promise<ClientRecord> {
+  const presented = presentedCredentials(req);
+  const clientId = presented.method === 'private_key_jwt' ? assertionClientId(presented.assertion, presented.clientId) : presented.clientId;
+  const client = await deps.clients.find(tenant.id, clientId);
+  switch (presented.method) {
+    case 'client_secret_basic':
+    case 'client_secret_post':
+      checkSecret(client, presented.secret);
+      checkRegisteredMethod(client!, presented.method);
+      return client!;
+    case 'private_key_jwt':
+      if (!client) throw oauthErrors.invalidClient('client authentication failed');
+      checkRegisteredMethod(client, presented.method);
+      await verifyClientAssertion(presented.assertion, client, tenant, deps);
+      return client;
+    case 'none':
+      if (!client) throw oauthErrors.invalidClient('client authentication failed');
+      checkRegisteredMethod(client, presented.method);
+      return client;
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Token introspection (RFC 7662) and revocation (RFC 7009) for an authenticated client.
+ * Anything invalid, expired, revoked or from another tenant is `{active:false}` and nothing else.
+ */
+import { sha256Hex } from '../../kernel/crypto/hash.js';
+import { authenticateClient } from '../client-auth/authenticate.js';
+import { oauthErrors } from '../errors.js';
+import { requiredParam } from '../params.js';
+import { REFRESH_TOKEN_PREFIX } from '../token/refresh.js';
+import type { OAuthDeps } from '../token/types.js';
+import { type AccessTokenClaims, TokenInvalid, verifyAccessToken } from '../tokens/verify-access-token.js';
+import type { ClientRecord, OAuthHttpRequest, OAuthTenant } from '../types.js';
+
+export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>);
+
+const INACTIVE: IntrospectionResponse = { active: false };
+
+async function accessTokenClaims(token: string, tenant: OAuthTenant, deps: OAuthDeps, now: number): Promise<AccessTokenClaims | undefined> {
+  try {
+    return await verifyAccessToken(token, tenant, { keys: deps.keys, revoked: deps.revoked, now });
+  } catch (err) {
+    if (err instanceof TokenInvalid) return undefined;
+    throw err;
+  }
+}
+
+function describeAccessToken(c: AccessTokenClaims): IntrospectionResponse {
+  const { iss, sub, aud, client_id, scope, exp, iat, nbf, jti, cnf, act } = c;
+  return {
+    active: true,
+    ...{ iss, sub, aud, client_id, scope, exp, iat, nbf, jti, cnf, act },
+    token_type: cnf?.jkt ? 'DPoP' : 'Bearer',
+  };
+}
+
+/** A refresh token is described only to the client it was issued to. */
+async function describeRefreshToken(token: string, tenant: OAuthTenant, client: ClientRecord, deps: OAuthDeps, now: number): Promise<IntrospectionResponse> {
+  const t = await deps.refreshTokens.find(tenant.id, sha256Hex(token));
+  if (!t || t.family.clientId !== client.id || t.family.revokedAt !== null) return INACTIVE;
+  if (t.generation !== t.family.generation || t.expiresAt <= now) return INACTIVE;
+  return {
+    active: true,
+    token_type: 'refresh_token',
+    iss: tenant.issuer,
+    sub: t.family.sub,
+    client_id: t.family.clientId,
+    scope: t.family.scopes.join(' ') || undefined,
+    exp: Math.floor(t.expiresAt / 1000),
+    iat: Math.floor(t.createdAt / 1000),
+    cnf: t.family.jkt ? { jkt: t.family.jkt } : undefined,
+  };
+}
+
+/** `token_type_hint` only orders the look-ups; a wrong hint still resolves (RFC 7662 §2.1). */
+export async function handleIntrospection(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps): Promise<IntrospectionResponse> {
+  const now = deps.clock.now();
+  const client = await authenticateClient(req, tenant, { clients: deps.clients, replay: deps.replay, now });
+  // Anyone can name a public client: introspection needs a client that proves who it is.
+  if (client.authMethod === 'none') throw oauthErrors.invalidClient('introspection requires client authentication');
+  const token = requiredParam(req.body, 'token');
+  if (token.startsWith(REFRESH_TOKEN_PREFIX)) return describeRefreshToken(token, tenant, client, deps, now);
+  const claims = await accessTokenClaims(token, tenant, deps, now);
+  return claims ? describeAccessToken(claims) : INACTIVE;
+}
+
+/**
+ * RFC 7009: a refresh token revokes its whole family; an access token joins the deny-list until
+ * it expires. Only the client a token was issued to can revoke it; anything else is ignored and
+ * the answer is the same 200.
+ */
+export async function handleRevocation(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps): Promise<void> {
+  const now = deps.clock.now();
+  const client = await authenticateClient(req, tenant, { clients: deps.clients, replay: deps.replay, now });
+  const token = requiredParam(req.body, 'token');
+  if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
+    const t = await deps.refreshTokens.find(tenant.id, sha256Hex(token));
+    if (t && t.family.clientId === client.id) await deps.refreshTokens.revokeFamily(tenant.id, t.family.id, now);
+    return;
+  }
+  const claims = await accessTokenClaims(token, tenant, deps, now);
+  if (claims && claims.client_id === client.id) {
+    await deps.revoked.revoke(tenant.id, claims.jti, claims.exp * 1000, now);
+    await deps.onEvent?.({ type: 'token.revoked', tenantId: tenant.id, data: { client_id: client.id, jti: claims.jti } });
+  }
+}

@@ -1,0 +1,92 @@
+/** refresh_token (RFC 6749 §6) with rotation and reuse detection (RFC 9700 §4.14.2). */
+import { sha256Hex } from '../../../kernel/crypto/hash.js';
+import { oauthErrors } from '../../errors.js';
+import { requiredParam } from '../../params.js';
+import { issueAccessToken } from '../../tokens/access-token.js';
+import type { Actor } from '../../tokens/access-token.js';
+import type { PresentedRefreshToken } from '../../types.js';
+import { rotateRefreshToken } from '../refresh.js';
+import { narrowScope, requestedResources } from '../targets.js';
+import type { GrantContext, GrantHandler, TokenResponse } from '../types.js';
+
+async function findToken(ctx: GrantContext): Promise<PresentedRefreshToken> {
+  const token = requiredParam(ctx.req.body, 'refresh_token');
+  const found = await ctx.deps.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
+  if (!found) throw oauthErrors.invalidGrant('unknown refresh token');
+  return found;
+}
+
+function checkClient(ctx: GrantContext, t: PresentedRefreshToken): void {
+  if (t.family.clientId !== ctx.client.id) throw oauthErrors.invalidGrant('refresh token was issued to another client');
+}
+
+function checkNotRevoked(t: PresentedRefreshToken): void {
+  if (t.family.revokedAt !== null) throw oauthErrors.invalidGrant('refresh token was revoked');
+}
+
+/** A token older than the family's current one was already rotated: revoke the whole family. */
+async function checkNotReused(ctx: GrantContext, t: PresentedRefreshToken): Promise<void> {
+  if (t.generation === t.family.generation) return;
+  await revokeForReuse(ctx, t);
+  throw oauthErrors.invalidGrant('refresh token was already used');
+}
+
+async function revokeForReuse(ctx: GrantContext, t: PresentedRefreshToken): Promise<void> {
+  await ctx.deps.refreshTokens.revokeFamily(ctx.tenant.id, t.family.id, ctx.now);
+  await ctx.deps.onEvent?.({
+    type: 'refresh_token.reused',
+    tenantId: ctx.tenant.id,
+    data: { client_id: t.family.clientId, sub: t.family.sub, family_id: t.family.id },
+  });
+}
+
+function checkNotExpired(ctx: GrantContext, t: PresentedRefreshToken): void {
+  if (t.expiresAt <= ctx.now || t.family.expiresAt <= ctx.now) throw oauthErrors.invalidGrant('refresh token expired');
+}
+
+/** A family bound to a DPoP key (public clients) needs a proof from that key. */
+function checkBinding(ctx: GrantContext, t: PresentedRefreshToken): void {
+  if (t.family.jkt === null) return;
+  if (!ctx.dpop) throw oauthErrors.invalidDpopProof('this refresh token requires a DPoP proof');
+  if (ctx.dpop.jkt !== t.family.jkt) throw oauthErrors.invalidGrant('refresh token is bound to another DPoP key');
+}
+
+async function handle(ctx: GrantContext): Promise<TokenResponse> {
+  const t = await findToken(ctx);
+  checkClient(ctx, t);
+  checkNotRevoked(t);
+  await checkNotReused(ctx, t);
+  checkNotExpired(ctx, t);
+  checkBinding(ctx, t);
+  const family = t.family;
+  const scopes = narrowScope(ctx.req, family.scopes);
+  const requested = requestedResources(ctx.req, family.resources);
+  const next = await rotateRefreshToken(ctx.tenant, family, t.generation, ctx.deps, ctx.now);
+  if (!next) {
+    // Another request rotated this token first: a parallel use is a reuse.
+    await revokeForReuse(ctx, t);
+    throw oauthErrors.invalidGrant('refresh token was already used');
+  }
+  const at = await issueAccessToken(
+    ctx.tenant,
+    {
+      sub: family.sub,
+      clientId: family.clientId,
+      scopes,
+      audience: requested.length > 0 ? requested : family.resources,
+      jkt: family.jkt ?? ctx.dpop?.jkt,
+      act: family.extra?.act as Actor | undefined,
+      ttlSeconds: ctx.deps.settings.accessTokenTtlSeconds,
+    },
+    { keys: ctx.deps.keys, now: ctx.now },
+  );
+  return {
+    access_token: at.token,
+    token_type: at.tokenType,
+    expires_in: at.expiresIn,
+    refresh_token: next,
+    ...(scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
+  };
+}
+
+export const refreshTokenGrant: GrantHandler = { publicClients: true, handle };

@@ -1,0 +1,62 @@
+/** JWT access tokens (RFC 9068), EdDSA-signed with the tenant's active key. */
+import { randomBytes } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { ActiveKey, SigningAlg } from '../../kernel/crypto/keystore.js';
+import type { OAuthTenant } from '../types.js';
+
+export const AT_TYP = 'at+jwt';
+
+/** What the core needs from the keystore (src/kernel/crypto/keystore.ts). */
+export interface KeySource {
+  activeKey(tenantId: string, alg: SigningAlg): Promise<ActiveKey>;
+  jwks(tenantId: string): Promise<{ keys: import('jose').JWK[] }>;
+}
+
+/** RFC 8693 §4.1 actor: who acts for the subject; `act` nests prior actors. */
+export interface Actor {
+  sub: string;
+  client_id?: string;
+  act?: Actor;
+}
+
+export interface AccessTokenInput {
+  sub: string;
+  clientId: string;
+  scopes: string[];
+  /** The resource indicators (RFC 8707); empty means the tenant's default audience (its issuer). */
+  audience: string[];
+  jkt?: string | null;
+  act?: Actor | undefined;
+  ttlSeconds: number;
+}
+
+export interface IssuedAccessToken {
+  token: string;
+  jti: string;
+  expiresIn: number;
+  tokenType: 'Bearer' | 'DPoP';
+}
+
+export async function issueAccessToken(
+  tenant: OAuthTenant,
+  input: AccessTokenInput,
+  deps: { keys: KeySource; now: number },
+): Promise<IssuedAccessToken> {
+  const key = await deps.keys.activeKey(tenant.id, 'EdDSA');
+  const iat = Math.floor(deps.now / 1000);
+  const jti = randomBytes(16).toString('base64url');
+  const aud = input.audience.length === 0 ? tenant.issuer : input.audience.length === 1 ? input.audience[0]! : input.audience;
+  const claims: Record<string, unknown> = { client_id: input.clientId, jti };
+  if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
+  if (input.jkt) claims.cnf = { jkt: input.jkt };
+  if (input.act) claims.act = input.act;
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'EdDSA', typ: AT_TYP, kid: key.kid })
+    .setIssuer(tenant.issuer)
+    .setSubject(input.sub)
+    .setAudience(aud)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + input.ttlSeconds)
+    .sign(key.privateKey);
+  return { token, jti, expiresIn: input.ttlSeconds, tokenType: input.jkt ? 'DPoP' : 'Bearer' };
+}

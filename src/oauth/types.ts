@@ -1,0 +1,114 @@
+/**
+ * Records and storage ports of the OAuth core. The core never imports SQL or Fastify: the
+ * repositories in src/storage/repos/oauth-*.ts implement these interfaces.
+ */
+import type { JWK } from 'jose';
+
+export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
+
+export const GRANT_TYPE = {
+  authorizationCode: 'authorization_code',
+  clientCredentials: 'client_credentials',
+  refreshToken: 'refresh_token',
+  tokenExchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
+  preAuthorizedCode: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+} as const;
+
+/** Which subject tokens a client may exchange and which audiences it may obtain (RFC 8693). */
+export interface TokenExchangePolicy {
+  /** client_ids whose access tokens this client may present as subject_token (`*`: any). */
+  subject_clients: string[];
+  /** `audience`/`resource` values the client may obtain by exchange. */
+  audiences: string[];
+}
+
+export interface ClientRecord {
+  id: string;
+  tenantId: string;
+  clientName: string | null;
+  secretHash: string | null;
+  authMethod: AuthMethod;
+  grantTypes: string[];
+  redirectUris: string[];
+  allowedResources: string[];
+  /** Scopes the client may request. */
+  scopes: string[];
+  jwks: { keys: JWK[] } | null;
+  dpopBound: boolean;
+  tokenExchange: TokenExchangePolicy | null;
+  createdAt: number;
+  updatedAt: number;
+  secretRotatedAt: number | null;
+}
+
+export interface ClientStore {
+  find(tenantId: string, clientId: string): Promise<ClientRecord | undefined>;
+}
+
+/** A refresh-token grant: the state shared by every token of one rotation chain. */
+export interface RefreshFamily {
+  id: string;
+  tenantId: string;
+  clientId: string;
+  sub: string;
+  scopes: string[];
+  resources: string[];
+  jkt: string | null;
+  extra: Record<string, unknown> | null;
+  generation: number;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
+export interface PresentedRefreshToken {
+  family: RefreshFamily;
+  generation: number;
+  expiresAt: number;
+  createdAt: number;
+}
+
+export interface RefreshTokenStore {
+  /** Stores a new family and its first token (generation 0). */
+  createFamily(family: RefreshFamily, tokenHash: string, tokenExpiresAt: number): Promise<void>;
+  find(tenantId: string, tokenHash: string): Promise<PresentedRefreshToken | undefined>;
+  /**
+   * Compare-and-set: moves the family from `seenGeneration` to the next and stores the new
+   * token, atomically. False when another request moved first or the family is revoked.
+   */
+  rotate(
+    tenantId: string,
+    familyId: string,
+    seenGeneration: number,
+    next: { tokenHash: string; createdAt: number; expiresAt: number },
+  ): Promise<boolean>;
+  revokeFamily(tenantId: string, familyId: string, now: number): Promise<void>;
+}
+
+/** Single-use values (`jti`): true when this caller is the first to use `key` before `expiresAt`. */
+export interface ReplayCache {
+  use(tenantId: string, key: string, expiresAt: number, now: number): Promise<boolean>;
+}
+
+export interface RevokedTokenStore {
+  revoke(tenantId: string, jti: string, expiresAt: number, now: number): Promise<void>;
+  isRevoked(tenantId: string, jti: string): Promise<boolean>;
+}
+
+/** A tenant as the OAuth core sees it. */
+export interface OAuthTenant {
+  id: string;
+  issuer: string;
+}
+
+/** The HTTP request, reduced to what protocol checks need. */
+export interface OAuthHttpRequest {
+  method: string;
+  /** Path of the endpoint, without query (e.g. `/token`). */
+  path: string;
+  /** Lower-case header names; repeated headers as arrays. */
+  headers: Record<string, string | string[] | undefined>;
+  /** Form parameters; a repeated parameter is an array. */
+  body: Record<string, string | string[] | undefined>;
+}

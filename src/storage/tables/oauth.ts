@@ -1,0 +1,79 @@
+/**
+ * OAuth tables (clients, refresh-token families, replay cache, revoked access tokens).
+ * Conventions as in foundation.ts: epoch milliseconds, JSON as text, booleans as 0/1.
+ */
+export interface OAuthClientsTable {
+  id: string;
+  tenant_id: string;
+  client_name: string | null;
+  /** SHA-256 hex of the client secret; null for `none` and `private_key_jwt` clients. */
+  secret_hash: string | null;
+  token_endpoint_auth_method: string;
+  /** JSON arrays. */
+  grant_types: string;
+  redirect_uris: string;
+  allowed_resources: string;
+  /** Space-separated scopes the client may request. */
+  scope: string;
+  /** JSON JWK Set (public keys) for private_key_jwt, or null. */
+  jwks: string | null;
+  dpop_bound_access_tokens: number;
+  /** JSON token-exchange policy, or null. */
+  token_exchange: string | null;
+  created_at: number;
+  updated_at: number;
+  secret_rotated_at: number | null;
+}
+
+/**
+ * One row per refresh-token grant ("family"). `generation` is the compare-and-set counter:
+ * rotating moves it by one; a token of an older generation is a reuse.
+ */
+export interface OAuthRefreshFamiliesTable {
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  sub: string;
+  scope: string;
+  /** JSON array of resource indicators granted. */
+  resources: string;
+  /** DPoP key thumbprint the family is bound to, or null. */
+  jkt: string | null;
+  /** JSON object of extra claims carried to each access token (e.g. act), or null. */
+  extra: string | null;
+  generation: number;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface OAuthRefreshTokensTable {
+  token_hash: string;
+  tenant_id: string;
+  family_id: string;
+  generation: number;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Single-use values (client-assertion and DPoP `jti`s), shared by all instances. */
+export interface OAuthReplayTable {
+  tenant_id: string;
+  key_hash: string;
+  expires_at: number;
+}
+
+/** Revoked access tokens (by `jti`), kept until the token would have expired. */
+export interface OAuthRevokedTokensTable {
+  tenant_id: string;
+  jti: string;
+  expires_at: number;
+}
+
+export interface OAuthTables {
+  oauth_clients: OAuthClientsTable;
+  oauth_refresh_families: OAuthRefreshFamiliesTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
+  oauth_replay: OAuthReplayTable;
+  oauth_revoked_tokens: OAuthRevokedTokensTable;
+}
