@@ -6,6 +6,7 @@ import type { Actor } from '../events/catalogue.js';
 import { tenantOf } from '../http/tenant.js';
 import { errors } from '../kernel/errors.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
+import { clientRoutes } from './clients/routes.js';
 import { ApiKeyService } from './api-keys/service.js';
 import { authenticateApiKey, authorize, type Principal, type RouteAccess } from './auth.js';
 import type { ManagementDeps } from './common.js';
@@ -79,6 +80,7 @@ export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Pr
   await app.register(memberRoutes(new MemberService(deps)));
   await app.register(apiKeyRoutes(new ApiKeyService(deps, ctx.repos.apiKeys)));
   await app.register(eventRoutes(ctx.repos.events));
+  await app.register(clientRoutes(ctx.oauth.clients));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

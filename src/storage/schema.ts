@@ -1,5 +1,6 @@
 import type { FoundationTables } from './tables/foundation.js';
 import type { ManagementTables } from './tables/management.js';
+import type { WebhookTables } from './tables/webhooks.js';
 import type { OAuthTables } from './tables/oauth.js';
 
 /**
@@ -7,4 +8,4 @@ import type { OAuthTables } from './tables/oauth.js';
  * Conventions (both dialects): times are integer epoch milliseconds, JSON is text, booleans are
  * 0/1 integers, secrets are stored only as SHA-256 hex or as envelope ciphertext.
  */
-export interface Database extends FoundationTables, ManagementTables, OAuthTables {}
+export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables {}

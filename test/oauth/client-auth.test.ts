@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { type CryptoKey, exportJWK, type GenerateKeyPairResult, generateKeyPair, type JWK, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { basic, insecure, type OAuthTestServer, serviceClient, startOAuthServer } from './helpers.js';
 
@@ -8,7 +8,7 @@ const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 describe('client authentication', () => {
   let s: OAuthTestServer;
-  let key: CryptoKeyPair;
+  let key: GenerateKeyPairResult;
   let jwk: JWK;
   let jwtClient: string;
   before(async () => {

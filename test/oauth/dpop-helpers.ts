@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { type CryptoKey, exportJWK, type GenerateKeyPairResult, generateKeyPair, type JWK, SignJWT } from 'jose';
 
 export interface ProofKey {
-  pair: CryptoKeyPair;
+  pair: GenerateKeyPairResult;
   jwk: JWK;
 }
 

@@ -24,7 +24,7 @@ describe('DPoP at /token (RFC 9449)', () => {
 
   it('binds the access token to the proof key with oauth4webapi (token_type DPoP, cnf.jkt)', async () => {
     const c = await serviceClient(s);
-    const client = { client_id: c.client_id };
+    const client: oauth.Client = { client_id: c.client_id };
     const pair = await oauth.generateKeyPair('EdDSA');
     const DPoP = oauth.DPoP(client, pair);
     const res = await oauth.clientCredentialsGrantRequest(s.as, client, oauth.ClientSecretBasic(c.client_secret!), new URLSearchParams(), { ...insecure, DPoP });

@@ -46,7 +46,7 @@ describe('resource-server guard', () => {
   const proofFor = (token: string, claims: Record<string, unknown> = {}, k = key) => makeProof(k, { htm: 'GET', htu: url, ath: ath(token), ...claims });
   const expect401 = async (r: Response, scheme: string, error: string) => {
     assert.equal(r.status, 401);
-    assert.equal((await r.json()).error, error);
+    assert.equal(((await r.json()) as { error: string }).error, error);
     const challenge = r.headers.get('www-authenticate') ?? '';
     assert.ok(challenge.startsWith(`${scheme} `), challenge);
     assert.match(challenge, new RegExp(`error="${error}"`));
@@ -55,14 +55,14 @@ describe('resource-server guard', () => {
 
   it('accepts a bound token with a proof by its key (oauth4webapi), and again with a fresh proof', async () => {
     const c = await serviceClient(s, { allowed_resources: [RESOURCE] });
-    const client = { client_id: c.client_id };
+    const client: oauth.Client = { client_id: c.client_id };
     const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
     const res = await oauth.clientCredentialsGrantRequest(s.as, client, oauth.ClientSecretBasic(c.client_secret!), new URLSearchParams({ resource: RESOURCE }), { ...insecure, DPoP });
     const { access_token } = await oauth.processClientCredentialsResponse(s.as, client, res);
     for (let i = 0; i < 2; i++) {
       const r = await oauth.protectedResourceRequest(access_token, 'GET', new URL(url), new Headers(), null, { ...insecure, DPoP });
       assert.equal(r.status, 200);
-      assert.equal((await r.json()).sub, c.client_id);
+      assert.equal(((await r.json()) as { sub: string }).sub, c.client_id);
     }
   });
 
@@ -124,7 +124,7 @@ describe('resource-server guard', () => {
   it('answers a missing scope with 403 insufficient_scope', async () => {
     const r = await get({ authorization: `Bearer ${bearer}` }, url.replace('/data', '/admin'));
     assert.equal(r.status, 403);
-    assert.equal((await r.json()).error, 'insufficient_scope');
+    assert.equal(((await r.json()) as { error: string }).error, 'insufficient_scope');
     assert.match(r.headers.get('www-authenticate') ?? '', /error="insufficient_scope", .*scope="admin"/);
   });
 

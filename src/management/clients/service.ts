@@ -118,7 +118,7 @@ export class ClientService {
   }
 
   async list(tenantId: string, opts: { after?: string; limit?: number } = {}): Promise<ClientView[]> {
-    const records = await this.repo.list(tenantId, { after: opts.after, limit: Math.min(Math.max(opts.limit ?? 50, 1), 100) });
+    const records = await this.repo.list(tenantId, { after: opts.after, limit: Math.min(Math.max(opts.limit ?? 50, 1), 101) });
     return records.map((c) => toView(c));
   }
 

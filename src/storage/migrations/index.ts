@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_management.js';
 import * as m0003 from './0003_oauth.js';
+import * as m0005 from './0005_webhooks.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_management': m0002,
   '0003_oauth': m0003,
+  '0005_webhooks': m0005,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,81 @@
+/** /v1/clients: OAuth client registration (RFC 7591 metadata names), tenant-wide. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { clientMetadata } from './schema.js';
+import type { ClientService } from './service.js';
+
+export const clientSchema = z.object({
+  client_id: z.string(),
+  client_id_issued_at: z.number(),
+  client_secret: z.string().optional(),
+  client_secret_expires_at: z.number().optional(),
+  client_name: z.string().nullable(),
+  redirect_uris: z.array(z.string()),
+  grant_types: z.array(z.string()),
+  token_endpoint_auth_method: z.string(),
+  jwks: z.unknown(),
+  scope: z.string().nullable(),
+  dpop_bound_access_tokens: z.boolean(),
+  allowed_resources: z.array(z.string()),
+  token_exchange: z.unknown(),
+});
+
+const tags = ['clients'];
+const params = z.strictObject({ clientId: idOf('cli') });
+
+export const clientRoutes =
+  (service: ClientService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post('/clients', {
+      config: { permission: 'clients:write', access: 'platform' },
+      schema: {
+        tags,
+        summary: 'Register an OAuth client; a secret-based client gets client_secret in this response only',
+        body: clientMetadata,
+        response: { 201: clientSchema, 400: errorResponse },
+      },
+      handler: async (request, reply) => reply.code(201).send(await service.create(tenantOf(request).id, request.body)),
+    });
+
+    r.get('/clients', {
+      config: { permission: 'clients:read', access: 'platform' },
+      schema: { tags, summary: 'List OAuth clients (never their secrets)', querystring: pageQuery, response: { 200: pageResponse(clientSchema) } },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const rows = await service.list(tenantOf(request).id, { after, limit: limit + 1 });
+        return page(rows, limit, (c) => c.client_id);
+      },
+    });
+
+    r.get('/clients/:clientId', {
+      config: { permission: 'clients:read', access: 'platform' },
+      schema: { tags, summary: 'Get an OAuth client', params, response: { 200: clientSchema, 404: errorResponse } },
+      handler: async (request) => service.get(tenantOf(request).id, request.params.clientId),
+    });
+
+    r.patch('/clients/:clientId', {
+      config: { permission: 'clients:write', access: 'platform' },
+      schema: { tags, summary: 'Change client metadata', params, body: clientMetadata, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
+      handler: async (request) => service.update(tenantOf(request).id, request.params.clientId, request.body),
+    });
+
+    r.delete('/clients/:clientId', {
+      config: { permission: 'clients:write', access: 'platform' },
+      schema: { tags, summary: 'Delete a client and its refresh tokens', params, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.delete(tenantOf(request).id, request.params.clientId);
+        return reply.code(204).send();
+      },
+    });
+
+    r.post('/clients/:clientId/secret', {
+      config: { permission: 'clients:write', access: 'platform' },
+      schema: { tags, summary: 'Rotate the client secret (the old one stops working at once)', params, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
+      handler: async (request) => service.rotateSecret(tenantOf(request).id, request.params.clientId),
+    });
+  };
