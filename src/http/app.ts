@@ -6,6 +6,7 @@ import { newId } from '../kernel/ids.js';
 import { loggerOptions } from '../kernel/logging.js';
 import { v1Routes } from '../management/v1.js';
 import { oauthRoutes } from '../oauth-http/routes.js';
+import { scimRoutes } from '../scim/routes.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { wellKnownRoutes } from './routes/well-known.js';
@@ -50,6 +51,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   registerTenantResolution(app, ctx.repos.tenants, ctx.config.cacheTtlMs);
   await app.register(wellKnownRoutes, { keystore: ctx.keystore });
   await app.register(v1Routes, { prefix: '/v1', ctx });
+  await app.register(scimRoutes, { prefix: '/scim/v2', ctx });
   await app.register(oauthRoutes, { oauth: ctx.oauth });
   return app;
 }

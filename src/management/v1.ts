@@ -10,6 +10,8 @@ import { clientRoutes } from './clients/routes.js';
 import { ApiKeyService } from './api-keys/service.js';
 import { authenticateApiKey, authorize, type Principal, type RouteAccess } from './auth.js';
 import type { ManagementDeps } from './common.js';
+import { directoryRoutes } from './directory/routes.js';
+import { DirectoryService } from './directory/service.js';
 import { eventRoutes } from './events/routes.js';
 import { memberRoutes } from './members/routes.js';
 import { MemberService } from './members/service.js';
@@ -80,6 +82,7 @@ export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Pr
   await app.register(memberRoutes(new MemberService(deps)));
   await app.register(apiKeyRoutes(new ApiKeyService(deps, ctx.repos.apiKeys)));
   await app.register(eventRoutes(ctx.repos.events));
+  await app.register(directoryRoutes(new DirectoryService(deps)));
   await app.register(clientRoutes(ctx.oauth.clients));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {

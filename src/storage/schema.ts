@@ -1,4 +1,5 @@
 import type { FoundationTables } from './tables/foundation.js';
+import type { DirectoryTables } from './tables/directory.js';
 import type { ManagementTables } from './tables/management.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { OAuthTables } from './tables/oauth.js';
@@ -8,4 +9,4 @@ import type { OAuthTables } from './tables/oauth.js';
  * Conventions (both dialects): times are integer epoch milliseconds, JSON is text, booleans are
  * 0/1 integers, secrets are stored only as SHA-256 hex or as envelope ciphertext.
  */
-export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables {}
+export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables {}

@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_management.js';
 import * as m0003 from './0003_oauth.js';
+import * as m0004 from './0004_directory.js';
 import * as m0005 from './0005_webhooks.js';
 
 /**
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_management': m0002,
   '0003_oauth': m0003,
+  '0004_directory': m0004,
   '0005_webhooks': m0005,
 };
 

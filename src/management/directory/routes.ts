@@ -1,0 +1,107 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { actorOf } from '../v1.js';
+import { connectionView, type DirectoryService } from './service.js';
+
+const connectionSchema = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  name: z.string(),
+  group_roles: z.record(z.string(), z.string()),
+  rate_limit_per_minute: z.number(),
+  has_token: z.boolean(),
+  token_created_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const name = z.string().trim().min(1).max(200);
+const groupRoles = z
+  .record(z.string().trim().min(1).max(256), z.enum(['admin', 'member']))
+  .refine((m) => Object.keys(m).length <= 100, 'at most 100 groups');
+const rateLimit = z.number().int().min(1).max(100_000);
+const orgParams = z.strictObject({ orgId: idOf('org') });
+const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('dir') });
+const config = { permission: 'directory:write', access: 'organization' } as const;
+const tags = ['directory'];
+
+export const directoryRoutes =
+  (service: DirectoryService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post('/organizations/:orgId/directory/connections', {
+      config,
+      schema: {
+        tags,
+        summary: 'Create a directory (SCIM) connection',
+        params: orgParams,
+        body: z.strictObject({ name, group_roles: groupRoles.optional(), rate_limit_per_minute: rateLimit.optional() }),
+        response: { 201: connectionSchema, 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const c = await service.create(tenantOf(request).id, actorOf(request), request.params.orgId, request.body);
+        return reply.code(201).send(connectionView(c));
+      },
+    });
+
+    r.get('/organizations/:orgId/directory/connections', {
+      config,
+      schema: { tags, summary: 'List directory connections', params: orgParams, querystring: pageQuery, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const p = page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (c) => c.id);
+        return { data: p.data.map(connectionView), next_cursor: p.next_cursor };
+      },
+    });
+
+    r.get('/organizations/:orgId/directory/connections/:connectionId', {
+      config,
+      schema: { tags, summary: 'Get a directory connection', params: connParams, response: { 200: connectionSchema, 404: errorResponse } },
+      handler: async (request) => connectionView(await service.get(tenantOf(request).id, request.params.orgId, request.params.connectionId)),
+    });
+
+    r.patch('/organizations/:orgId/directory/connections/:connectionId', {
+      config,
+      schema: {
+        tags,
+        summary: 'Rename a connection, change its group → role mapping or rate limit',
+        params: connParams,
+        body: z.strictObject({ name: name.optional(), group_roles: groupRoles.optional(), rate_limit_per_minute: rateLimit.optional() }),
+        response: { 200: connectionSchema, 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request) =>
+        connectionView(await service.update(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.connectionId, request.body)),
+    });
+
+    r.delete('/organizations/:orgId/directory/connections/:connectionId', {
+      config,
+      schema: { tags, summary: 'Delete a connection (members stay)', params: connParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.connectionId);
+        return reply.code(204).send();
+      },
+    });
+
+    r.post('/organizations/:orgId/directory/scim_token', {
+      config,
+      schema: {
+        tags,
+        summary: "Mint a connection's SCIM token (shown once; revokes its previous token)",
+        params: orgParams,
+        body: z.strictObject({ connection_id: idOf('dir') }),
+        response: { 201: z.object({ connection_id: z.string(), token: z.string(), scim_base_url: z.string() }), 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const tenant = tenantOf(request);
+        const token = await service.mintToken(tenant.id, actorOf(request), request.params.orgId, request.body.connection_id);
+        return reply
+          .code(201)
+          .header('cache-control', 'no-store')
+          .send({ connection_id: request.body.connection_id, token, scim_base_url: `${tenant.issuer.replace(/\/$/, '')}/scim/v2` });
+      },
+    });
+  };

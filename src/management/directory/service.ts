@@ -1,0 +1,118 @@
+/**
+ * Directory connections (SCIM) of an organization and their tokens. Deleting a connection
+ * removes its SCIM records and token but deprovisions nobody: memberships stay (docs/scim.md).
+ */
+import type { Actor } from '../../events/catalogue.js';
+import { sha256Hex } from '../../kernel/crypto/hash.js';
+import { errors } from '../../kernel/errors.js';
+import { newId, newSecret } from '../../kernel/ids.js';
+import { SCIM_TOKEN_PREFIX } from '../../scim/auth.js';
+import { type DirectoryConnectionRecord, DirectoryConnectionRepo } from '../../storage/repos/directory-connections.js';
+import { DirectoryUserRepo } from '../../storage/repos/directory-users.js';
+import { OrganizationRepo } from '../../storage/repos/organizations.js';
+import { iso, type ManagementDeps } from '../common.js';
+import { ensureMember, type ScimConnection } from '../../scim/provisioning.js';
+
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
+
+export interface ConnectionInput {
+  name?: string;
+  group_roles?: Record<string, 'admin' | 'member'>;
+  rate_limit_per_minute?: number;
+}
+
+export function connectionView(c: DirectoryConnectionRecord) {
+  return {
+    id: c.id,
+    organization_id: c.organizationId,
+    name: c.name,
+    group_roles: c.groupRoles,
+    rate_limit_per_minute: c.rateLimitPerMinute,
+    has_token: c.hasToken,
+    token_created_at: c.tokenCreatedAt === null ? null : iso(c.tokenCreatedAt),
+    created_at: iso(c.createdAt),
+    updated_at: iso(c.updatedAt),
+  };
+}
+
+/** Group names are matched case-insensitively (SCIM displayName is caseExact false). */
+const lowerKeys = (m: Record<string, string>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k.trim().toLowerCase(), v]));
+
+export class DirectoryService {
+  constructor(private readonly deps: ManagementDeps) {}
+
+  private event(trx: Parameters<ManagementDeps['events']['record']>[0], tenantId: string, orgId: string, actor: Actor, type: 'directory.connection.created' | 'directory.connection.updated' | 'directory.connection.deleted' | 'directory.token.created', data: Record<string, unknown>) {
+    return this.deps.events.record(trx, { tenantId, organizationId: orgId, actor, type, data });
+  }
+
+  async create(tenantId: string, actor: Actor, orgId: string, input: ConnectionInput & { name: string }) {
+    const now = this.deps.clock.now();
+    const c: DirectoryConnectionRecord = {
+      id: newId('dir', now),
+      tenantId,
+      organizationId: orgId,
+      name: input.name,
+      groupRoles: lowerKeys(input.group_roles ?? {}),
+      rateLimitPerMinute: input.rate_limit_per_minute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+      hasToken: false,
+      tokenCreatedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      if (!(await new OrganizationRepo(trx).find(tenantId, orgId))) throw errors.notFound('organization not found');
+      await new DirectoryConnectionRepo(trx).insert(c);
+      await this.event(trx, tenantId, orgId, actor, 'directory.connection.created', { connection_id: c.id, name: c.name });
+    });
+    return c;
+  }
+
+  async get(tenantId: string, orgId: string, id: string) {
+    const c = await new DirectoryConnectionRepo(this.deps.db.kysely).find(tenantId, orgId, id);
+    if (!c) throw errors.notFound('directory connection not found');
+    return c;
+  }
+
+  async list(tenantId: string, orgId: string, after: string | undefined, limit: number) {
+    if (!(await new OrganizationRepo(this.deps.db.kysely).find(tenantId, orgId))) throw errors.notFound('organization not found');
+    return new DirectoryConnectionRepo(this.deps.db.kysely).list(tenantId, orgId, after, limit);
+  }
+
+  /** A changed role mapping is applied to the connection's active users at once. */
+  async update(tenantId: string, actor: Actor, orgId: string, id: string, input: ConnectionInput) {
+    return this.deps.db.kysely.transaction().execute(async (trx) => {
+      const groupRoles = input.group_roles === undefined ? undefined : lowerKeys(input.group_roles);
+      const c = await new DirectoryConnectionRepo(trx).update(tenantId, orgId, id, { name: input.name, groupRoles, rateLimitPerMinute: input.rate_limit_per_minute }, this.deps.clock.now());
+      if (!c) throw errors.notFound('directory connection not found');
+      const fields = Object.keys(input).filter((k) => input[k as keyof ConnectionInput] !== undefined);
+      await this.event(trx, tenantId, orgId, actor, 'directory.connection.updated', { connection_id: id, fields });
+      if (groupRoles !== undefined) {
+        const conn: ScimConnection = { id, tenantId, organizationId: orgId, groupRoles: c.groupRoles };
+        const deps = { db: trx, clock: this.deps.clock, events: this.deps.events };
+        for (const du of await new DirectoryUserRepo(trx).listActive(id)) await ensureMember(deps, trx, conn, du);
+      }
+      return c;
+    });
+  }
+
+  async delete(tenantId: string, actor: Actor, orgId: string, id: string): Promise<void> {
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      const removed = await new DirectoryConnectionRepo(trx).delete(tenantId, orgId, id);
+      if (!removed) throw errors.notFound('directory connection not found');
+      await this.event(trx, tenantId, orgId, actor, 'directory.connection.deleted', { connection_id: id, name: removed.name });
+    });
+  }
+
+  /** Mints the connection's token; the previous one stops working in the same statement. */
+  async mintToken(tenantId: string, actor: Actor, orgId: string, connectionId: string): Promise<string> {
+    const token = newSecret(SCIM_TOKEN_PREFIX);
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      const now = this.deps.clock.now();
+      if (!(await new DirectoryConnectionRepo(trx).setToken(tenantId, orgId, connectionId, sha256Hex(token), now))) {
+        throw errors.notFound('directory connection not found');
+      }
+      await this.event(trx, tenantId, orgId, actor, 'directory.token.created', { connection_id: connectionId });
+    });
+    return token;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Translates a parsed SCIM filter into a parameterised SQL condition over an allow-list of
+ * columns. Values are always bound parameters and column names come only from the allow-list,
+ * so a filter can never inject SQL; an attribute outside the list is 400 invalidFilter.
+ */
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { scimErrors } from '../errors.js';
+import type { CompareOp, FilterNode, Literal } from './parse.js';
+
+export type AttributeSpec =
+  | {
+      kind: 'string';
+      column: string;
+      /** caseExact false: compared lower-cased; `storedLower` columns already hold lower case. */
+      caseExact: boolean;
+      storedLower?: boolean;
+    }
+  | { kind: 'boolean'; column: string }
+  | { kind: 'datetime'; column: string }
+  /** Membership of a group: `members.value eq "<user id>"` via the join table. */
+  | { kind: 'member'; groupColumn: string };
+
+/** Lower-cased attribute path (core-schema URN stripped) → how to filter on it. */
+export type AttributeMap = Record<string, AttributeSpec>;
+
+const bad = (detail: string) => scimErrors.invalidFilter(detail);
+
+/** `urn:…:core:2.0:User:userName` → `username`; extension paths keep their URN. */
+export function normalizePath(path: string, coreSchema: string): string {
+  const lower = path.toLowerCase();
+  const core = `${coreSchema.toLowerCase()}:`;
+  return lower.startsWith(core) ? lower.slice(core.length) : lower;
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function stringCompare(spec: Extract<AttributeSpec, { kind: 'string' }>, op: CompareOp, value: Literal, path: string): RawBuilder<SqlBool> {
+  if (typeof value !== 'string') throw bad(`'${path}' compares with a string`);
+  const ref = sql.ref(spec.column);
+  const lhs = spec.caseExact || spec.storedLower ? ref : sql`lower(${ref})`;
+  const v = spec.caseExact ? value : value.toLowerCase();
+  switch (op) {
+    case 'eq':
+      return sql<SqlBool>`${lhs} = ${v}`;
+    case 'ne':
+      return sql<SqlBool>`(${lhs} <> ${v} or ${ref} is null)`;
+    case 'co':
+      return sql<SqlBool>`${lhs} like ${`%${likeEscape(v)}%`} escape '\\'`;
+    case 'sw':
+      return sql<SqlBool>`${lhs} like ${`${likeEscape(v)}%`} escape '\\'`;
+    case 'ew':
+      return sql<SqlBool>`${lhs} like ${`%${likeEscape(v)}`} escape '\\'`;
+    case 'gt':
+      return sql<SqlBool>`${lhs} > ${v}`;
+    case 'ge':
+      return sql<SqlBool>`${lhs} >= ${v}`;
+    case 'lt':
+      return sql<SqlBool>`${lhs} < ${v}`;
+    case 'le':
+      return sql<SqlBool>`${lhs} <= ${v}`;
+  }
+}
+
+const ORDER_OPS: Partial<Record<CompareOp, string>> = { eq: '=', gt: '>', ge: '>=', lt: '<', le: '<=' };
+
+function compare(spec: AttributeSpec, op: CompareOp, value: Literal, path: string): RawBuilder<SqlBool> {
+  switch (spec.kind) {
+    case 'string':
+      return stringCompare(spec, op, value, path);
+    case 'boolean': {
+      if (typeof value !== 'boolean') throw bad(`'${path}' compares with true or false`);
+      if (op !== 'eq' && op !== 'ne') throw bad(`'${path}' supports eq, ne and pr`);
+      const want = (op === 'eq') === value ? 1 : 0;
+      return sql<SqlBool>`${sql.ref(spec.column)} = ${want}`;
+    }
+    case 'datetime': {
+      const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+      if (!Number.isFinite(ms)) throw bad(`'${path}' compares with an RFC 3339 date-time`);
+      if (op === 'ne') return sql<SqlBool>`${sql.ref(spec.column)} <> ${ms}`;
+      const sqlOp = ORDER_OPS[op];
+      if (!sqlOp) throw bad(`'${path}' supports eq, ne, gt, ge, lt, le and pr`);
+      return sql<SqlBool>`${sql.ref(spec.column)} ${sql.raw(sqlOp)} ${ms}`;
+    }
+    case 'member': {
+      if (op !== 'eq' || typeof value !== 'string') throw bad(`'${path}' supports eq with a user id, and pr`);
+      return sql<SqlBool>`exists (select 1 from directory_group_members gm where gm.group_id = ${sql.ref(spec.groupColumn)} and gm.member_id = ${value})`;
+    }
+  }
+}
+
+function present(spec: AttributeSpec): RawBuilder<SqlBool> {
+  switch (spec.kind) {
+    case 'string':
+      return sql<SqlBool>`(${sql.ref(spec.column)} is not null and ${sql.ref(spec.column)} <> '')`;
+    case 'boolean':
+    case 'datetime':
+      return sql<SqlBool>`${sql.ref(spec.column)} is not null`;
+    case 'member':
+      return sql<SqlBool>`exists (select 1 from directory_group_members gm where gm.group_id = ${sql.ref(spec.groupColumn)})`;
+  }
+}
+
+export interface FilterContext {
+  attributes: AttributeMap;
+  coreSchema: string;
+}
+
+/** Builds the SQL condition for a filter; throws 400 invalidFilter for anything unsupported. */
+export function filterToSql(node: FilterNode, ctx: FilterContext, prefix = ''): RawBuilder<SqlBool> {
+  const lookup = (path: string) => {
+    const key = prefix + normalizePath(path, ctx.coreSchema);
+    const spec = ctx.attributes[key] ?? ctx.attributes[`${key}.value`];
+    if (!spec) throw bad(`the attribute '${path}' cannot be used in a filter`);
+    return spec;
+  };
+  switch (node.kind) {
+    case 'and':
+      return sql<SqlBool>`(${filterToSql(node.left, ctx, prefix)} and ${filterToSql(node.right, ctx, prefix)})`;
+    case 'or':
+      return sql<SqlBool>`(${filterToSql(node.left, ctx, prefix)} or ${filterToSql(node.right, ctx, prefix)})`;
+    case 'not':
+      return sql<SqlBool>`not (${filterToSql(node.expr, ctx, prefix)})`;
+    case 'compare':
+      return compare(lookup(node.path), node.op, node.value, node.path);
+    case 'present':
+      return present(lookup(node.path));
+    case 'valuePath': {
+      if (prefix) throw bad('value filters cannot be nested');
+      return filterToSql(node.filter, ctx, `${normalizePath(node.path, ctx.coreSchema)}.`);
+    }
+  }
+}

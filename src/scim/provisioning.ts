@@ -1,0 +1,88 @@
+/**
+ * What a SCIM change does to the organization: membership follows `active`, and the member's
+ * role follows the connection's group → role mapping. Everything runs inside the caller's
+ * transaction, with its events.
+ */
+import type { Kysely } from 'kysely';
+import type { Actor } from '../events/catalogue.js';
+import type { EventRecorder } from '../events/recorder.js';
+import type { Clock } from '../kernel/clock.js';
+import { DirectoryGroupRepo } from '../storage/repos/directory-groups.js';
+import { type DirectoryUserRecord, DirectoryUserRepo } from '../storage/repos/directory-users.js';
+import { MemberRepo } from '../storage/repos/members.js';
+import type { Database } from '../storage/schema.js';
+
+/** The authenticated connection a SCIM request acts for. */
+export interface ScimConnection {
+  id: string;
+  tenantId: string;
+  organizationId: string;
+  /** group displayName (lower case) → role. Empty: the directory does not manage roles. */
+  groupRoles: Record<string, string>;
+}
+
+export interface ScimDeps {
+  db: Kysely<Database>;
+  clock: Clock;
+  events: EventRecorder;
+}
+
+export const scimActor = (conn: ScimConnection): Actor => ({ type: 'scim', id: conn.id });
+
+/** Roles from most to least privileged; a user in several mapped groups gets the first. */
+const ROLE_ORDER = ['admin', 'member'];
+
+/** The role the directory wants for a user, or null when the connection maps no groups. */
+export async function desiredRole(trx: Kysely<Database>, conn: ScimConnection, memberId: string): Promise<string | null> {
+  if (Object.keys(conn.groupRoles).length === 0) return null;
+  const roles = (await new DirectoryGroupRepo(trx).groupNamesOf(memberId)).map((n) => conn.groupRoles[n]).filter((r): r is string => !!r);
+  return ROLE_ORDER.find((r) => roles.includes(r)) ?? 'member';
+}
+
+/** Makes an active SCIM user a member with the mapped role (member.added / member.role_changed). */
+export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
+  const members = new MemberRepo(trx);
+  const role = await desiredRole(trx, conn, du.id);
+  const existing = await members.find(conn.tenantId, conn.organizationId, du.userId);
+  const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor: scimActor(conn) };
+  if (!existing) {
+    const now = deps.clock.now();
+    const r = role ?? 'member';
+    await members.insert({ tenantId: conn.tenantId, organizationId: conn.organizationId, userId: du.userId, role: r, createdAt: now, updatedAt: now });
+    await deps.events.record(trx, { ...base, type: 'member.added', data: { organization_id: conn.organizationId, user_id: du.userId, role: r } });
+  } else if (role !== null && existing.role !== role) {
+    const updated = await members.setRole(conn.tenantId, conn.organizationId, du.userId, existing.role, role, deps.clock.now());
+    if (!updated) return;
+    await deps.events.record(trx, {
+      ...base,
+      type: 'member.role_changed',
+      data: { organization_id: conn.organizationId, user_id: du.userId, role, previous_role: existing.role },
+    });
+  }
+}
+
+/**
+ * Removes the user's membership (member.removed). Sessions do not exist yet; when sign-in lands,
+ * revoking the user's sessions in this organization belongs here, in the same transaction.
+ */
+export async function removeMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
+  const removed = await new MemberRepo(trx).delete(conn.tenantId, conn.organizationId, du.userId);
+  if (!removed) return;
+  await deps.events.record(trx, {
+    tenantId: conn.tenantId,
+    organizationId: conn.organizationId,
+    actor: scimActor(conn),
+    type: 'member.removed',
+    data: { organization_id: conn.organizationId, user_id: du.userId, role: removed.role },
+  });
+}
+
+/** Re-applies the role mapping to the given SCIM users (after group membership or name changes). */
+export async function syncRoles(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, memberIds: Iterable<string>): Promise<void> {
+  if (Object.keys(conn.groupRoles).length === 0) return;
+  const users = new DirectoryUserRepo(trx);
+  for (const id of new Set(memberIds)) {
+    const du = await users.find(conn.id, id);
+    if (du?.active) await ensureMember(deps, trx, conn, du);
+  }
+}

@@ -1,0 +1,111 @@
+/** /Users and /Groups: HTTP binding of ScimUsers and ScimGroups. */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Context } from '../context.js';
+import { scimErrors } from './errors.js';
+import { GROUP_SORT_KEYS, ScimGroups } from './groups.js';
+import { parseListParams } from './list.js';
+import { parseAttributeList, project } from './projection.js';
+import { GROUP_SCHEMA, groupToScim, LIST_SCHEMA, USER_SCHEMA, userToScim } from './resources.js';
+import { baseUrlOf, connectionOf, send } from './routes.js';
+import { USER_SORT_KEYS, ScimUsers } from './users.js';
+
+type IdRequest = FastifyRequest<{ Params: { id: string }; Querystring: Record<string, unknown> }>;
+
+const USER_ID = /^dsu_[0-9a-z]{26}$/;
+const GROUP_ID = /^dsg_[0-9a-z]{26}$/;
+
+function idOf(request: IdRequest, shape: RegExp, kind: string): string {
+  const { id } = request.params;
+  if (!shape.test(id)) throw scimErrors.notFound(`${kind} ${id} not found`);
+  return id;
+}
+
+const ifMatch = (request: FastifyRequest) => {
+  const h = request.headers['if-match'];
+  return Array.isArray(h) ? h.join(',') : h;
+};
+
+function single(request: IdRequest, resource: Record<string, unknown>, core: string) {
+  const q = request.query;
+  const attrs = parseAttributeList(typeof q.attributes === 'string' ? q.attributes : undefined);
+  const excluded = parseAttributeList(typeof q.excludedAttributes === 'string' ? q.excludedAttributes : undefined);
+  return project(resource, core, attrs, excluded);
+}
+
+/** Whether a projection will show `name` (so its rows are worth loading). */
+const wants = (name: string, attrs?: string[], excluded?: string[]) =>
+  attrs?.length ? attrs.some((a) => a.toLowerCase().split('.')[0] === name) : !excluded?.some((a) => a.toLowerCase() === name);
+
+export async function resourceRoutes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
+  const deps = { db: opts.ctx.db.kysely, clock: opts.ctx.clock, events: opts.ctx.events };
+  const users = new ScimUsers(deps);
+  const groups = new ScimGroups(deps);
+
+  app.get('/Users', async (request, reply) => {
+    const p = parseListParams(request.query as Record<string, unknown>, USER_SCHEMA, USER_SORT_KEYS);
+    const { total, rows } = await users.list(connectionOf(request), p);
+    const base = baseUrlOf(request);
+    return send(reply, 200, {
+      schemas: [LIST_SCHEMA],
+      totalResults: total,
+      startIndex: p.startIndex,
+      itemsPerPage: rows.length,
+      Resources: rows.map((u) => project(userToScim(u, base), USER_SCHEMA, p.attributes, p.excludedAttributes)),
+    });
+  });
+  app.post('/Users', async (request, reply) => {
+    const u = await users.create(connectionOf(request), request.body);
+    reply.header('location', `${baseUrlOf(request)}/Users/${u.id}`);
+    return send(reply, 201, userToScim(u, baseUrlOf(request), []), u.version);
+  });
+  app.get('/Users/:id', async (request: IdRequest, reply) => {
+    const u = await users.get(connectionOf(request), idOf(request, USER_ID, 'User'));
+    return send(reply, 200, single(request, userToScim(u, baseUrlOf(request), await users.groupsOf(u)), USER_SCHEMA), u.version);
+  });
+  app.put('/Users/:id', async (request: IdRequest, reply) => {
+    const u = await users.replace(connectionOf(request), idOf(request, USER_ID, 'User'), request.body, ifMatch(request));
+    return send(reply, 200, userToScim(u, baseUrlOf(request), await users.groupsOf(u)), u.version);
+  });
+  app.patch('/Users/:id', async (request: IdRequest, reply) => {
+    const u = await users.patch(connectionOf(request), idOf(request, USER_ID, 'User'), request.body, ifMatch(request));
+    return send(reply, 200, userToScim(u, baseUrlOf(request), await users.groupsOf(u)), u.version);
+  });
+  app.delete('/Users/:id', async (request: IdRequest, reply) => {
+    await users.delete(connectionOf(request), idOf(request, USER_ID, 'User'), ifMatch(request));
+    return reply.code(204).send();
+  });
+
+  app.get('/Groups', async (request, reply) => {
+    const p = parseListParams(request.query as Record<string, unknown>, GROUP_SCHEMA, GROUP_SORT_KEYS);
+    const { total, rows } = await groups.list(connectionOf(request), p);
+    const base = baseUrlOf(request);
+    const withMembers = wants('members', p.attributes, p.excludedAttributes);
+    const Resources = [];
+    for (const g of rows) {
+      const resource = groupToScim(g, base, withMembers ? await groups.members(g) : []);
+      Resources.push(project(resource, GROUP_SCHEMA, p.attributes, withMembers ? p.excludedAttributes : [...(p.excludedAttributes ?? []), 'members']));
+    }
+    return send(reply, 200, { schemas: [LIST_SCHEMA], totalResults: total, startIndex: p.startIndex, itemsPerPage: rows.length, Resources });
+  });
+  app.post('/Groups', async (request, reply) => {
+    const g = await groups.create(connectionOf(request), request.body);
+    reply.header('location', `${baseUrlOf(request)}/Groups/${g.id}`);
+    return send(reply, 201, groupToScim(g, baseUrlOf(request), await groups.members(g)), g.version);
+  });
+  app.get('/Groups/:id', async (request: IdRequest, reply) => {
+    const g = await groups.get(connectionOf(request), idOf(request, GROUP_ID, 'Group'));
+    return send(reply, 200, single(request, groupToScim(g, baseUrlOf(request), await groups.members(g)), GROUP_SCHEMA), g.version);
+  });
+  app.put('/Groups/:id', async (request: IdRequest, reply) => {
+    const g = await groups.replace(connectionOf(request), idOf(request, GROUP_ID, 'Group'), request.body, ifMatch(request));
+    return send(reply, 200, groupToScim(g, baseUrlOf(request), await groups.members(g)), g.version);
+  });
+  app.patch('/Groups/:id', async (request: IdRequest, reply) => {
+    const g = await groups.patch(connectionOf(request), idOf(request, GROUP_ID, 'Group'), request.body, ifMatch(request));
+    return send(reply, 200, groupToScim(g, baseUrlOf(request), await groups.members(g)), g.version);
+  });
+  app.delete('/Groups/:id', async (request: IdRequest, reply) => {
+    await groups.delete(connectionOf(request), idOf(request, GROUP_ID, 'Group'), ifMatch(request));
+    return reply.code(204).send();
+  });
+}

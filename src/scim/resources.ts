@@ -1,0 +1,129 @@
+/**
+ * SCIM resource shapes: input coercion through scimmy's User/Group schemas (types, required
+ * attributes, read-only attributes dropped), output rendering, and attribute projection.
+ */
+import SCIMMY from 'scimmy';
+import type { DirectoryGroupRecord, GroupMember } from '../storage/repos/directory-groups.js';
+import type { DirectoryUserRecord } from '../storage/repos/directory-users.js';
+import { scimErrors } from './errors.js';
+
+export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
+export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
+export const ENTERPRISE_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+export const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+
+// scimmy's typings want a Schema instance; at run time it takes the class (as its docs show).
+SCIMMY.Schemas.User.extend(SCIMMY.Schemas.EnterpriseUser as unknown as Parameters<typeof SCIMMY.Schemas.User.extend>[0]);
+
+type Json = Record<string, unknown>;
+
+/** Entra ID has sent booleans as "True"/"False" strings; accept those for `active`. */
+export function normalizeBooleans(body: Json): Json {
+  const active = body.active;
+  if (typeof active === 'string' && /^(true|false)$/i.test(active)) return { ...body, active: active.toLowerCase() === 'true' };
+  return body;
+}
+
+const plain = (o: unknown): Json => JSON.parse(JSON.stringify(o)) as Json;
+
+/** Runs scimmy's schema coercion; its TypeErrors (wrong type, missing required) become invalidValue. */
+function coerce(schema: typeof SCIMMY.Schemas.User | typeof SCIMMY.Schemas.Group, body: unknown): Json {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw scimErrors.invalidSyntax('the body must be a JSON object');
+  try {
+    const out = plain(new schema(normalizeBooleans(body as Json), 'in'));
+    delete out.id;
+    delete out.meta;
+    delete out.password;
+    return out;
+  } catch (err) {
+    throw scimErrors.invalidValue(err instanceof Error ? err.message : 'invalid resource');
+  }
+}
+
+export interface UserFields {
+  resource: Json;
+  userName: string;
+  externalId: string | null;
+  displayName: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  email: string | null;
+  emailType: string | null;
+  active: boolean;
+}
+
+type Email = { value?: string; type?: string; primary?: boolean };
+
+/** Extracts the indexed columns from a coerced User resource. */
+export function userFields(resource: Json): UserFields {
+  const userName = resource.userName;
+  if (typeof userName !== 'string' || userName.trim() === '') throw scimErrors.invalidValue('userName is required');
+  const name = (resource.name ?? {}) as { givenName?: string; familyName?: string };
+  const emails = (Array.isArray(resource.emails) ? resource.emails : []) as Email[];
+  const email = emails.find((e) => e.primary && e.value) ?? emails.find((e) => e.value);
+  if (emails.filter((e) => e.primary).length > 1) throw scimErrors.invalidValue('only one email may be primary');
+  return {
+    resource,
+    userName: userName.trim(),
+    externalId: typeof resource.externalId === 'string' ? resource.externalId : null,
+    displayName: typeof resource.displayName === 'string' ? resource.displayName : null,
+    givenName: name.givenName ?? null,
+    familyName: name.familyName ?? null,
+    email: email?.value ? email.value.trim().toLowerCase() : null,
+    emailType: email?.type ?? null,
+    active: resource.active !== false,
+  };
+}
+
+export const coerceUser = (body: unknown) => userFields(coerce(SCIMMY.Schemas.User, body));
+
+export function coerceGroup(body: unknown): { displayName: string; externalId: string | null; memberIds: string[] } {
+  const g = coerce(SCIMMY.Schemas.Group, body);
+  const displayName = typeof g.displayName === 'string' ? g.displayName.trim() : '';
+  if (!displayName) throw scimErrors.invalidValue('displayName is required');
+  const members = (Array.isArray(g.members) ? g.members : []) as Array<{ value?: string }>;
+  if (members.some((m) => typeof m.value !== 'string')) throw scimErrors.invalidValue('members[].value is required');
+  return { displayName, externalId: typeof g.externalId === 'string' ? g.externalId : null, memberIds: members.map((m) => m.value as string) };
+}
+
+export const etagOf = (version: number) => `W/"${version}"`;
+
+/** A User as SCIM JSON; `groups` (read-only) is rendered only when given (single-resource reads). */
+export function userToScim(u: DirectoryUserRecord, base: string, groups?: Array<{ id: string; displayName: string }>): Json {
+  const { schemas: _s, id: _i, meta: _m, userName: _u, active: _a, groups: _g, ...rest } = u.resource;
+  const hasEnterprise = Object.hasOwn(rest, ENTERPRISE_SCHEMA);
+  return {
+    schemas: hasEnterprise ? [USER_SCHEMA, ENTERPRISE_SCHEMA] : [USER_SCHEMA],
+    id: u.id,
+    ...(u.externalId !== null ? { externalId: u.externalId } : {}),
+    userName: u.userName,
+    ...rest,
+    active: u.active,
+    ...(groups ? { groups: groups.map((g) => ({ value: g.id, display: g.displayName, $ref: `${base}/Groups/${g.id}`, type: 'direct' })) } : {}),
+    meta: {
+      resourceType: 'User',
+      created: new Date(u.createdAt).toISOString(),
+      lastModified: new Date(u.updatedAt).toISOString(),
+      location: `${base}/Users/${u.id}`,
+      version: etagOf(u.version),
+    },
+  };
+}
+
+export function groupToScim(g: DirectoryGroupRecord, base: string, members: GroupMember[]): Json {
+  return {
+    schemas: [GROUP_SCHEMA],
+    id: g.id,
+    ...(g.externalId !== null ? { externalId: g.externalId } : {}),
+    displayName: g.displayName,
+    members: members.map((m) => ({ value: m.id, display: m.displayName ?? m.userName, $ref: `${base}/Users/${m.id}`, type: 'User' })),
+    meta: {
+      resourceType: 'Group',
+      created: new Date(g.createdAt).toISOString(),
+      lastModified: new Date(g.updatedAt).toISOString(),
+      location: `${base}/Groups/${g.id}`,
+      version: etagOf(g.version),
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The SCIM 2.0 server under /scim/v2 (a Fastify plugin kept outside /v1): only a directory
+ * connection's bearer token authorizes it, every answer is application/scim+json, and every
+ * failure is a SCIM error.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Context } from '../context.js';
+import { tenantOf } from '../http/tenant.js';
+import { isAppError } from '../kernel/errors.js';
+import { DirectoryConnectionRepo } from '../storage/repos/directory-connections.js';
+import { authenticateScim } from './auth.js';
+import { etagOf } from './resources.js';
+import { ScimError, SCIM_CONTENT_TYPE, scimErrors } from './errors.js';
+import { resourceRoutes } from './resource-routes.js';
+import { resourceType, resourceTypeList, schema, schemaList, serviceProviderConfig } from './discovery.js';
+import type { ScimConnection } from './provisioning.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The directory connection whose token authorized this SCIM request. */
+    scimConnection: ScimConnection | null;
+  }
+}
+
+export function send(reply: FastifyReply, status: number, body: unknown, version?: number): FastifyReply {
+  if (version !== undefined) reply.header('etag', etagOf(version));
+  return reply.code(status).header('content-type', SCIM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+export function connectionOf(request: FastifyRequest): ScimConnection {
+  if (!request.scimConnection) throw scimErrors.unauthorized('a SCIM token is required');
+  return request.scimConnection;
+}
+
+export const baseUrlOf = (request: FastifyRequest) => `${tenantOf(request).issuer.replace(/\/$/, '')}/scim/v2`;
+
+function toScimError(err: unknown, request: FastifyRequest): ScimError {
+  if (err instanceof ScimError) return err;
+  if (isAppError(err)) return new ScimError(err.status, undefined, err.description ?? err.code, err.headers);
+  const e = err as { code?: string; statusCode?: number };
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.statusCode === 413) return scimErrors.tooLarge('the request body is too large');
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e.statusCode === 415) return scimErrors.unsupportedMediaType('send application/scim+json');
+  if (err instanceof SyntaxError || e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return scimErrors.invalidSyntax('the body is not valid JSON');
+  }
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return scimErrors.invalidSyntax('malformed request');
+  request.log.error({ err }, 'unhandled SCIM error');
+  return scimErrors.server();
+}
+
+export async function scimRoutes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
+  const { ctx } = opts;
+  const connections = new DirectoryConnectionRepo(ctx.db.kysely);
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: ctx.config.bodyLimit }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(scimErrors.invalidSyntax('the body is not valid JSON'), undefined);
+    }
+  });
+  app.setErrorHandler((err, request, reply) => {
+    const e = toScimError(err, request);
+    for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
+    return send(reply.header('cache-control', 'no-store'), e.status, e.toBody());
+  });
+  app.setNotFoundHandler((request, reply) => send(reply, 404, scimErrors.notFound(`no SCIM endpoint ${request.method} ${request.url.split('?')[0]}`).toBody()));
+
+  app.decorateRequest('scimConnection', null);
+  app.addHook('onRequest', async (request) => {
+    const conn = await authenticateScim(connections, ctx.clock, tenantOf(request).id, request.headers.authorization);
+    request.scimConnection = { id: conn.id, tenantId: conn.tenantId, organizationId: conn.organizationId, groupRoles: conn.groupRoles };
+  });
+
+  app.get('/ServiceProviderConfig', async (request, reply) => send(reply, 200, serviceProviderConfig(baseUrlOf(request), ctx.config.bodyLimit)));
+  app.get('/ResourceTypes', async (request, reply) => send(reply, 200, resourceTypeList(baseUrlOf(request))));
+  app.get<{ Params: { id: string } }>('/ResourceTypes/:id', async (request, reply) => send(reply, 200, resourceType(baseUrlOf(request), request.params.id)));
+  app.get('/Schemas', async (request, reply) => send(reply, 200, schemaList(baseUrlOf(request))));
+  app.get<{ Params: { id: string } }>('/Schemas/:id', async (request, reply) => send(reply, 200, schema(baseUrlOf(request), request.params.id)));
+  app.post('/Bulk', async () => {
+    throw scimErrors.notImplemented('Bulk operations are not supported (ServiceProviderConfig bulk.supported is false)');
+  });
+
+  await app.register(resourceRoutes, { ctx });
+}

@@ -1,0 +1,212 @@
+/** SCIM Users of one connection: create, read, list, replace, patch, delete (RFC 7644 §3). */
+import type { Kysely } from 'kysely';
+import SCIMMY from 'scimmy';
+import { newId } from '../kernel/ids.js';
+import { normalizeEmail } from '../management/users/service.js';
+import { isUniqueViolation } from '../storage/db.js';
+import { DirectoryGroupRepo } from '../storage/repos/directory-groups.js';
+import { type DirectoryUserRecord, DirectoryUserRepo, type ListQuery } from '../storage/repos/directory-users.js';
+import { UserRepo } from '../storage/repos/users.js';
+import type { Database } from '../storage/schema.js';
+import { fromScimmy, ScimError, scimErrors } from './errors.js';
+import { type AttributeMap, filterToSql } from './filter/sql.js';
+import type { ListParams } from './list.js';
+import { ensureMember, removeMember, type ScimConnection, type ScimDeps, scimActor } from './provisioning.js';
+import { coerceUser, normalizeBooleans, USER_SCHEMA, type UserFields, userFields, userToScim } from './resources.js';
+import { checkIfMatch, withRetry } from './concurrency.js';
+
+/** Filterable User attributes (lower-cased paths) → columns. Anything else is invalidFilter. */
+export const USER_FILTERS: AttributeMap = {
+  id: { kind: 'string', column: 'directory_users.id', caseExact: true },
+  externalid: { kind: 'string', column: 'directory_users.external_id', caseExact: true },
+  username: { kind: 'string', column: 'directory_users.user_name_lc', caseExact: false, storedLower: true },
+  displayname: { kind: 'string', column: 'directory_users.display_name', caseExact: false },
+  'name.givenname': { kind: 'string', column: 'directory_users.given_name', caseExact: false },
+  'name.familyname': { kind: 'string', column: 'directory_users.family_name', caseExact: false },
+  'emails.value': { kind: 'string', column: 'directory_users.email', caseExact: false, storedLower: true },
+  'emails.type': { kind: 'string', column: 'directory_users.email_type', caseExact: false },
+  active: { kind: 'boolean', column: 'directory_users.active' },
+  'meta.created': { kind: 'datetime', column: 'directory_users.created_at' },
+  'meta.lastmodified': { kind: 'datetime', column: 'directory_users.updated_at' },
+};
+
+export const USER_SORT_KEYS: Record<string, ListQuery['sortBy']> = {
+  id: 'id',
+  username: 'user_name_lc',
+  externalid: 'external_id',
+  displayname: 'display_name',
+  'meta.created': 'created_at',
+  'meta.lastmodified': 'updated_at',
+};
+
+/** The tenant user's email: the SCIM primary email, else an email-shaped userName. */
+function tenantEmail(f: UserFields): string {
+  const email = f.email ?? (f.userName.includes('@') ? f.userName : null);
+  if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) throw scimErrors.invalidValue('an email is required: emails[].value or an email-shaped userName');
+  return normalizeEmail(email);
+}
+
+const displayNameOf = (f: UserFields) =>
+  f.displayName ?? (((f.resource.name as { formatted?: string } | undefined)?.formatted ?? [f.givenName, f.familyName].filter(Boolean).join(' ')) || null);
+
+const uniqueness = (err: unknown) => (isUniqueViolation(err) ? scimErrors.uniqueness('userName or email already exists in this directory') : err);
+
+export class ScimUsers {
+  constructor(private readonly deps: ScimDeps) {}
+
+  private tx<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return withRetry(() => this.deps.db.transaction().execute(fn)).catch((err: unknown) => {
+      throw uniqueness(err);
+    });
+  }
+
+  private record(trx: Kysely<Database>, conn: ScimConnection, type: 'directory.user.created' | 'directory.user.updated' | 'directory.user.deleted' | 'directory.user.deactivated' | 'directory.user.reactivated', du: DirectoryUserRecord, extra: Record<string, unknown> = {}) {
+    return this.deps.events.record(trx, {
+      tenantId: conn.tenantId,
+      organizationId: conn.organizationId,
+      actor: scimActor(conn),
+      type,
+      data: { connection_id: conn.id, scim_id: du.id, user_id: du.userId, user_name: du.userName, ...extra },
+    });
+  }
+
+  async create(conn: ScimConnection, body: unknown): Promise<DirectoryUserRecord> {
+    const f = coerceUser(body);
+    const email = tenantEmail(f);
+    return this.tx(async (trx) => {
+      const now = this.deps.clock.now();
+      const users = new UserRepo(trx);
+      const repo = new DirectoryUserRepo(trx);
+      let user = await users.findByEmail(conn.tenantId, email);
+      const ownsUser = !user;
+      if (user && (await repo.findByUserId(conn.id, user.id))) throw scimErrors.uniqueness('a user with this email is already provisioned by this directory');
+      if (!user) {
+        user = { id: newId('user', now), tenantId: conn.tenantId, email, name: displayNameOf(f), emailVerified: false, passwordHash: null, createdAt: now, updatedAt: now };
+        await users.insert(user);
+        await this.deps.events.record(trx, { tenantId: conn.tenantId, type: 'user.created', organizationId: null, actor: scimActor(conn), data: { user_id: user.id } });
+      }
+      const { resource: _r, ...cols } = f;
+      const du: DirectoryUserRecord = {
+        id: newId('dsu', now), tenantId: conn.tenantId, connectionId: conn.id, organizationId: conn.organizationId, userId: user.id, ownsUser,
+        ...cols, resource: f.resource, version: 1, createdAt: now, updatedAt: now,
+      };
+      await repo.insert(du);
+      await this.record(trx, conn, 'directory.user.created', du, { active: du.active, linked_existing_user: !ownsUser });
+      if (du.active) await ensureMember(this.deps, trx, conn, du);
+      return du;
+    });
+  }
+
+  async get(conn: ScimConnection, id: string): Promise<DirectoryUserRecord> {
+    const du = await new DirectoryUserRepo(this.deps.db).find(conn.id, id);
+    if (!du) throw scimErrors.notFound(`User ${id} not found`);
+    return du;
+  }
+
+  groupsOf(du: DirectoryUserRecord) {
+    return new DirectoryGroupRepo(this.deps.db).groupsOf(du.id);
+  }
+
+  async list(conn: ScimConnection, p: ListParams) {
+    const where = p.filter ? filterToSql(p.filter, { attributes: USER_FILTERS, coreSchema: USER_SCHEMA }) : undefined;
+    const repo = new DirectoryUserRepo(this.deps.db);
+    const total = await repo.count(conn.id, where);
+    const rows =
+      p.count === 0 ? [] : await repo.list(conn.id, { where, sortBy: (p.sortBy ?? 'id') as ListQuery['sortBy'], descending: p.descending, offset: p.startIndex - 1, limit: p.count });
+    return { total, rows };
+  }
+
+  async replace(conn: ScimConnection, id: string, body: unknown, ifMatch: string | undefined): Promise<DirectoryUserRecord> {
+    const f = coerceUser(body);
+    return this.tx(async (trx) => {
+      const cur = await this.current(trx, conn, id, ifMatch);
+      return this.apply(trx, conn, cur, f);
+    });
+  }
+
+  async patch(conn: ScimConnection, id: string, body: unknown, ifMatch: string | undefined): Promise<DirectoryUserRecord> {
+    const message = patchMessage(body);
+    return this.tx(async (trx) => {
+      const cur = await this.current(trx, conn, id, ifMatch);
+      const { meta: _m, ...scim } = userToScim(cur, '');
+      let patched: unknown;
+      try {
+        patched = await message.apply(new SCIMMY.Schemas.User(scim));
+      } catch (err) {
+        throw fromScimmy(err) ?? (err instanceof TypeError ? scimErrors.invalidValue(err.message) : err);
+      }
+      if (!patched) return cur;
+      const { id: _i, meta: _m2, groups: _g, ...resource } = JSON.parse(JSON.stringify(patched)) as Record<string, unknown>;
+      return this.apply(trx, conn, cur, userFields(resource));
+    });
+  }
+
+  async delete(conn: ScimConnection, id: string, ifMatch: string | undefined): Promise<void> {
+    await this.tx(async (trx) => {
+      const cur = await this.current(trx, conn, id, ifMatch);
+      await new DirectoryUserRepo(trx).delete(conn.id, cur.id);
+      await removeMember(this.deps, trx, conn, cur);
+      await this.record(trx, conn, 'directory.user.deleted', cur);
+    });
+  }
+
+  private async current(trx: Kysely<Database>, conn: ScimConnection, id: string, ifMatch: string | undefined) {
+    const cur = await new DirectoryUserRepo(trx).find(conn.id, id);
+    if (!cur) throw scimErrors.notFound(`User ${id} not found`);
+    checkIfMatch(ifMatch, cur.version);
+    return cur;
+  }
+
+  /** Writes the new state (compare-and-set on version), then the membership and profile effects. */
+  private async apply(trx: Kysely<Database>, conn: ScimConnection, cur: DirectoryUserRecord, f: UserFields): Promise<DirectoryUserRecord> {
+    const { resource, ...cols } = f;
+    const changed = (Object.keys(cols) as Array<keyof typeof cols>).filter((k) => cols[k] !== cur[k]);
+    if (changed.length === 0 && JSON.stringify(resource) === JSON.stringify(cur.resource)) return cur;
+    const next = await new DirectoryUserRepo(trx).replace({ ...cur, ...cols, resource }, this.deps.clock.now());
+    if (!next) throw new ScimError(409, undefined, 'retry');
+    if (cur.ownsUser) await this.syncProfile(trx, conn, cur, f);
+    const fields = changed.filter((k) => k !== 'active');
+    if (fields.length || changed.length === 0) await this.record(trx, conn, 'directory.user.updated', next, { fields: changed.length ? fields : ['resource'] });
+    if (cur.active && !next.active) {
+      await removeMember(this.deps, trx, conn, next);
+      await this.record(trx, conn, 'directory.user.deactivated', next);
+    } else if (!cur.active && next.active) {
+      await ensureMember(this.deps, trx, conn, next);
+      await this.record(trx, conn, 'directory.user.reactivated', next);
+    }
+    return next;
+  }
+
+  /** Profile changes reach the tenant user only when this SCIM user created it. */
+  private async syncProfile(trx: Kysely<Database>, conn: ScimConnection, cur: DirectoryUserRecord, f: UserFields) {
+    const users = new UserRepo(trx);
+    const user = await users.find(conn.tenantId, cur.userId);
+    if (!user) return;
+    const email = tenantEmail(f);
+    const name = displayNameOf(f);
+    const patch = { ...(email !== user.email ? { email } : {}), ...(name !== user.name ? { name } : {}) };
+    if (Object.keys(patch).length === 0) return;
+    await users.update(conn.tenantId, user.id, patch, this.deps.clock.now());
+    await this.deps.events.record(trx, { tenantId: conn.tenantId, type: 'user.updated', organizationId: null, actor: scimActor(conn), data: { user_id: user.id, fields: Object.keys(patch) } });
+  }
+}
+
+/** Validates a PatchOp message with scimmy; Entra's "True"/"False" strings for `active` become booleans. */
+export function patchMessage(body: unknown): InstanceType<typeof SCIMMY.Messages.PatchOp> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw scimErrors.invalidSyntax('the body must be a PatchOp object');
+  const ops = (body as { Operations?: unknown }).Operations;
+  const normalized = Array.isArray(ops)
+    ? ops.map((op: Record<string, unknown>) => {
+        if (typeof op !== 'object' || op === null) return op;
+        const path = typeof op.path === 'string' ? op.path.toLowerCase() : undefined;
+        if (path === 'active' && typeof op.value === 'string') return { ...op, value: normalizeBooleans({ active: op.value }).active };
+        if (path === undefined && typeof op.value === 'object' && op.value !== null && !Array.isArray(op.value)) return { ...op, value: normalizeBooleans(op.value as Record<string, unknown>) };
+        return op;
+      })
+    : ops;
+  try {
+    return new SCIMMY.Messages.PatchOp({ ...(body as object), Operations: normalized } as ConstructorParameters<typeof SCIMMY.Messages.PatchOp>[0]);
+  } catch (err) {
+    throw fromScimmy(err) ?? scimErrors.invalidSyntax(err instanceof Error ? err.message : 'invalid PatchOp');
+  }
+}

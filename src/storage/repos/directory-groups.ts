@@ -1,0 +1,162 @@
+import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Database } from '../schema.js';
+
+export interface DirectoryGroupRecord {
+  id: string;
+  tenantId: string;
+  connectionId: string;
+  displayName: string;
+  externalId: string | null;
+  version: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface GroupMember {
+  id: string;
+  userName: string;
+  displayName: string | null;
+}
+
+export interface GroupListQuery {
+  where?: Expression<SqlBool>;
+  sortBy: 'id' | 'display_name_lc' | 'external_id' | 'created_at' | 'updated_at';
+  descending: boolean;
+  offset: number;
+  limit: number;
+}
+
+type Row = Database['directory_groups'];
+const toRecord = (r: Row): DirectoryGroupRecord => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  connectionId: r.connection_id,
+  displayName: r.display_name,
+  externalId: r.external_id,
+  version: Number(r.version),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class DirectoryGroupRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(g: DirectoryGroupRecord): Promise<void> {
+    await this.db
+      .insertInto('directory_groups')
+      .values({
+        id: g.id,
+        tenant_id: g.tenantId,
+        connection_id: g.connectionId,
+        display_name: g.displayName,
+        display_name_lc: g.displayName.toLowerCase(),
+        external_id: g.externalId,
+        version: g.version,
+        created_at: g.createdAt,
+        updated_at: g.updatedAt,
+      })
+      .execute();
+  }
+
+  async find(connectionId: string, id: string): Promise<DirectoryGroupRecord | undefined> {
+    const row = await this.db.selectFrom('directory_groups').selectAll().where('connection_id', '=', connectionId).where('id', '=', id).executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async list(connectionId: string, q: GroupListQuery): Promise<DirectoryGroupRecord[]> {
+    let query = this.db.selectFrom('directory_groups').selectAll().where('connection_id', '=', connectionId);
+    if (q.where) query = query.where(q.where);
+    const dir = q.descending ? 'desc' : 'asc';
+    return (await query.orderBy(q.sortBy, dir).orderBy('id', dir).offset(q.offset).limit(q.limit).execute()).map(toRecord);
+  }
+
+  async count(connectionId: string, where?: Expression<SqlBool>): Promise<number> {
+    let query = this.db.selectFrom('directory_groups').select((eb) => eb.fn.countAll<number>().as('n')).where('connection_id', '=', connectionId);
+    if (where) query = query.where(where);
+    return Number((await query.executeTakeFirstOrThrow()).n);
+  }
+
+  /** Compare-and-set on version for displayName/externalId changes. */
+  async update(g: DirectoryGroupRecord, now: number): Promise<DirectoryGroupRecord | undefined> {
+    const row = await this.db
+      .updateTable('directory_groups')
+      .set({ display_name: g.displayName, display_name_lc: g.displayName.toLowerCase(), external_id: g.externalId, version: g.version + 1, updated_at: now })
+      .where('connection_id', '=', g.connectionId)
+      .where('id', '=', g.id)
+      .where('version', '=', g.version)
+      .returningAll()
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async delete(connectionId: string, id: string): Promise<DirectoryGroupRecord | undefined> {
+    const row = await this.db.deleteFrom('directory_groups').where('connection_id', '=', connectionId).where('id', '=', id).returningAll().executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async members(groupId: string): Promise<GroupMember[]> {
+    const rows = await this.db
+      .selectFrom('directory_group_members as m')
+      .innerJoin('directory_users as u', 'u.id', 'm.member_id')
+      .select(['u.id', 'u.user_name', 'u.display_name'])
+      .where('m.group_id', '=', groupId)
+      .orderBy('u.id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, userName: r.user_name, displayName: r.display_name }));
+  }
+
+  async memberIds(groupId: string): Promise<string[]> {
+    return (await this.db.selectFrom('directory_group_members').select('member_id').where('group_id', '=', groupId).execute()).map((r) => r.member_id);
+  }
+
+  /** Adds members (ignoring ones already there); returns the ids actually added. */
+  async addMembers(tenantId: string, groupId: string, memberIds: string[]): Promise<string[]> {
+    if (memberIds.length === 0) return [];
+    const present = new Set(
+      (await this.db.selectFrom('directory_group_members').select('member_id').where('group_id', '=', groupId).where('member_id', 'in', memberIds).execute()).map(
+        (r) => r.member_id,
+      ),
+    );
+    const added = [...new Set(memberIds)].filter((id) => !present.has(id));
+    if (added.length) {
+      await this.db
+        .insertInto('directory_group_members')
+        .values(added.map((member_id) => ({ tenant_id: tenantId, group_id: groupId, member_id })))
+        .execute();
+    }
+    return added;
+  }
+
+  async removeMembers(groupId: string, memberIds: string[]): Promise<string[]> {
+    if (memberIds.length === 0) return [];
+    const rows = await this.db
+      .deleteFrom('directory_group_members')
+      .where('group_id', '=', groupId)
+      .where('member_id', 'in', memberIds)
+      .returning('member_id')
+      .execute();
+    return rows.map((r) => r.member_id);
+  }
+
+  /** Lower-cased displayNames of the groups a SCIM user belongs to. */
+  async groupNamesOf(memberId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('directory_group_members as m')
+      .innerJoin('directory_groups as g', 'g.id', 'm.group_id')
+      .select('g.display_name_lc')
+      .where('m.member_id', '=', memberId)
+      .execute();
+    return rows.map((r) => r.display_name_lc);
+  }
+
+  async groupsOf(memberId: string): Promise<Array<{ id: string; displayName: string }>> {
+    const rows = await this.db
+      .selectFrom('directory_group_members as m')
+      .innerJoin('directory_groups as g', 'g.id', 'm.group_id')
+      .select(['g.id', 'g.display_name'])
+      .where('m.member_id', '=', memberId)
+      .orderBy('g.id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, displayName: r.display_name }));
+  }
+}

@@ -1,0 +1,147 @@
+import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Database } from '../schema.js';
+
+/** A SCIM user of one directory connection, linked to a tenant user. */
+export interface DirectoryUserRecord {
+  id: string;
+  tenantId: string;
+  connectionId: string;
+  organizationId: string;
+  userId: string;
+  ownsUser: boolean;
+  userName: string;
+  externalId: string | null;
+  displayName: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  email: string | null;
+  emailType: string | null;
+  active: boolean;
+  /** The stored SCIM resource (no id, meta or password). */
+  resource: Record<string, unknown>;
+  version: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface ListQuery {
+  where?: Expression<SqlBool>;
+  /** A column of directory_users (allow-listed by the caller). */
+  sortBy: 'id' | 'user_name_lc' | 'external_id' | 'display_name' | 'created_at' | 'updated_at';
+  descending: boolean;
+  offset: number;
+  limit: number;
+}
+
+type Row = Database['directory_users'];
+const toRecord = (r: Row): DirectoryUserRecord => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  connectionId: r.connection_id,
+  organizationId: r.organization_id,
+  userId: r.user_id,
+  ownsUser: Number(r.owns_user) === 1,
+  userName: r.user_name,
+  externalId: r.external_id,
+  displayName: r.display_name,
+  givenName: r.given_name,
+  familyName: r.family_name,
+  email: r.email,
+  emailType: r.email_type,
+  active: Number(r.active) === 1,
+  resource: JSON.parse(r.resource) as Record<string, unknown>,
+  version: Number(r.version),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toRow = (u: DirectoryUserRecord): Row => ({
+  id: u.id,
+  tenant_id: u.tenantId,
+  connection_id: u.connectionId,
+  organization_id: u.organizationId,
+  user_id: u.userId,
+  owns_user: u.ownsUser ? 1 : 0,
+  user_name: u.userName,
+  user_name_lc: u.userName.toLowerCase(),
+  external_id: u.externalId,
+  display_name: u.displayName,
+  given_name: u.givenName,
+  family_name: u.familyName,
+  email: u.email,
+  email_type: u.emailType,
+  active: u.active ? 1 : 0,
+  resource: JSON.stringify(u.resource),
+  version: u.version,
+  created_at: u.createdAt,
+  updated_at: u.updatedAt,
+});
+
+export class DirectoryUserRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(u: DirectoryUserRecord): Promise<void> {
+    await this.db.insertInto('directory_users').values(toRow(u)).execute();
+  }
+
+  async find(connectionId: string, id: string): Promise<DirectoryUserRecord | undefined> {
+    const row = await this.db.selectFrom('directory_users').selectAll().where('connection_id', '=', connectionId).where('id', '=', id).executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async findByUserId(connectionId: string, userId: string): Promise<DirectoryUserRecord | undefined> {
+    const row = await this.db
+      .selectFrom('directory_users')
+      .selectAll()
+      .where('connection_id', '=', connectionId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /** Existing ids among `ids` in this connection (to validate group members). */
+  async existingIds(connectionId: string, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('directory_users').select('id').where('connection_id', '=', connectionId).where('id', 'in', ids).execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async list(connectionId: string, q: ListQuery): Promise<DirectoryUserRecord[]> {
+    let query = this.db.selectFrom('directory_users').selectAll().where('connection_id', '=', connectionId);
+    if (q.where) query = query.where(q.where);
+    const dir = q.descending ? 'desc' : 'asc';
+    const rows = await query.orderBy(q.sortBy, dir).orderBy('id', dir).offset(q.offset).limit(q.limit).execute();
+    return rows.map(toRecord);
+  }
+
+  async count(connectionId: string, where?: Expression<SqlBool>): Promise<number> {
+    let query = this.db.selectFrom('directory_users').select((eb) => eb.fn.countAll<number>().as('n')).where('connection_id', '=', connectionId);
+    if (where) query = query.where(where);
+    return Number((await query.executeTakeFirstOrThrow()).n);
+  }
+
+  /** Active users of the connection (role re-computation after a mapping change). */
+  async listActive(connectionId: string): Promise<DirectoryUserRecord[]> {
+    const rows = await this.db.selectFrom('directory_users').selectAll().where('connection_id', '=', connectionId).where('active', '=', 1).execute();
+    return rows.map(toRecord);
+  }
+
+  /** Compare-and-set on `version`: writes `u` (with version+1) only if the stored version is `u.version`. */
+  async replace(u: DirectoryUserRecord, now: number): Promise<DirectoryUserRecord | undefined> {
+    const { id: _id, tenant_id: _t, connection_id: _c, created_at: _ca, ...set } = toRow(u);
+    const row = await this.db
+      .updateTable('directory_users')
+      .set({ ...set, version: u.version + 1, updated_at: now })
+      .where('connection_id', '=', u.connectionId)
+      .where('id', '=', u.id)
+      .where('version', '=', u.version)
+      .returningAll()
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async delete(connectionId: string, id: string): Promise<DirectoryUserRecord | undefined> {
+    const row = await this.db.deleteFrom('directory_users').where('connection_id', '=', connectionId).where('id', '=', id).returningAll().executeTakeFirst();
+    return row && toRecord(row);
+  }
+}
