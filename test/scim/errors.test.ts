@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createDirectory, type Directory, expectScimError, GROUP, PATCH, USER } from './helpers.js';
+
+describe('SCIM errors: filter injection and malformed input', () => {
+  let s: TestServer;
+  let d: Directory;
+  let userId: string;
+  let groupId: string;
+  before(async () => {
+    s = await startTestServer({ config: { bodyLimit: 64 * 1024 } });
+    d = await createDirectory(s);
+    userId = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'alice@acme.example', emails: [{ value: 'alice@acme.example', type: 'work', primary: true }] })).json().id;
+    await d.scim('POST', '/Users', { schemas: [USER], userName: 'bob@acme.example' });
+    groupId = (await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Staff' })).json().id;
+  });
+  after(() => s.close());
+
+  const filters: Array<[string, string]> = [
+    ['or-true injection', 'userName eq "a" or "1" eq "1"'],
+    ['SQL in a string stays a value (no match), but a quote break is a syntax error', `userName eq "a" ' or 1=1 --`],
+    ['unbalanced parentheses', '(userName eq "a"'],
+    ['closing parenthesis', 'userName eq "a")'],
+    ['unknown attribute', 'nickName eq "x"'],
+    ['password', 'password eq "secret"'],
+    ['deep nesting', `${'('.repeat(40)}userName eq "a"${')'.repeat(40)}`],
+    ['too many comparisons', Array.from({ length: 60 }, (_, i) => `userName eq "u${i}"`).join(' or ')],
+    ['unknown operator', 'userName xx "a"'],
+    ['missing value', 'userName eq'],
+    ['wrong value type', 'active eq "yes"'],
+    ['operator not valid for booleans', 'active gt true'],
+    ['bad date', 'meta.created gt "yesterday"'],
+    ['unterminated string', 'userName eq "abc'],
+    ['semicolon', 'userName eq "a"; drop table users'],
+    ['empty', ' '],
+    ['huge', `userName eq "${'a'.repeat(2000)}"`],
+  ];
+  for (const [name, filter] of filters) {
+    it(`answers 400 invalidFilter: ${name}`, async () => {
+      expectScimError(await d.scim('GET', `/Users?filter=${encodeURIComponent(filter)}`), 400, 'invalidFilter');
+    });
+  }
+
+  it('keeps SQL metacharacters inside a string as data', async () => {
+    for (const v of [`a' or '1'='1`, 'a%', '_', 'x\\"; drop table users; --']) {
+      const r = await d.scim('GET', `/Users?filter=${encodeURIComponent(`userName co ${JSON.stringify(v)}`)}`);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json().totalResults, 0, v);
+    }
+  });
+
+  it('answers 400 invalidFilter for a Group filter on a User attribute', async () => {
+    expectScimError(await d.scim('GET', `/Groups?filter=${encodeURIComponent('userName eq "a"')}`), 400, 'invalidFilter');
+  });
+
+  it('answers 400 invalidSyntax for a body that is not JSON', async () => {
+    expectScimError(await d.scim('POST', '/Users', '{"userName": '), 400, 'invalidSyntax');
+  });
+
+  it('answers 400 invalidSyntax for a PatchOp without its schema or with a bad op', async () => {
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { Operations: [{ op: 'replace', path: 'title', value: 'x' }] }), 400, 'invalidSyntax');
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'frobnicate', path: 'title', value: 'x' }] }), 400, 'invalidSyntax');
+    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'merge', path: 'displayName', value: 'x' }] }), 400, 'invalidSyntax');
+  });
+
+  it('answers 400 invalidValue for wrong types and missing required attributes', async () => {
+    expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: 42 }), 400, 'invalidValue');
+    expectScimError(await d.scim('POST', '/Users', { schemas: [USER], displayName: 'no userName' }), 400, 'invalidValue');
+    expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: 'no-email-anywhere' }), 400, 'invalidValue');
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: 7 }] }), 400, 'invalidValue');
+    expectScimError(await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'G', members: [{ value: 'dsu_00000000000000000000000000' }] }), 400, 'invalidValue');
+    expectScimError(await d.scim('GET', '/Users?count=abc'), 400, 'invalidValue');
+    expectScimError(await d.scim('GET', '/Users?sortBy=password'), 400, 'invalidValue');
+  });
+
+  it('answers 400 invalidPath for an unknown or malformed path', async () => {
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'bogus', value: 'x' }] }), 400, 'invalidPath');
+    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'bogus', value: 'x' }] }), 400, 'invalidPath');
+    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members[display co "x"]' }] }), 400, 'invalidPath');
+  });
+
+  it('answers 400 noTarget when a value filter matches nothing or remove has no path', async () => {
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'emails[type eq "home"].value', value: 'x@y.z' }] }), 400, 'noTarget');
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'remove' }] }), 400, 'noTarget');
+    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'remove' }] }), 400, 'noTarget');
+  });
+
+  it('answers 400 mutability for a change of id', async () => {
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'id', value: 'dsu_x' }] }), 400, 'mutability');
+    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'id', value: 'dsg_x' }] }), 400, 'mutability');
+    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { id: 'dsg_other', displayName: 'x' } }] }), 400, 'mutability');
+  });
+
+  it('answers 409 uniqueness for a duplicate userName (any case) or group name', async () => {
+    expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: 'ALICE@acme.example' }), 409, 'uniqueness');
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'userName', value: 'bob@acme.example' }] }), 409, 'uniqueness');
+    expectScimError(await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'staff' }), 409, 'uniqueness');
+  });
+
+  it('answers 404 for unknown ids, malformed ids and unknown endpoints', async () => {
+    expectScimError(await d.scim('GET', '/Users/dsu_00000000000000000000000000'), 404);
+    expectScimError(await d.scim('GET', '/Users/../../v1/organizations'), 404);
+    expectScimError(await d.scim('DELETE', '/Groups/not-an-id'), 404);
+    expectScimError(await d.scim('GET', '/Unknown'), 404);
+    expectScimError(await d.scim('GET', '/Schemas/urn:nope'), 404);
+  });
+
+  it('answers 412 when If-Match does not match the ETag', async () => {
+    const r = await d.scim('GET', `/Users/${userId}`);
+    const etag = String(r.headers.etag);
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'title', value: 'x' }] }, { 'if-match': 'W/"999"' }), 412);
+    expectScimError(await d.scim('DELETE', `/Groups/${groupId}`, undefined, { 'if-match': 'W/"999"' }), 412);
+    const ok = await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'title', value: 'x' }] }, { 'if-match': etag });
+    assert.equal(ok.status, 200, ok.text);
+    assert.notEqual(ok.headers.etag, etag);
+    expectScimError(await d.scim('PUT', `/Users/${userId}`, { schemas: [USER], userName: 'alice@acme.example' }, { 'if-match': etag }), 412);
+  });
+
+  it('answers 413 for an oversized payload', async () => {
+    expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: 'big@acme.example', title: 'x'.repeat(100 * 1024) }), 413);
+  });
+
+  it('answers 415 for a non-JSON content type and 501 for /Bulk', async () => {
+    expectScimError(await d.scim('POST', '/Users', 'userName=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415);
+    expectScimError(await d.scim('POST', '/Bulk', { schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkRequest'], Operations: [] }), 501);
+  });
+});

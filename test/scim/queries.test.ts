@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createDirectory, type Directory, ENTERPRISE, GROUP, USER } from './helpers.js';
+
+describe('SCIM discovery, filters, paging, sorting and projection', () => {
+  let s: TestServer;
+  let d: Directory;
+  const ids: string[] = [];
+  before(async () => {
+    s = await startTestServer();
+    d = await createDirectory(s);
+    for (const [i, name] of ['carol', 'alice', 'erin', 'bob', 'dave'].entries()) {
+      const r = await d.scim('POST', '/Users', {
+        schemas: [USER, ENTERPRISE],
+        userName: `${name}@acme.example`,
+        externalId: `ext-${i}`,
+        displayName: name.toUpperCase(),
+        name: { givenName: name, familyName: 'Tester' },
+        active: name !== 'erin',
+        [ENTERPRISE]: { department: 'R&D', employeeNumber: String(i) },
+      });
+      assert.equal(r.status, 201, r.text);
+      ids.push(r.json().id);
+    }
+  });
+  after(() => s.close());
+
+  const list = async (query: string) => {
+    const r = await d.scim('GET', `/Users?${query}`);
+    assert.equal(r.status, 200, r.text);
+    return r.json();
+  };
+  const names = (body: { Resources: Array<{ userName: string }> }) => body.Resources.map((u) => u.userName.split('@')[0]);
+  const f = (filter: string) => `filter=${encodeURIComponent(filter)}`;
+
+  it('serves ServiceProviderConfig, ResourceTypes and Schemas', async () => {
+    const spc = (await d.scim('GET', '/ServiceProviderConfig')).json();
+    assert.equal(spc.patch.supported, true);
+    assert.equal(spc.bulk.supported, false);
+    assert.deepEqual(spc.filter, { supported: true, maxResults: 200 });
+    assert.equal(spc.sort.supported, true);
+    assert.equal(spc.etag.supported, true);
+    assert.equal(spc.authenticationSchemes[0].type, 'oauthbearertoken');
+    const types = (await d.scim('GET', '/ResourceTypes')).json();
+    assert.deepEqual(types.Resources.map((t: { id: string }) => t.id), ['User', 'Group']);
+    assert.equal((await d.scim('GET', '/ResourceTypes/Group')).json().endpoint, '/Groups');
+    const schemas = (await d.scim('GET', '/Schemas')).json();
+    assert.deepEqual(schemas.Resources.map((x: { id: string }) => x.id), [USER, ENTERPRISE, GROUP]);
+    const user = (await d.scim('GET', `/Schemas/${USER}`)).json();
+    assert.ok(user.attributes.some((a: { name: string }) => a.name === 'userName'));
+  });
+
+  it('filters with eq/ne/co/sw/ew/pr, and/or/not, case-insensitively on userName', async () => {
+    assert.deepEqual(names(await list(f('userName sw "A"'))), ['alice']);
+    assert.deepEqual(names(await list(`${f('userName ew "@ACME.EXAMPLE" and not (active eq true)')}`)), ['erin']);
+    assert.deepEqual(names(await list(`${f('displayName eq "bob" or externalId eq "ext-0"')}&sortBy=userName`)), ['bob', 'carol']);
+    assert.equal((await list(f('externalId eq "EXT-0"'))).totalResults, 0, 'externalId is case-exact');
+    assert.equal((await list(f('name.familyName co "test" and (name.givenName eq "dave" or name.givenName eq "alice")'))).totalResults, 2);
+    assert.equal((await list(f('displayName pr and active eq false'))).totalResults, 1);
+    assert.equal((await list(f('externalId pr'))).totalResults, 5);
+    assert.equal((await list(f('userName ne "alice@acme.example"'))).totalResults, 4);
+    assert.equal((await list(f('meta.created gt "2000-01-01T00:00:00Z"'))).totalResults, 5);
+    assert.equal((await list(f(`urn:ietf:params:scim:schemas:core:2.0:User:userName eq "bob@acme.example"`))).totalResults, 1);
+    assert.equal((await list(f('userName co "%"'))).totalResults, 0);
+  });
+
+  it('pages per RFC 7644: startIndex<1 is 1, negative count is 0, huge count is capped, past the end is empty', async () => {
+    const first = await list('startIndex=1&count=2&sortBy=userName');
+    assert.deepEqual(names(first), ['alice', 'bob']);
+    assert.equal(first.totalResults, 5);
+    assert.equal(first.itemsPerPage, 2);
+    assert.deepEqual(names(await list('startIndex=3&count=2&sortBy=userName')), ['carol', 'dave']);
+    const zero = await list('startIndex=0&count=1&sortBy=userName');
+    assert.equal(zero.startIndex, 1);
+    assert.deepEqual(names(zero), ['alice']);
+    const negative = await list('count=-5');
+    assert.equal(negative.totalResults, 5);
+    assert.deepEqual(negative.Resources, []);
+    assert.equal(negative.itemsPerPage, 0);
+    assert.equal((await list('count=100000')).Resources.length, 5);
+    const past = await list('startIndex=50');
+    assert.equal(past.totalResults, 5);
+    assert.deepEqual(past.Resources, []);
+  });
+
+  it('sorts by userName, displayName and meta.created in both orders', async () => {
+    assert.deepEqual(names(await list('sortBy=userName&sortOrder=descending')), ['erin', 'dave', 'carol', 'bob', 'alice']);
+    assert.deepEqual(names(await list('sortBy=meta.created')), ['carol', 'alice', 'erin', 'bob', 'dave']);
+    assert.deepEqual(names(await list('sortBy=displayName&sortOrder=ascending')), ['alice', 'bob', 'carol', 'dave', 'erin']);
+  });
+
+  it('projects attributes and excludedAttributes (id and schemas always returned)', async () => {
+    const only = await list(`${f('userName eq "bob@acme.example"')}&attributes=userName,name.givenName,${ENTERPRISE}:department`);
+    assert.deepEqual(only.Resources[0], { schemas: [USER, ENTERPRISE], id: ids[3], userName: 'bob@acme.example', name: { givenName: 'bob' }, [ENTERPRISE]: { department: 'R&D' } });
+    const without = await list(`${f('userName eq "bob@acme.example"')}&excludedAttributes=name,meta,${ENTERPRISE}`);
+    const u = without.Resources[0];
+    assert.equal(u.name, undefined);
+    assert.equal(u.meta, undefined);
+    assert.equal(u[ENTERPRISE], undefined);
+    assert.equal(u.userName, 'bob@acme.example');
+    const single = await d.scim('GET', `/Users/${ids[0]}?attributes=displayName`);
+    assert.deepEqual(single.json(), { schemas: [USER, ENTERPRISE], id: ids[0], displayName: 'CAROL' });
+  });
+});
