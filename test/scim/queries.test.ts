@@ -63,6 +63,9 @@ describe('SCIM discovery, filters, paging, sorting and projection', () => {
     assert.equal((await list(f('meta.created gt "2000-01-01T00:00:00Z"'))).totalResults, 5);
     assert.equal((await list(f(`urn:ietf:params:scim:schemas:core:2.0:User:userName eq "bob@acme.example"`))).totalResults, 1);
     assert.equal((await list(f('userName co "%"'))).totalResults, 0);
+    // not() of a group keeps its meaning (De Morgan), and nested groups parse.
+    assert.deepEqual(names(await list(`${f('not (userName sw "a" or userName sw "b")')}&sortBy=userName`)), ['carol', 'dave', 'erin']);
+    assert.deepEqual(names(await list(`${f('active eq true and (userName sw "a" or (userName sw "d" and displayName eq "dave"))')}&sortBy=userName`)), ['alice', 'dave']);
   });
 
   it('pages per RFC 7644: startIndex<1 is 1, negative count is 0, huge count is capped, past the end is empty', async () => {

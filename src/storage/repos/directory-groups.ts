@@ -109,22 +109,17 @@ export class DirectoryGroupRepo {
     return (await this.db.selectFrom('directory_group_members').select('member_id').where('group_id', '=', groupId).execute()).map((r) => r.member_id);
   }
 
-  /** Adds members (ignoring ones already there); returns the ids actually added. */
+  /** Adds members (ignoring ones already there, race-free); returns the ids actually added. */
   async addMembers(tenantId: string, groupId: string, memberIds: string[]): Promise<string[]> {
-    if (memberIds.length === 0) return [];
-    const present = new Set(
-      (await this.db.selectFrom('directory_group_members').select('member_id').where('group_id', '=', groupId).where('member_id', 'in', memberIds).execute()).map(
-        (r) => r.member_id,
-      ),
-    );
-    const added = [...new Set(memberIds)].filter((id) => !present.has(id));
-    if (added.length) {
-      await this.db
-        .insertInto('directory_group_members')
-        .values(added.map((member_id) => ({ tenant_id: tenantId, group_id: groupId, member_id })))
-        .execute();
-    }
-    return added;
+    const ids = [...new Set(memberIds)];
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .insertInto('directory_group_members')
+      .values(ids.map((member_id) => ({ tenant_id: tenantId, group_id: groupId, member_id })))
+      .onConflict((oc) => oc.columns(['group_id', 'member_id']).doNothing())
+      .returning('member_id')
+      .execute();
+    return rows.map((r) => r.member_id);
   }
 
   async removeMembers(groupId: string, memberIds: string[]): Promise<string[]> {
