@@ -12,6 +12,9 @@ import { SigningKeyRepo } from './storage/repos/signing-keys.js';
 import { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { createOAuthModule, type OAuthModule } from './oauth-http/module.js';
+import { createEgressAgent, type EgressAgent } from './webhooks/egress-agent.js';
+import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './webhooks/egress-policy.js';
+import { webhookOutbox } from './webhooks/outbox.js';
 
 /** Everything a running Keyhall needs, wired once per process. */
 export interface Context {
@@ -26,13 +29,21 @@ export interface Context {
   tenants: TenantService;
   /** OAuth clients, token ports and services (src/oauth-http/module.ts). */
   oauth: OAuthModule;
+  /** Outbound HTTP: the egress policy, the resolver it checks with, and the guarded agent. */
+  egress: { policy: EgressPolicy; resolver?: EgressResolver; agent: EgressAgent };
   close(): Promise<void>;
 }
 
 const MASTER_KEY_CHECK = 'master_key_check';
 
 /** Opens the database, migrates it, loads the master key and checks it against the database. */
-export async function createContext(config: Config, opts: { clock?: Clock } = {}): Promise<Context> {
+export interface ContextOptions {
+  clock?: Clock;
+  /** How outbound host names are resolved (tests inject one to stage DNS rebinding). */
+  egressResolver?: EgressResolver;
+}
+
+export async function createContext(config: Config, opts: ContextOptions = {}): Promise<Context> {
   const clock = opts.clock ?? systemClock;
   const masterKey = loadMasterKey({ env: config.masterKey, dataDir: config.dataDir, allowKeyFile: !config.databaseUrl });
   const envelope = new Envelope(masterKey);
@@ -53,6 +64,10 @@ export async function createContext(config: Config, opts: { clock?: Clock } = {}
     const signingKeys = new SigningKeyRepo(db.kysely);
     const keystore = new Keystore(signingKeys, envelope, clock, config.cacheTtlMs);
     const events = new EventRepo(db.kysely, db.dialect);
+    const recorder = new EventRecorder(events, clock);
+    recorder.onRecorded(webhookOutbox(clock, db.dialect, config.webhookRetrySchedule.length));
+    const policy = parseEgressAllowlist(config.egressAllow);
+    const agent = createEgressAgent(policy, { resolver: opts.egressResolver });
     return {
       config,
       clock,
@@ -60,10 +75,14 @@ export async function createContext(config: Config, opts: { clock?: Clock } = {}
       envelope,
       keystore,
       repos: { tenants: new TenantRepo(db.kysely), signingKeys, apiKeys: new ApiKeyRepo(db.kysely), meta, events },
-      events: new EventRecorder(events, clock),
+      events: recorder,
       tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000),
       oauth: createOAuthModule(db, clock, keystore, config),
-      close: () => db.close(),
+      egress: { policy, resolver: opts.egressResolver, agent },
+      close: async () => {
+        await agent.close();
+        await db.close();
+      },
     };
   } catch (err) {
     await db.close();

@@ -1,15 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
-import { type Context, createContext } from './context.js';
+import { type Context, type ContextOptions, createContext } from './context.js';
 import { buildApp } from './http/app.js';
-import type { Clock } from './kernel/clock.js';
 import type { CreatedTenant } from './tenants/service.js';
 import { TenantInputError } from './kernel/tenancy.js';
+import { WebhookDeliveryRepo } from './storage/repos/webhook-deliveries.js';
+import { WebhookEndpointRepo } from './storage/repos/webhook-endpoints.js';
+import { Dispatcher } from './webhooks/dispatcher.js';
 
 export interface RunningServer {
   app: FastifyInstance;
   ctx: Context;
   port: number;
+  /** The webhook delivery loop of this instance. */
+  dispatcher: Dispatcher;
   /** Set when this start created the first tenant (newcomer path). */
   bootstrapped?: CreatedTenant;
   /** Stops accepting, lets in-flight requests finish (up to the timeout), closes the database. */
@@ -17,7 +21,7 @@ export interface RunningServer {
 }
 
 /** config → database → app → listen. Used by `keyhall serve` and by the tests. */
-export async function startServer(config: Config, opts: { clock?: Clock } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, opts: ContextOptions = {}): Promise<RunningServer> {
   const ctx = await createContext(config, opts);
   let app: FastifyInstance;
   try {
@@ -40,6 +44,19 @@ export async function startServer(config: Config, opts: { clock?: Clock } = {}):
     }
   }
 
+  const dispatcher = new Dispatcher({
+    deliveries: new WebhookDeliveryRepo(ctx.db.kysely, ctx.db.dialect),
+    endpoints: new WebhookEndpointRepo(ctx.db.kysely),
+    envelope: ctx.envelope,
+    agent: ctx.egress.agent,
+    clock: ctx.clock,
+    log: app.log,
+    schedule: config.webhookRetrySchedule,
+    timeoutMs: config.webhookTimeoutMs,
+    intervalMs: config.dispatchIntervalMs,
+  });
+  dispatcher.start();
+
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -51,11 +68,11 @@ export async function startServer(config: Config, opts: { clock?: Clock } = {}):
           resolve();
         }, config.shutdownTimeoutMs);
       });
-      await Promise.race([app.close(), timeout]);
+      await Promise.race([Promise.all([app.close(), dispatcher.stop()]), timeout]);
       clearTimeout(timer);
       await ctx.close();
     })();
     return closing;
   };
-  return { app, ctx, port, bootstrapped, close };
+  return { app, ctx, port, dispatcher, bootstrapped, close };
 }

@@ -38,6 +38,25 @@ const schema = z.object({
   cacheTtlMs: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /** KEYHALL_SHUTDOWN_TIMEOUT_MS: in-flight requests get this long to finish on SIGTERM. */
   shutdownTimeoutMs: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * KEYHALL_EGRESS_ALLOW: comma-separated CIDRs that outbound requests (webhooks, later the vault
+   * and jwks_uri) may reach even though they are private or loopback; plain http is allowed only
+   * to these. For tests and private deployments.
+   */
+  egressAllow: z.string().optional(),
+  /** KEYHALL_WEBHOOK_TIMEOUT_MS: total time limit of one webhook delivery attempt. */
+  webhookTimeoutMs: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /**
+   * KEYHALL_WEBHOOK_RETRY_SCHEDULE: seconds to wait before each attempt (the first is 0); its
+   * length is the number of attempts. The spec's schedule is the default.
+   */
+  webhookRetrySchedule: z
+    .string()
+    .regex(/^\d+(,\d+){0,9}$/, 'comma-separated seconds, e.g. 0,10,60,300,1800')
+    .default('0,10,60,300,1800')
+    .transform((v) => v.split(',').map(Number)),
+  /** KEYHALL_DISPATCH_INTERVAL_MS: how often the webhook dispatcher looks for due deliveries. */
+  dispatchIntervalMs: z.coerce.number().int().min(10).max(60_000).default(1000),
   /** KEYHALL_BOOTSTRAP: on an empty database, create a tenant for localhost:<port> at start. */
   bootstrap: z
     .enum(['true', 'false', '1', '0'])
@@ -62,6 +81,10 @@ const envNames: Record<keyof Config, string> = {
   cacheTtlMs: 'KEYHALL_CACHE_TTL_MS',
   shutdownTimeoutMs: 'KEYHALL_SHUTDOWN_TIMEOUT_MS',
   bootstrap: 'KEYHALL_BOOTSTRAP',
+  egressAllow: 'KEYHALL_EGRESS_ALLOW',
+  webhookTimeoutMs: 'KEYHALL_WEBHOOK_TIMEOUT_MS',
+  webhookRetrySchedule: 'KEYHALL_WEBHOOK_RETRY_SCHEDULE',
+  dispatchIntervalMs: 'KEYHALL_DISPATCH_INTERVAL_MS',
 };
 
 export class ConfigError extends Error {}

@@ -15,6 +15,8 @@ export const EVENT_TYPES = {
   'member.added': { webhook: true, description: 'a user was added to an organization' },
   'member.removed': { webhook: true, description: 'a user was removed from an organization' },
   'member.role_changed': { webhook: true, description: "a member's role changed" },
+  'webhook_endpoint.created': { webhook: false, description: 'a webhook endpoint was registered' },
+  'webhook_endpoint.deleted': { webhook: false, description: 'a webhook endpoint was removed' },
   'credential.issued': { webhook: true, description: 'a verifiable credential was issued' },
   'credential.revoked': { webhook: true, description: "a credential's status-list bit was flipped" },
   'directory.connection.created': { webhook: false, description: 'a directory (SCIM) connection was created' },

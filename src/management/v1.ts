@@ -20,6 +20,8 @@ import { OrganizationService } from './organizations/service.js';
 import type { Permission } from './permissions.js';
 import { userRoutes } from './users/routes.js';
 import { UserService } from './users/service.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import { WebhookService } from './webhooks/service.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -84,6 +86,9 @@ export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Pr
   await app.register(eventRoutes(ctx.repos.events));
   await app.register(directoryRoutes(new DirectoryService(deps)));
   await app.register(clientRoutes(ctx.oauth.clients));
+  await app.register(
+    webhookRoutes(new WebhookService({ ...deps, envelope: ctx.envelope, egressPolicy: ctx.egress.policy, resolver: ctx.egress.resolver })),
+  );
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

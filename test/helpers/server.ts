@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Config, loadConfig } from '../../src/config/index.js';
-import type { Clock } from '../../src/kernel/clock.js';
+import type { ContextOptions } from '../../src/context.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import type { CreatedTenant } from '../../src/tenants/service.js';
 import { freshPostgresDatabase, onPostgres } from './db.js';
@@ -28,12 +28,18 @@ export interface TestServer {
  * PostgreSQL database when the suite runs with KEYHALL_TEST_DB=postgres.
  */
 export async function startTestServer(
-  opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>> } = {},
+  opts: ContextOptions & {
+    config?: Partial<Record<keyof Config, unknown>>;
+    /** Start a second instance on the first one's database (PostgreSQL only), sharing its tenant. */
+    shareDatabaseWith?: TestServer;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-test-'));
   const env: Record<string, string> = { KEYHALL_DATA_DIR: dataDir, KEYHALL_LOG_LEVEL: 'silent' };
   let drop: (() => Promise<void>) | undefined;
-  if (onPostgres) {
+  if (opts.shareDatabaseWith) {
+    Object.assign(env, opts.shareDatabaseWith.env, { KEYHALL_DATA_DIR: dataDir });
+  } else if (onPostgres) {
     const database = await freshPostgresDatabase();
     drop = database.drop;
     env.KEYHALL_DATABASE_URL = database.url;
@@ -46,9 +52,9 @@ export async function startTestServer(
     logLevel: process.env.KEYHALL_TEST_LOG_LEVEL ?? 'silent',
     ...opts.config,
   });
-  const server = await startServer(config, { clock: opts.clock });
+  const server = await startServer(config, { clock: opts.clock, egressResolver: opts.egressResolver });
   const port = server.port;
-  const tenant = await server.ctx.tenants.create({ host: `127.0.0.1:${port}` });
+  const tenant = opts.shareDatabaseWith?.tenant ?? (await server.ctx.tenants.create({ host: `127.0.0.1:${port}` }));
   return {
     port,
     server,
@@ -56,7 +62,7 @@ export async function startTestServer(
     env,
     tenant,
     createTenant: (host, issuer) => server.ctx.tenants.create({ host, issuer }),
-    request: (r) => request(port, { host: `127.0.0.1:${port}`, ...r }),
+    request: (r) => request(port, { host: tenant.tenant.host, ...r }),
     close: async () => {
       await server.close();
       await drop?.();

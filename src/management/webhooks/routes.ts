@@ -1,0 +1,116 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf, iso, page, pageQuery } from '../common.js';
+import { actorOf } from '../v1.js';
+import { endpointView, type WebhookService } from './service.js';
+
+const endpointSchema = z.object({
+  endpoint_id: z.string(),
+  organization_id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  created_at: z.string(),
+});
+const deliverySchema = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  status: z.string(),
+  attempts: z.array(
+    z.object({ attempt: z.number(), at: z.string(), duration_ms: z.number(), status_code: z.number().nullable(), error: z.string().nullable() }),
+  ),
+  next_attempt_at: z.string().nullable(),
+  created_at: z.string(),
+});
+
+const orgParams = z.strictObject({ orgId: idOf('org') });
+const endpointParams = z.strictObject({ orgId: idOf('org'), webhookId: idOf('we') });
+const deliveryParams = endpointParams.extend({ deliveryId: idOf('whd') });
+const tags = ['webhooks'];
+
+export const webhookRoutes =
+  (service: WebhookService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post('/organizations/:orgId/webhooks', {
+      config: { permission: 'webhooks:write', access: 'organization' },
+      schema: {
+        tags,
+        summary: 'Register a webhook endpoint (the signing secret is shown only here)',
+        params: orgParams,
+        body: z.strictObject({ url: z.string().max(2048), events: z.array(z.string().max(64)).min(1).max(64).optional() }),
+        response: { 201: endpointSchema.extend({ secret: z.string() }), 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const { endpoint, secret } = await service.create(tenantOf(request).id, actorOf(request), request.params.orgId, request.body);
+        return reply.code(201).send({ ...endpointView(endpoint), secret });
+      },
+    });
+
+    r.get('/organizations/:orgId/webhooks', {
+      config: { permission: 'webhooks:read', access: 'organization' },
+      schema: { tags, summary: 'List webhook endpoints (never their secrets)', params: orgParams, response: { 200: z.object({ data: z.array(endpointSchema) }) } },
+      handler: async (request) => ({ data: (await service.list(tenantOf(request).id, request.params.orgId)).map(endpointView) }),
+    });
+
+    r.get('/organizations/:orgId/webhooks/:webhookId', {
+      config: { permission: 'webhooks:read', access: 'organization' },
+      schema: { tags, summary: 'Get a webhook endpoint', params: endpointParams, response: { 200: endpointSchema, 404: errorResponse } },
+      handler: async (request) => endpointView(await service.get(tenantOf(request).id, request.params.orgId, request.params.webhookId)),
+    });
+
+    r.delete('/organizations/:orgId/webhooks/:webhookId', {
+      config: { permission: 'webhooks:write', access: 'organization' },
+      schema: { tags, summary: 'Remove a webhook endpoint (its pending deliveries are dropped)', params: endpointParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.webhookId);
+        return reply.code(204).send();
+      },
+    });
+
+    r.get('/organizations/:orgId/webhooks/:webhookId/deliveries', {
+      config: { permission: 'webhooks:read', access: 'organization' },
+      schema: {
+        tags,
+        summary: "An endpoint's delivery log, with every attempt",
+        params: endpointParams,
+        querystring: pageQuery.extend({ status: z.enum(['pending', 'delivering', 'delivered', 'failed']).optional() }),
+        response: { 200: z.object({ data: z.array(deliverySchema), next_cursor: z.string().nullable() }), 404: errorResponse },
+      },
+      handler: async (request) => {
+        const { limit, after, status } = request.query;
+        const rows = await service.deliveries(tenantOf(request).id, request.params.orgId, request.params.webhookId, { status, after, limit: limit + 1 });
+        const p = page(rows, limit, (x) => x.delivery.id);
+        return {
+          data: p.data.map(({ delivery: d, attempts }) => ({
+            id: d.id,
+            event_id: d.eventId,
+            event_type: d.eventType,
+            status: d.status,
+            attempts: attempts.map((a) => ({ attempt: a.attempt, at: iso(a.startedAt), duration_ms: a.durationMs, status_code: a.statusCode, error: a.error })),
+            next_attempt_at: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
+            created_at: iso(d.createdAt),
+          })),
+          next_cursor: p.next_cursor,
+        };
+      },
+    });
+
+    r.post('/organizations/:orgId/webhooks/:webhookId/deliveries/:deliveryId/retry', {
+      config: { permission: 'webhooks:write', access: 'organization' },
+      schema: {
+        tags,
+        summary: 'Replay a delivered or failed delivery now (same webhook-id and body)',
+        params: deliveryParams,
+        response: { 202: z.object({ id: z.string(), status: z.string() }), 404: errorResponse, 409: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const p = request.params;
+        const d = await service.retry(tenantOf(request).id, p.orgId, p.webhookId, p.deliveryId);
+        return reply.code(202).send({ id: d.id, status: d.status });
+      },
+    });
+  };

@@ -1,0 +1,109 @@
+import type { Actor, EventType } from '../../events/catalogue.js';
+import { WEBHOOK_EVENT_TYPES } from '../../events/catalogue.js';
+import type { Envelope } from '../../kernel/crypto/envelope.js';
+import { errors } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import { OrganizationRepo } from '../../storage/repos/organizations.js';
+import { type DeliveryStatus, WebhookDeliveryRepo } from '../../storage/repos/webhook-deliveries.js';
+import { type WebhookEndpointRecord, WebhookEndpointRepo } from '../../storage/repos/webhook-endpoints.js';
+import { webhookSecretContext } from '../../webhooks/dispatcher.js';
+import { assertEgressUrl } from '../../webhooks/egress.js';
+import type { EgressPolicy, EgressResolver } from '../../webhooks/egress-policy.js';
+import { newWebhookSecret } from '../../webhooks/signer.js';
+import type { ManagementDeps } from '../common.js';
+
+export interface WebhookDeps extends ManagementDeps {
+  envelope: Envelope;
+  egressPolicy: EgressPolicy;
+  resolver?: EgressResolver;
+}
+
+export const endpointView = (e: WebhookEndpointRecord) => ({
+  endpoint_id: e.id,
+  organization_id: e.organizationId,
+  url: e.url,
+  events: e.events,
+  created_at: new Date(e.createdAt).toISOString(),
+});
+
+/** Omitted or ["*"] means every webhook event type, including ones added later. */
+function checkEvents(events: string[] | undefined): string[] {
+  if (events === undefined || (events.length === 1 && events[0] === '*')) return ['*'];
+  const unknown = events.filter((t) => !WEBHOOK_EVENT_TYPES.includes(t as EventType));
+  if (unknown.length) throw errors.invalidRequest(`events: not a webhook event type: ${unknown.join(', ')}`);
+  return [...new Set(events)];
+}
+
+export class WebhookService {
+  constructor(private readonly deps: WebhookDeps) {}
+
+  async create(tenantId: string, actor: Actor, orgId: string, input: { url: string; events?: string[] }) {
+    const events = checkEvents(input.events);
+    const url = await assertEgressUrl(input.url, this.deps.egressPolicy, { resolver: this.deps.resolver });
+    const now = this.deps.clock.now();
+    const id = newId('we', now);
+    const secret = newWebhookSecret();
+    const endpoint: WebhookEndpointRecord = {
+      id,
+      tenantId,
+      organizationId: orgId,
+      url,
+      events,
+      secretEnc: this.deps.envelope.encrypt(secret, webhookSecretContext(tenantId, id)),
+      createdAt: now,
+    };
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      if (!(await new OrganizationRepo(trx).find(tenantId, orgId))) throw errors.notFound('organization not found');
+      await new WebhookEndpointRepo(trx).insert(endpoint);
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'webhook_endpoint.created',
+        organizationId: orgId,
+        actor,
+        data: { endpoint_id: id, url, events },
+      });
+    });
+    return { endpoint, secret };
+  }
+
+  async get(tenantId: string, orgId: string, id: string) {
+    const endpoint = await new WebhookEndpointRepo(this.deps.db.kysely).find(tenantId, orgId, id);
+    if (!endpoint) throw errors.notFound('webhook endpoint not found');
+    return endpoint;
+  }
+
+  list(tenantId: string, orgId: string) {
+    return new WebhookEndpointRepo(this.deps.db.kysely).listByOrganization(tenantId, orgId);
+  }
+
+  async delete(tenantId: string, actor: Actor, orgId: string, id: string): Promise<void> {
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      if (!(await new WebhookEndpointRepo(trx).delete(tenantId, orgId, id))) throw errors.notFound('webhook endpoint not found');
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'webhook_endpoint.deleted',
+        organizationId: orgId,
+        actor,
+        data: { endpoint_id: id },
+      });
+    });
+  }
+
+  async deliveries(tenantId: string, orgId: string, endpointId: string, q: { status?: DeliveryStatus; after?: string; limit: number }) {
+    await this.get(tenantId, orgId, endpointId);
+    const repo = new WebhookDeliveryRepo(this.deps.db.kysely, this.deps.db.dialect);
+    const rows = await repo.list({ tenantId, endpointId, ...q });
+    const attempts = await repo.attemptsOf(rows.map((r) => r.id));
+    return rows.map((d) => ({ delivery: d, attempts: attempts.filter((a) => a.deliveryId === d.id) }));
+  }
+
+  /** Replays a finished delivery: one new attempt now, same webhook-id, same body. */
+  async retry(tenantId: string, orgId: string, endpointId: string, deliveryId: string) {
+    await this.get(tenantId, orgId, endpointId);
+    const repo = new WebhookDeliveryRepo(this.deps.db.kysely, this.deps.db.dialect);
+    const d = await repo.scheduleRetry(tenantId, endpointId, deliveryId, this.deps.clock.now());
+    if (d) return d;
+    if (await repo.find(tenantId, endpointId, deliveryId)) throw errors.conflict('the delivery is still pending; it will be attempted on schedule');
+    throw errors.notFound('delivery not found');
+  }
+}
