@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Keystore } from '../kernel/crypto/keystore.js';
 import { ClientService } from '../management/clients/service.js';
+import { CachedClientStore } from '../oauth/client-cache.js';
 import type { OAuthDeps, OAuthEvent } from '../oauth/token/types.js';
 import type { Db } from '../storage/db.js';
 import { OAuthClientRepo } from '../storage/repos/oauth-clients.js';
@@ -19,8 +20,9 @@ export interface OAuthModule {
 
 export function createOAuthModule(db: Db, clock: Clock, keystore: Keystore, config: Config): OAuthModule {
   const clientRepo = new OAuthClientRepo(db.kysely);
+  const clients = new CachedClientStore(clientRepo, config.cacheTtlMs);
   const deps: OAuthDeps = {
-    clients: clientRepo,
+    clients,
     refreshTokens: new OAuthRefreshTokenRepo(db.kysely),
     replay: new OAuthReplayRepo(db.kysely),
     revoked: new OAuthRevokedTokenRepo(db.kysely),
@@ -30,7 +32,7 @@ export function createOAuthModule(db: Db, clock: Clock, keystore: Keystore, conf
   };
   return {
     deps,
-    clients: new ClientService(clientRepo, clock),
+    clients: new ClientService(clientRepo, clock, (tenantId, clientId) => clients.invalidate(tenantId, clientId)),
     clientRepo,
     setEventSink: (sink) => {
       deps.onEvent = sink;

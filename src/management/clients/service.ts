@@ -82,6 +82,8 @@ export class ClientService {
   constructor(
     private readonly repo: OAuthClientRepo,
     private readonly clock: Clock,
+    /** Drops a client from this instance's cache after a change. */
+    private readonly changed: (tenantId: string, clientId: string) => void = () => undefined,
   ) {}
 
   /** Registers a client; a secret-based client gets its `client_secret` in this response only. */
@@ -139,11 +141,13 @@ export class ClientService {
       next.secretRotatedAt = next.updatedAt;
     }
     if (!(await this.repo.update(next))) throw notFound();
+    this.changed(tenantId, clientId);
     return toView(next, secret);
   }
 
   async delete(tenantId: string, clientId: string): Promise<void> {
     if (!(await this.repo.delete(tenantId, clientId))) throw notFound();
+    this.changed(tenantId, clientId);
   }
 
   /** Replaces the secret; the old one stops working at once. */
@@ -154,6 +158,7 @@ export class ClientService {
     const now = this.clock.now();
     const next = { ...current, secretHash: sha256Hex(secret), secretRotatedAt: now, updatedAt: now };
     if (!(await this.repo.update(next))) throw notFound();
+    this.changed(tenantId, clientId);
     return toView(next, secret);
   }
 

@@ -1,8 +1,8 @@
 /** JWT access tokens (RFC 9068), EdDSA-signed with the tenant's active key. */
 import { randomBytes } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { ActiveKey, SigningAlg } from '../../kernel/crypto/keystore.js';
 import type { OAuthTenant } from '../types.js';
+import { signEdDsaJwt } from './jws.js';
 
 export const AT_TYP = 'at+jwt';
 
@@ -50,13 +50,7 @@ export async function issueAccessToken(
   if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
   if (input.jkt) claims.cnf = { jkt: input.jkt };
   if (input.act) claims.act = input.act;
-  const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: 'EdDSA', typ: AT_TYP, kid: key.kid })
-    .setIssuer(tenant.issuer)
-    .setSubject(input.sub)
-    .setAudience(aud)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + input.ttlSeconds)
-    .sign(key.privateKey);
+  const payload = { iss: tenant.issuer, sub: input.sub, aud, iat, exp: iat + input.ttlSeconds, ...claims };
+  const token = signEdDsaJwt({ alg: 'EdDSA', typ: AT_TYP, kid: key.kid }, payload, key.privateKey);
   return { token, jti, expiresIn: input.ttlSeconds, tokenType: input.jkt ? 'DPoP' : 'Bearer' };
 }
