@@ -71,9 +71,23 @@ describe('keyhall serve (a real process)', () => {
       await fetch(`${issuer}/.well-known/jwks.json?access_token=query-secret-123`, {
         headers: { authorization: 'Bearer header-secret-456', cookie: 'sid=cookie-secret-789', dpop: 'dpop-secret-000' },
       });
+      // An org key minted and used over /v1 appears in no log line either.
+      const platformKey = /API key\s+(sk_live_\S+)/.exec(p.out())![1]!;
+      const v1 = async (method: string, path: string, key: string, body?: unknown) =>
+        getJson(`${issuer}/v1${path}`, {
+          method,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      const org = (await v1('POST', '/organizations', platformKey, { name: 'Logged' })).id;
+      const orgKey = (await v1('POST', `/organizations/${org}/api_keys`, platformKey, { name: 'k', scopes: ['members:read'] })).key;
+      assert.match(orgKey, /^sk_live_/);
+      assert.deepEqual((await v1('GET', `/organizations/${org}/members`, orgKey)).data, []);
       await new Promise((r) => setTimeout(r, 200));
       assert.match(p.out(), /"reqId":"req_/);
-      for (const secret of ['query-secret-123', 'header-secret-456', 'cookie-secret-789', 'dpop-secret-000']) {
+      const bannerCount = p.out().split(platformKey).length - 1;
+      assert.equal(bannerCount, 2, 'the platform key appears only in the banner');
+      for (const secret of ['query-secret-123', 'header-secret-456', 'cookie-secret-789', 'dpop-secret-000', orgKey]) {
         assert.ok(!p.out().includes(secret), `${secret} not logged`);
       }
     } finally {
