@@ -6,7 +6,7 @@
 import { scimErrors } from './errors.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
 import { normalizePath } from './filter/sql.js';
-import { GROUP_SCHEMA, PATCH_SCHEMA } from './resources.js';
+import { GROUP_SCHEMA, MAX_INDEXED_LENGTH, PATCH_SCHEMA } from './resources.js';
 
 export type GroupChange =
   | { kind: 'set'; id?: string; displayName?: string; externalId?: string | null }
@@ -32,7 +32,9 @@ function idsFromValueFilter(node: FilterNode): string[] {
 
 function stringValue(value: unknown, name: string, nullable: boolean): string | null {
   if (nullable && value === null) return null;
-  if (typeof value !== 'string' || value.trim() === '') throw scimErrors.invalidValue(`${name} must be a non-empty string`);
+  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_INDEXED_LENGTH) {
+    throw scimErrors.invalidValue(`${name} must be a non-empty string of at most ${MAX_INDEXED_LENGTH} characters`);
+  }
   return value.trim();
 }
 

@@ -39,12 +39,15 @@ export async function desiredRole(trx: Kysely<Database>, conn: ScimConnection, m
   return ROLE_ORDER.find((r) => roles.includes(r)) ?? 'member';
 }
 
-/** Makes an active SCIM user a member with the mapped role (member.added / member.role_changed). */
-export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
+/**
+ * Makes an active SCIM user a member with the mapped role (member.added / member.role_changed).
+ * The actor is the connection, or the API key whose mapping change triggered it.
+ */
+export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord, actor: Actor = scimActor(conn)): Promise<void> {
   const members = new MemberRepo(trx);
   const role = await desiredRole(trx, conn, du.id);
   const existing = await members.find(conn.tenantId, conn.organizationId, du.userId);
-  const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor: scimActor(conn) };
+  const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor };
   if (!existing) {
     const now = deps.clock.now();
     const r = role ?? 'member';

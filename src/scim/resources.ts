@@ -53,6 +53,9 @@ export interface UserFields {
   active: boolean;
 }
 
+/** Indexed strings (userName, externalId, displayName, email, group names) are capped at this length. */
+export const MAX_INDEXED_LENGTH = 512;
+
 type Email = { value?: string; type?: string; primary?: boolean };
 
 /** Extracts the indexed columns from a coerced User resource. */
@@ -63,6 +66,9 @@ export function userFields(resource: Json): UserFields {
   const emails = (Array.isArray(resource.emails) ? resource.emails : []) as Email[];
   const email = emails.find((e) => e.primary && e.value) ?? emails.find((e) => e.value);
   if (emails.filter((e) => e.primary).length > 1) throw scimErrors.invalidValue('only one email may be primary');
+  for (const [key, value] of [['userName', userName], ['externalId', resource.externalId], ['displayName', resource.displayName], ['email', email?.value]] as const) {
+    if (typeof value === 'string' && value.length > MAX_INDEXED_LENGTH) throw scimErrors.invalidValue(`${key} is longer than ${MAX_INDEXED_LENGTH} characters`);
+  }
   return {
     resource,
     userName: userName.trim(),
@@ -82,6 +88,9 @@ export function coerceGroup(body: unknown): { displayName: string; externalId: s
   const g = coerce(SCIMMY.Schemas.Group, body);
   const displayName = typeof g.displayName === 'string' ? g.displayName.trim() : '';
   if (!displayName) throw scimErrors.invalidValue('displayName is required');
+  if (displayName.length > MAX_INDEXED_LENGTH || (typeof g.externalId === 'string' && g.externalId.length > MAX_INDEXED_LENGTH)) {
+    throw scimErrors.invalidValue(`displayName and externalId are at most ${MAX_INDEXED_LENGTH} characters`);
+  }
   const members = (Array.isArray(g.members) ? g.members : []) as Array<{ value?: string }>;
   if (members.some((m) => typeof m.value !== 'string')) throw scimErrors.invalidValue('members[].value is required');
   return { displayName, externalId: typeof g.externalId === 'string' ? g.externalId : null, memberIds: members.map((m) => m.value as string) };

@@ -165,8 +165,8 @@ export class ScimUsers {
     const next = await new DirectoryUserRepo(trx).replace({ ...cur, ...cols, resource }, this.deps.clock.now());
     if (!next) throw new ScimError(409, undefined, 'retry');
     if (cur.ownsUser) await this.syncProfile(trx, conn, cur, f);
-    const fields = changed.filter((k) => k !== 'active');
-    if (fields.length || changed.length === 0) await this.record(trx, conn, 'directory.user.updated', next, { fields: changed.length ? fields : ['resource'] });
+    const fields = changedAttributes(cur.resource, resource);
+    if (fields.length) await this.record(trx, conn, 'directory.user.updated', next, { fields });
     if (cur.active && !next.active) {
       await removeMember(this.deps, trx, conn, next);
       await this.record(trx, conn, 'directory.user.deactivated', next);
@@ -189,6 +189,12 @@ export class ScimUsers {
     await users.update(conn.tenantId, user.id, patch, this.deps.clock.now());
     await this.deps.events.record(trx, { tenantId: conn.tenantId, type: 'user.updated', organizationId: null, actor: scimActor(conn), data: { user_id: user.id, fields: Object.keys(patch) } });
   }
+}
+
+/** Top-level SCIM attributes that differ (active has its own events). */
+function changedAttributes(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...keys].filter((k) => k !== 'schemas' && k !== 'active' && JSON.stringify(before[k]) !== JSON.stringify(after[k])).sort();
 }
 
 /** Validates a PatchOp message with scimmy; Entra's "True"/"False" strings for `active` become booleans. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type Api, expectError, v1 } from '../helpers/v1.js';
-import { createDirectory, expectScimError, scimClient, USER } from './helpers.js';
+import { createDirectory, eventsOf, expectScimError, GROUP, membersOf, scimClient, USER } from './helpers.js';
 
 describe('directory connections, SCIM tokens and SCIM authentication', () => {
   let s: TestServer;
@@ -82,6 +82,23 @@ describe('directory connections, SCIM tokens and SCIM authentication', () => {
     const d = await createDirectory(s);
     await s.createTenant('other.localhost');
     expectScimError(await scimClient(s, d.token, 'other.localhost')('GET', '/Users'), 401);
+  });
+
+  it('applies a changed group → role mapping to the active users at once (actor: the API key)', async () => {
+    const d = await createDirectory(s);
+    const u = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'lead@acme.example' })).json();
+    await d.scim('POST', '/Users', { schemas: [USER], userName: 'other@acme.example' });
+    await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Leads', members: [{ value: u.id }] });
+    assert.ok((await membersOf(d.api, d.orgId)).every((m) => m.role === 'member'), 'no mapping: roles untouched');
+    const p = await d.api('PATCH', `/organizations/${d.orgId}/directory/connections/${d.connectionId}`, { group_roles: { LEADS: 'admin' } });
+    assert.equal(p.status, 200, p.text);
+    const roles = Object.fromEntries((await membersOf(d.api, d.orgId)).map((m) => [m.user.email, m.role]));
+    assert.deepEqual(roles, { 'lead@acme.example': 'admin', 'other@acme.example': 'member' });
+    const changed = await eventsOf(d.api, d.orgId, 'member.role_changed');
+    assert.equal(changed.length, 1);
+    assert.equal(changed[0]?.actor.type, 'api_key');
+    await d.api('PATCH', `/organizations/${d.orgId}/directory/connections/${d.connectionId}`, { group_roles: {} });
+    assert.equal((await membersOf(d.api, d.orgId)).find((m) => m.user.email === 'lead@acme.example')?.role, 'admin', 'an empty mapping leaves roles alone');
   });
 
   it('rate-limits per connection with 429 and Retry-After', async () => {

@@ -74,6 +74,19 @@ describe('SCIM errors: filter injection and malformed input', () => {
     expectScimError(await d.scim('GET', '/Users?sortBy=password'), 400, 'invalidValue');
   });
 
+  it('answers 400 invalidValue for over-long indexed strings', async () => {
+    expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: `${'a'.repeat(600)}@acme.example` }), 400, 'invalidValue');
+    expectScimError(await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'g'.repeat(600) }), 400, 'invalidValue');
+    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'displayName', value: 'g'.repeat(600) }] }), 400, 'invalidValue');
+  });
+
+  it('accepts application/scim+json with a charset and plain application/json', async () => {
+    const a = await d.scim('POST', '/Users', { schemas: [USER], userName: 'charset@acme.example' }, { 'content-type': 'application/scim+json; charset=utf-8' });
+    assert.equal(a.status, 201, a.text);
+    const b = await d.scim('POST', '/Users', { schemas: [USER], userName: 'json@acme.example' }, { 'content-type': 'application/json' });
+    assert.equal(b.status, 201, b.text);
+  });
+
   it('answers 400 invalidPath for an unknown or malformed path', async () => {
     expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'bogus', value: 'x' }] }), 400, 'invalidPath');
     expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'bogus', value: 'x' }] }), 400, 'invalidPath');

@@ -127,6 +127,6 @@ describe('SCIM: an Okta-shaped provisioning sequence', () => {
       'directory.user.deleted',
     ]);
     for (const e of [...memberEvents, ...scimEvents]) assert.deepEqual(e.actor, { type: 'scim', id: d.connectionId });
-    assert.deepEqual(scimEvents[1]?.data.fields, ['displayName', 'familyName']);
+    assert.deepEqual(scimEvents[1]?.data.fields, ['displayName', 'name']);
   });
 });

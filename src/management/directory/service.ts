@@ -89,7 +89,7 @@ export class DirectoryService {
       if (groupRoles !== undefined) {
         const conn: ScimConnection = { id, tenantId, organizationId: orgId, groupRoles: c.groupRoles };
         const deps = { db: trx, clock: this.deps.clock, events: this.deps.events };
-        for (const du of await new DirectoryUserRepo(trx).listActive(id)) await ensureMember(deps, trx, conn, du);
+        for (const du of await new DirectoryUserRepo(trx).listActive(id)) await ensureMember(deps, trx, conn, du, actor);
       }
       return c;
     });
