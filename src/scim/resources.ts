@@ -18,11 +18,20 @@ SCIMMY.Schemas.User.extend(SCIMMY.Schemas.EnterpriseUser as unknown as Parameter
 
 type Json = Record<string, unknown>;
 
-/** Entra ID has sent booleans as "True"/"False" strings; accept those for `active`. */
-export function normalizeBooleans(body: Json): Json {
-  const active = body.active;
-  if (typeof active === 'string' && /^(true|false)$/i.test(active)) return { ...body, active: active.toLowerCase() === 'true' };
-  return body;
+const BOOLEAN_KEYS = new Set(['active', 'primary']);
+
+/**
+ * Entra ID has sent booleans as "True"/"False" strings; accept those for `active` and for
+ * `primary` inside multi-valued attributes (emails, roles, …).
+ */
+export function normalizeBooleans<T>(value: T, depth = 0): T {
+  if (depth > 3 || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((v) => normalizeBooleans(v, depth + 1)) as T;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = BOOLEAN_KEYS.has(k.toLowerCase()) && typeof v === 'string' && /^(true|false)$/i.test(v) ? v.toLowerCase() === 'true' : normalizeBooleans(v, depth + 1);
+  }
+  return out as T;
 }
 
 const plain = (o: unknown): Json => JSON.parse(JSON.stringify(o)) as Json;

@@ -12,7 +12,8 @@ import { fromScimmy, ScimError, scimErrors } from './errors.js';
 import { type AttributeMap, filterToSql } from './filter/sql.js';
 import type { ListParams } from './list.js';
 import { ensureMember, removeMember, type ScimConnection, type ScimDeps, scimActor } from './provisioning.js';
-import { coerceUser, normalizeBooleans, USER_SCHEMA, type UserFields, userFields, userToScim } from './resources.js';
+import { coerceUser, USER_SCHEMA, type UserFields, userFields, userToScim } from './resources.js';
+import { checkPatchBody, patchMessage } from './patch-compat.js';
 import { checkIfMatch, withRetry } from './concurrency.js';
 
 /** Filterable User attributes (lower-cased paths) → columns. Anything else is invalidFilter. */
@@ -125,10 +126,11 @@ export class ScimUsers {
   }
 
   async patch(conn: ScimConnection, id: string, body: unknown, ifMatch: string | undefined): Promise<DirectoryUserRecord> {
-    const message = patchMessage(body);
+    checkPatchBody(body);
     return this.tx(async (trx) => {
       const cur = await this.current(trx, conn, id, ifMatch);
       const { meta: _m, ...scim } = userToScim(cur, '');
+      const message = patchMessage(body, scim);
       let patched: unknown;
       try {
         patched = await message.apply(new SCIMMY.Schemas.User(scim));
@@ -195,24 +197,4 @@ export class ScimUsers {
 function changedAttributes(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   return [...keys].filter((k) => k !== 'schemas' && k !== 'active' && JSON.stringify(before[k]) !== JSON.stringify(after[k])).sort();
-}
-
-/** Validates a PatchOp message with scimmy; Entra's "True"/"False" strings for `active` become booleans. */
-export function patchMessage(body: unknown): InstanceType<typeof SCIMMY.Messages.PatchOp> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw scimErrors.invalidSyntax('the body must be a PatchOp object');
-  const ops = (body as { Operations?: unknown }).Operations;
-  const normalized = Array.isArray(ops)
-    ? ops.map((op: Record<string, unknown>) => {
-        if (typeof op !== 'object' || op === null) return op;
-        const path = typeof op.path === 'string' ? op.path.toLowerCase() : undefined;
-        if (path === 'active' && typeof op.value === 'string') return { ...op, value: normalizeBooleans({ active: op.value }).active };
-        if (path === undefined && typeof op.value === 'object' && op.value !== null && !Array.isArray(op.value)) return { ...op, value: normalizeBooleans(op.value as Record<string, unknown>) };
-        return op;
-      })
-    : ops;
-  try {
-    return new SCIMMY.Messages.PatchOp({ ...(body as object), Operations: normalized } as ConstructorParameters<typeof SCIMMY.Messages.PatchOp>[0]);
-  } catch (err) {
-    throw fromScimmy(err) ?? scimErrors.invalidSyntax(err instanceof Error ? err.message : 'invalid PatchOp');
-  }
 }

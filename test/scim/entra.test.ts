@@ -101,6 +101,27 @@ describe('SCIM: an Entra ID-shaped provisioning sequence', () => {
     assert.ok(events.every((e) => e.actor.type === 'scim' && e.actor.id === d.connectionId));
   });
 
+  it("accepts Entra's adds through type filters that match no element yet, and string booleans in values", async () => {
+    const u = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'no.email@contoso.com', active: 'True' })).json();
+    assert.equal(u.active, true);
+    const r = await d.scim('PATCH', `/Users/${u.id}`, {
+      schemas: [PATCH],
+      Operations: [
+        { op: 'Add', path: 'emails[type eq "work"].value', value: 'no.email@contoso.com' },
+        { op: 'Add', path: 'addresses[type eq "work"].formatted', value: '1 Main St' },
+        { op: 'Add', path: 'addresses[type eq "work"].locality', value: 'Redmond' },
+        { op: 'Add', path: 'roles', value: [{ value: 'Reader', primary: 'False' }] },
+      ],
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json().emails, [{ type: 'work', value: 'no.email@contoso.com' }]);
+    assert.deepEqual(r.json().addresses, [{ type: 'work', formatted: '1 Main St', locality: 'Redmond' }]);
+    assert.equal(r.json().roles[0].primary, false);
+    const replaceMissing = await d.scim('PATCH', `/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'Replace', path: 'phoneNumbers[type eq "mobile"].value', value: '+1 555 0100' }] });
+    assert.equal(replaceMissing.status, 400);
+    assert.equal(replaceMissing.json().scimType, 'noTarget');
+  });
+
   it('links a SCIM user to an existing tenant user by email without changing that user', async () => {
     const existing = await d.api('POST', '/users', { email: 'Existing@Contoso.com', name: 'Keep Me' });
     assert.equal(existing.status, 201, existing.text);
