@@ -34,6 +34,14 @@ const schema = z.object({
   accessTokenTtlSeconds: z.coerce.number().int().min(30).max(24 * 3600).default(600),
   /** KEYHALL_REFRESH_TOKEN_TTL_SECONDS: absolute lifetime of a refresh-token grant (its family). */
   refreshTokenTtlSeconds: z.coerce.number().int().min(60).default(30 * 24 * 3600),
+  /**
+   * KEYHALL_DPOP_NONCE: require a server-provided nonce in every DPoP proof (RFC 9449 §8/§9;
+   * answered with `use_dpop_nonce` and a `DPoP-Nonce` header). Off by default.
+   */
+  dpopNonce: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   /** KEYHALL_CACHE_TTL_MS: how long an instance caches tenants and signing keys. */
   cacheTtlMs: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /** KEYHALL_SHUTDOWN_TIMEOUT_MS: in-flight requests get this long to finish on SIGTERM. */
@@ -78,6 +86,7 @@ const envNames: Record<keyof Config, string> = {
   keyOverlapSeconds: 'KEYHALL_KEY_OVERLAP_SECONDS',
   accessTokenTtlSeconds: 'KEYHALL_ACCESS_TOKEN_TTL_SECONDS',
   refreshTokenTtlSeconds: 'KEYHALL_REFRESH_TOKEN_TTL_SECONDS',
+  dpopNonce: 'KEYHALL_DPOP_NONCE',
   cacheTtlMs: 'KEYHALL_CACHE_TTL_MS',
   shutdownTimeoutMs: 'KEYHALL_SHUTDOWN_TIMEOUT_MS',
   bootstrap: 'KEYHALL_BOOTSTRAP',

@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import * as oauth from 'oauth4webapi';
+import type { Config } from '../../src/config/index.js';
 import type { Clock } from '../../src/kernel/clock.js';
 import type { ClientView } from '../../src/management/clients/schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -19,7 +20,7 @@ export interface OAuthTestServer extends TestServer {
   verifyAt(token: string, audience?: string): Promise<JWTPayload>;
 }
 
-export async function startOAuthServer(opts: { clock?: Clock } = {}): Promise<OAuthTestServer> {
+export async function startOAuthServer(opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>> } = {}): Promise<OAuthTestServer> {
   const s = await startTestServer(opts);
   const issuer = s.tenant.tenant.issuer;
   const url = new URL(issuer);

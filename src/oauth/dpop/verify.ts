@@ -11,6 +11,7 @@ import {
   type ProtectedHeaderParameters,
 } from 'jose';
 import type { ReplayCache } from '../types.js';
+import type { DpopNonces } from './nonce.js';
 
 /** Algorithms accepted for DPoP proofs (asymmetric only). */
 export const DPOP_ALGS = ['EdDSA', 'Ed25519', 'ES256', 'PS256'] as const;
@@ -21,6 +22,13 @@ const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 /** A failed check; callers turn it into the right error for their endpoint (400 or 401). */
 export class DpopError extends Error {}
 
+/** The proof lacks a current server nonce; `nonce` is the one to use. */
+export class DpopNonceError extends Error {
+  constructor(readonly nonce: string) {
+    super('a fresh DPoP nonce is required');
+  }
+}
+
 export interface DpopExpectation {
   method: string;
   /** The endpoint URL (scheme, host, path) the proof must name. */
@@ -29,6 +37,8 @@ export interface DpopExpectation {
   accessToken?: string;
   tenantId: string;
   now: number;
+  /** When set, the proof must carry a current server nonce. */
+  nonces?: DpopNonces | undefined;
 }
 
 export interface VerifiedDpop {
@@ -113,6 +123,11 @@ function checkAccessTokenHash(p: JWTPayload, accessToken: string | undefined): v
   if (p.ath !== ath) throw new DpopError('ath does not match the access token');
 }
 
+async function checkNonce(p: JWTPayload, e: DpopExpectation): Promise<void> {
+  if (!e.nonces) return;
+  if (!(await e.nonces.isValid(e.tenantId, p.nonce, e.now))) throw new DpopNonceError(await e.nonces.issue(e.tenantId, e.now));
+}
+
 async function consumeJti(replay: ReplayCache, e: DpopExpectation, jkt: string, jti: string): Promise<void> {
   const expiresAt = e.now + 2 * DPOP_IAT_WINDOW_S * 1000;
   if (!(await replay.use(e.tenantId, `dpop:${jkt}:${jti}`, expiresAt, e.now))) throw new DpopError('the DPoP proof was already used');
@@ -130,6 +145,7 @@ export async function verifyDpopProof(proof: string, e: DpopExpectation, replay:
   checkUrl(payload, e.url);
   checkFreshness(payload, e.now);
   checkAccessTokenHash(payload, e.accessToken);
+  await checkNonce(payload, e);
   const jkt = await calculateJwkThumbprint(jwk);
   await consumeJti(replay, e, jkt, payload.jti as string);
   return { jkt, jti: payload.jti as string };

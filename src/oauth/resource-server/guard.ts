@@ -3,7 +3,7 @@
  * protected endpoint (/userinfo, /credentials/*, /mcp). Framework-free; the Fastify preHandler
  * is src/oauth-http/guard.ts.
  */
-import { DPOP_ALGS, DpopError, singleProof, verifyDpopProof } from '../dpop/verify.js';
+import { DPOP_ALGS, DpopError, DpopNonceError, singleProof, verifyDpopProof } from '../dpop/verify.js';
 import { type Challenge, resourceErrors } from '../errors.js';
 import type { OAuthDeps } from '../token/types.js';
 import { type AccessTokenClaims, TokenInvalid, verifyAccessToken } from '../tokens/verify-access-token.js';
@@ -65,10 +65,11 @@ async function checkBinding(req: ProtectedRequest, p: Presented, claims: AccessT
   try {
     const proof = singleProof(req.headers.dpop);
     if (!proof) throw new DpopError('missing DPoP proof');
-    const verified = await verifyDpopProof(proof, { method: req.method, url: req.url, accessToken: p.token, tenantId: tenant.id, now }, deps.replay);
+    const verified = await verifyDpopProof(proof, { method: req.method, url: req.url, accessToken: p.token, tenantId: tenant.id, now, nonces: deps.dpopNonces }, deps.replay);
     if (verified.jkt !== jkt) throw new DpopError('the DPoP proof is signed by another key');
   } catch (err) {
     if (err instanceof DpopError) throw resourceErrors.invalidDpopProof(c, err.message);
+    if (err instanceof DpopNonceError) throw resourceErrors.useDpopNonce(c, err.nonce);
     throw err;
   }
 }

@@ -1,6 +1,6 @@
 /** POST /token (RFC 6749 §3.2): client authentication, DPoP, then the grant's handler. */
 import { authenticateClient } from '../client-auth/authenticate.js';
-import { DpopError, singleProof, verifyDpopProof, type VerifiedDpop } from '../dpop/verify.js';
+import { DpopError, DpopNonceError, singleProof, verifyDpopProof, type VerifiedDpop } from '../dpop/verify.js';
 import { oauthErrors } from '../errors.js';
 import { param } from '../params.js';
 import type { ClientRecord, OAuthHttpRequest, OAuthTenant } from '../types.js';
@@ -25,9 +25,11 @@ export async function tokenRequestProof(req: OAuthHttpRequest, tenant: OAuthTena
   try {
     const proof = singleProof(req.headers.dpop);
     if (!proof) return undefined;
-    return await verifyDpopProof(proof, { method: 'POST', url: `${tenant.issuer}${req.path}`, tenantId: tenant.id, now }, deps.replay);
+    const expectation = { method: 'POST', url: `${tenant.issuer}${req.path}`, tenantId: tenant.id, now, nonces: deps.dpopNonces };
+    return await verifyDpopProof(proof, expectation, deps.replay);
   } catch (err) {
     if (err instanceof DpopError) throw oauthErrors.invalidDpopProof(err.message);
+    if (err instanceof DpopNonceError) throw oauthErrors.useDpopNonce(err.nonce);
     throw err;
   }
 }

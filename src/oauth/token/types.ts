@@ -1,5 +1,6 @@
 /** The token endpoint's dependencies, grant-handler contract and response shape. */
 import type { Clock } from '../../kernel/clock.js';
+import type { DpopNonces } from '../dpop/nonce.js';
 import type { VerifiedDpop } from '../dpop/verify.js';
 import type { KeySource } from '../tokens/access-token.js';
 import type {
@@ -32,6 +33,8 @@ export interface OAuthDeps {
   keys: KeySource;
   clock: Clock;
   settings: OAuthSettings;
+  /** Set when DPoP proofs must carry a server nonce (KEYHALL_DPOP_NONCE). */
+  dpopNonces?: DpopNonces;
   onEvent?: (event: OAuthEvent) => void | Promise<void>;
 }
 
