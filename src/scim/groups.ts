@@ -127,7 +127,8 @@ export class ScimGroups {
   }
 
   private async current(trx: Kysely<Database>, conn: ScimConnection, id: string, ifMatch: string | undefined) {
-    const cur = await new DirectoryGroupRepo(trx).find(conn.id, id);
+    const repo = new DirectoryGroupRepo(trx);
+    const cur = (await repo.lock(conn.id, id)) ? await repo.find(conn.id, id) : undefined;
     if (!cur) throw scimErrors.notFound(`Group ${id} not found`);
     checkIfMatch(ifMatch, cur.version);
     return cur;

@@ -153,7 +153,8 @@ export class ScimUsers {
   }
 
   private async current(trx: Kysely<Database>, conn: ScimConnection, id: string, ifMatch: string | undefined) {
-    const cur = await new DirectoryUserRepo(trx).find(conn.id, id);
+    const repo = new DirectoryUserRepo(trx);
+    const cur = (await repo.lock(conn.id, id)) ? await repo.find(conn.id, id) : undefined;
     if (!cur) throw scimErrors.notFound(`User ${id} not found`);
     checkIfMatch(ifMatch, cur.version);
     return cur;

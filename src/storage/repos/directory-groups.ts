@@ -58,6 +58,21 @@ export class DirectoryGroupRepo {
       .execute();
   }
 
+  /**
+   * Takes the row's write lock for the rest of the transaction (a no-op UPDATE: a row lock on
+   * PostgreSQL, the write lock on SQLite), so concurrent writers of one resource queue instead of
+   * failing their compare-and-set. False: no such row.
+   */
+  async lock(connectionId: string, id: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('directory_groups')
+      .set((eb) => ({ version: eb.ref('version') }))
+      .where('connection_id', '=', connectionId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async find(connectionId: string, id: string): Promise<DirectoryGroupRecord | undefined> {
     const row = await this.db.selectFrom('directory_groups').selectAll().where('connection_id', '=', connectionId).where('id', '=', id).executeTakeFirst();
     return row && toRecord(row);
