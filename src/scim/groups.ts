@@ -85,6 +85,10 @@ export class ScimGroups {
     return new DirectoryGroupRepo(this.deps.db).members(g.id);
   }
 
+  membersOfGroups(groups: DirectoryGroupRecord[]) {
+    return new DirectoryGroupRepo(this.deps.db).membersOfGroups(groups.map((g) => g.id));
+  }
+
   async list(conn: ScimConnection, p: ListParams) {
     const where = p.filter ? filterToSql(p.filter, { attributes: GROUP_FILTERS, coreSchema: GROUP_SCHEMA }) : undefined;
     const repo = new DirectoryGroupRepo(this.deps.db);

@@ -80,11 +80,9 @@ export async function resourceRoutes(app: FastifyInstance, opts: { ctx: Context 
     const { total, rows } = await groups.list(connectionOf(request), p);
     const base = baseUrlOf(request);
     const withMembers = wants('members', p.attributes, p.excludedAttributes);
-    const Resources = [];
-    for (const g of rows) {
-      const resource = groupToScim(g, base, withMembers ? await groups.members(g) : []);
-      Resources.push(project(resource, GROUP_SCHEMA, p.attributes, withMembers ? p.excludedAttributes : [...(p.excludedAttributes ?? []), 'members']));
-    }
+    const members = withMembers ? await groups.membersOfGroups(rows) : new Map();
+    const excluded = withMembers ? p.excludedAttributes : [...(p.excludedAttributes ?? []), 'members'];
+    const Resources = rows.map((g) => project(groupToScim(g, base, members.get(g.id) ?? []), GROUP_SCHEMA, p.attributes, excluded));
     return send(reply, 200, { schemas: [LIST_SCHEMA], totalResults: total, startIndex: p.startIndex, itemsPerPage: rows.length, Resources });
   });
   app.post('/Groups', async (request, reply) => {

@@ -93,6 +93,22 @@ describe('SCIM discovery, filters, paging, sorting and projection', () => {
     assert.deepEqual(names(await list('sortBy=displayName&sortOrder=ascending')), ['alice', 'bob', 'carol', 'dave', 'erin']);
   });
 
+  it('lists groups with their members, sorted and paged, and without members when asked', async () => {
+    for (const [name, members] of [['Zeta', [ids[0], ids[1]]], ['Alpha', [ids[2]]], ['Mid', []]] as const) {
+      assert.equal((await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: name, members: members.map((value) => ({ value })) })).status, 201);
+    }
+    const all = (await d.scim('GET', '/Groups?sortBy=displayName')).json();
+    assert.equal(all.totalResults, 3);
+    assert.deepEqual(all.Resources.map((g: { displayName: string }) => g.displayName), ['Alpha', 'Mid', 'Zeta']);
+    assert.deepEqual(all.Resources.map((g: { members: unknown[] }) => g.members.length), [1, 0, 2]);
+    assert.deepEqual(all.Resources[2].members.map((m: { value: string }) => m.value).sort(), [ids[0], ids[1]].sort());
+    const page = (await d.scim('GET', '/Groups?sortBy=displayName&sortOrder=descending&startIndex=2&count=1&attributes=displayName')).json();
+    assert.deepEqual(page.Resources, [{ schemas: [GROUP], id: page.Resources[0].id, displayName: 'Mid' }]);
+    const member = (await d.scim('GET', `/Groups?filter=${encodeURIComponent(`members.value eq "${ids[2]}" or displayName sw "z"`)}&sortBy=displayName`)).json();
+    assert.deepEqual(member.Resources.map((g: { displayName: string }) => g.displayName), ['Alpha', 'Zeta']);
+    assert.equal((await d.scim('GET', `/Groups?filter=${encodeURIComponent('not (members pr)')}`)).json().Resources[0].displayName, 'Mid');
+  });
+
   it('projects attributes and excludedAttributes (id and schemas always returned)', async () => {
     const only = await list(`${f('userName eq "bob@acme.example"')}&attributes=userName,name.givenName,${ENTERPRISE}:department`);
     assert.deepEqual(only.Resources[0], { schemas: [USER, ENTERPRISE], id: ids[3], userName: 'bob@acme.example', name: { givenName: 'bob' }, [ENTERPRISE]: { department: 'R&D' } });

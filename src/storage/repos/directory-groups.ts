@@ -120,6 +120,21 @@ export class DirectoryGroupRepo {
     return rows.map((r) => ({ id: r.id, userName: r.user_name, displayName: r.display_name }));
   }
 
+  /** Members of several groups in one query (a page of a group list). */
+  async membersOfGroups(groupIds: string[]): Promise<Map<string, GroupMember[]>> {
+    const out = new Map<string, GroupMember[]>(groupIds.map((id) => [id, []]));
+    if (groupIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('directory_group_members as m')
+      .innerJoin('directory_users as u', 'u.id', 'm.member_id')
+      .select(['m.group_id', 'u.id', 'u.user_name', 'u.display_name'])
+      .where('m.group_id', 'in', groupIds)
+      .orderBy('u.id')
+      .execute();
+    for (const r of rows) out.get(r.group_id)?.push({ id: r.id, userName: r.user_name, displayName: r.display_name });
+    return out;
+  }
+
   async memberIds(groupId: string): Promise<string[]> {
     return (await this.db.selectFrom('directory_group_members').select('member_id').where('group_id', '=', groupId).execute()).map((r) => r.member_id);
   }
