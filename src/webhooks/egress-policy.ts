@@ -37,6 +37,7 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const limit = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    timer.unref(); // a look-up nobody waits for any more must not hold the process open
   });
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }

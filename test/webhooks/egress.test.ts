@@ -169,7 +169,7 @@ describe('checkEgressUrl (registration, syntactic)', () => {
 
   it('says which range, for the log', () => {
     const d = checkEgressUrl('https://169.254.169.254/', none);
-    assert.ok(!d.ok);
+    assert.ok(!d.ok, 'refused');
     assert.equal(d.detail, '169.254.169.254 (linkLocal)');
   });
 
@@ -236,7 +236,7 @@ describe('checkEgressUrlResolved (registration, with DNS)', () => {
 
   it('accepts a name whose addresses are all public, and reports them', async () => {
     const d = await checkEgressUrlResolved('https://hooks.example.com/in', none, { resolver });
-    assert.ok(d.ok);
+    assert.ok(d.ok, 'accepted');
     assert.deepEqual(d.addresses, ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c']);
   });
 
@@ -433,7 +433,7 @@ describe('createEgressAgent (connect-time guard)', () => {
 
   it('reports a failed look-up as a network error, not a refusal', async () => {
     const r = await fetchVia('https://nxdomain.example.com/', none, { resolver: fakeResolver({}) });
-    assert.ok(r.error instanceof Error && !(r.error instanceof EgressRefusedError));
+    assert.ok(r.error instanceof Error && !(r.error instanceof EgressRefusedError), String(r.error));
   });
 
   it('over TLS, connects to the checked IP but verifies the certificate and SNI against the name', async () => {
