@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createDirectory, type Directory, expectScimError, GROUP, PATCH, USER } from './helpers.js';
+import { createDirectory, type Directory, expectScimError, GROUP, PATCH, scimClient, USER } from './helpers.js';
 
 describe('SCIM errors: filter injection and malformed input', () => {
   let s: TestServer;
@@ -54,8 +54,13 @@ describe('SCIM errors: filter injection and malformed input', () => {
     expectScimError(await d.scim('GET', `/Groups?filter=${encodeURIComponent('userName eq "a"')}`), 400, 'invalidFilter');
   });
 
-  it('answers 400 invalidSyntax for a body that is not JSON', async () => {
+  it('answers 400 invalidSyntax for a body that is not JSON or not an object', async () => {
     expectScimError(await d.scim('POST', '/Users', '{"userName": '), 400, 'invalidSyntax');
+    expectScimError(await d.scim('POST', '/Users', 'null'), 400, 'invalidSyntax');
+    expectScimError(await d.scim('POST', '/Groups', '[]'), 400, 'invalidSyntax');
+    expectScimError(await d.scim('POST', '/Users', ''), 400, 'invalidSyntax');
+    expectScimError(await d.scim('PATCH', `/Users/${userId}`, '"text"'), 400, 'invalidSyntax');
+    expectScimError(await d.scim('POST', '/Users'), 400, 'invalidSyntax');
   });
 
   it('answers 400 invalidSyntax for a PatchOp without its schema or with a bad op', async () => {
@@ -117,6 +122,7 @@ describe('SCIM errors: filter injection and malformed input', () => {
     expectScimError(await d.scim('DELETE', '/Groups/not-an-id'), 404);
     expectScimError(await d.scim('GET', '/Unknown'), 404);
     expectScimError(await d.scim('GET', '/Schemas/urn:nope'), 404);
+    expectScimError(await scimClient(s, d.token, 'unknown.localhost')('GET', '/Users'), 404);
   });
 
   it('answers 412 when If-Match does not match the ETag', async () => {
