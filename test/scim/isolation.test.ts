@@ -56,6 +56,14 @@ describe('SCIM isolation between connections', () => {
     assert.ok(!(await membersOf(c.api, c.orgId)).some((m) => m.user.email === 'shared@acme.example'));
   });
 
+  it("deleting the organization ends its connections: the token fails and the directory's records go", async () => {
+    const d = await createDirectory(s);
+    const u = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'gone@acme.example' })).json();
+    await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Gone', members: [{ value: u.id }] });
+    assert.equal((await d.api('DELETE', `/organizations/${d.orgId}`)).status, 204);
+    expectScimError(await d.scim('GET', '/Users'), 401);
+  });
+
   it('a revoked token fails on the very next request', async () => {
     const d = await createDirectory(s);
     const u = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'rev@acme.example' })).json();
