@@ -12,6 +12,7 @@ import { SigningKeyRepo } from './storage/repos/signing-keys.js';
 import { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { createOAuthModule, type OAuthModule } from './oauth-http/module.js';
+import { createSigninModule, type SigninModule } from './screens/module.js';
 import { createEgressAgent, type EgressAgent } from './webhooks/egress-agent.js';
 import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './webhooks/egress-policy.js';
 import { webhookOutbox } from './webhooks/outbox.js';
@@ -29,6 +30,8 @@ export interface Context {
   tenants: TenantService;
   /** OAuth clients, token ports and services (src/oauth-http/module.ts). */
   oauth: OAuthModule;
+  /** Sign-in: PAR, /authorize, codes, hosted screens and sessions (src/screens/module.ts). */
+  signin: SigninModule;
   /** Outbound HTTP: the egress policy, the resolver it checks with, and the guarded agent. */
   egress: { policy: EgressPolicy; resolver?: EgressResolver; agent: EgressAgent };
   close(): Promise<void>;
@@ -78,6 +81,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       events: recorder,
       tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000),
       oauth: createOAuthModule(db, clock, keystore, envelope, config),
+      signin: createSigninModule(db, clock, recorder, config),
       egress: { policy, resolver: opts.egressResolver, agent },
       close: async () => {
         await agent.close();

@@ -65,6 +65,22 @@ const schema = z.object({
     .transform((v) => v.split(',').map(Number)),
   /** KEYHALL_DISPATCH_INTERVAL_MS: how often the webhook dispatcher looks for due deliveries. */
   dispatchIntervalMs: z.coerce.number().int().min(10).max(60_000).default(1000),
+  /** KEYHALL_SESSION_IDLE_SECONDS: a hosted-login session ends after this long without use. */
+  sessionIdleSeconds: z.coerce.number().int().min(60).default(12 * 3600),
+  /** KEYHALL_SESSION_MAX_SECONDS: absolute lifetime of a hosted-login session, used or not. */
+  sessionMaxSeconds: z.coerce.number().int().min(60).default(7 * 24 * 3600),
+  /** KEYHALL_PAR_TTL_SECONDS: lifetime of a /par request_uri (`expires_in`). */
+  parTtlSeconds: z.coerce.number().int().min(5).max(600).default(60),
+  /** KEYHALL_CODE_TTL_SECONDS: lifetime of an authorization code. */
+  codeTtlSeconds: z.coerce.number().int().min(5).max(600).default(60),
+  /** KEYHALL_LOGIN_FLOW_TTL_SECONDS: how long a login/consent page of one /authorize request stays usable. */
+  loginFlowTtlSeconds: z.coerce.number().int().min(60).max(24 * 3600).default(1800),
+  /** KEYHALL_LOGIN_MAX_FAILURES_ACCOUNT: failed logins per tenant+account per window before 429. */
+  loginMaxFailuresPerAccount: z.coerce.number().int().min(1).default(10),
+  /** KEYHALL_LOGIN_MAX_FAILURES_IP: failed logins per tenant+client IP per window before 429. */
+  loginMaxFailuresPerIp: z.coerce.number().int().min(1).default(100),
+  /** KEYHALL_LOGIN_FAILURE_WINDOW_SECONDS: the failed-login window; a limit lifts when it ends. */
+  loginFailureWindowSeconds: z.coerce.number().int().min(1).default(900),
   /** KEYHALL_BOOTSTRAP: on an empty database, create a tenant for localhost:<port> at start. */
   bootstrap: z
     .enum(['true', 'false', '1', '0'])
@@ -94,6 +110,14 @@ const envNames: Record<keyof Config, string> = {
   webhookTimeoutMs: 'KEYHALL_WEBHOOK_TIMEOUT_MS',
   webhookRetrySchedule: 'KEYHALL_WEBHOOK_RETRY_SCHEDULE',
   dispatchIntervalMs: 'KEYHALL_DISPATCH_INTERVAL_MS',
+  sessionIdleSeconds: 'KEYHALL_SESSION_IDLE_SECONDS',
+  sessionMaxSeconds: 'KEYHALL_SESSION_MAX_SECONDS',
+  parTtlSeconds: 'KEYHALL_PAR_TTL_SECONDS',
+  codeTtlSeconds: 'KEYHALL_CODE_TTL_SECONDS',
+  loginFlowTtlSeconds: 'KEYHALL_LOGIN_FLOW_TTL_SECONDS',
+  loginMaxFailuresPerAccount: 'KEYHALL_LOGIN_MAX_FAILURES_ACCOUNT',
+  loginMaxFailuresPerIp: 'KEYHALL_LOGIN_MAX_FAILURES_IP',
+  loginFailureWindowSeconds: 'KEYHALL_LOGIN_FAILURE_WINDOW_SECONDS',
 };
 
 export class ConfigError extends Error {}

@@ -31,6 +31,12 @@ export const EVENT_TYPES = {
   'directory.group.created': { webhook: false, description: 'a SCIM group was created' },
   'directory.group.updated': { webhook: false, description: 'a SCIM group was renamed or its members changed' },
   'directory.group.deleted': { webhook: false, description: 'a SCIM group was deleted' },
+  'login.succeeded': { webhook: false, description: 'a user signed in on a hosted login page (a new session)' },
+  'login.failed': { webhook: false, description: 'a sign-in failed (unknown email or wrong password; same answer to the user)' },
+  'logout': { webhook: false, description: 'a user signed out (their session ended)' },
+  'session.revoked': { webhook: false, description: 'a session was revoked (by its user on /sessions, or through /v1)' },
+  'consent.granted': { webhook: false, description: 'a user approved a third-party client' },
+  'consent.revoked': { webhook: false, description: "a user withdrew a client's consent" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;
 
 export type EventType = keyof typeof EVENT_TYPES;

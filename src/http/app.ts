@@ -9,6 +9,7 @@ import { oauthRoutes } from '../oauth-http/routes.js';
 import { scimRoutes } from '../scim/routes.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './routes/health.js';
+import { signinRoutes } from './routes/signin-routes.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 import { registerTenantResolution } from './tenant.js';
 
@@ -53,5 +54,6 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   await app.register(v1Routes, { prefix: '/v1', ctx });
   await app.register(scimRoutes, { prefix: '/scim/v2', ctx });
   await app.register(oauthRoutes, { oauth: ctx.oauth });
+  await app.register(signinRoutes, { ctx });
   return app;
 }

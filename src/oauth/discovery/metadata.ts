@@ -6,6 +6,7 @@
  */
 import { DPOP_ALGS } from '../dpop/verify.js';
 import { tokenServiceMetadata } from '../token/metadata.js';
+import { signinMetadata } from '../authorize/metadata.js';
 
 export type Metadata = Record<string, unknown>;
 
@@ -18,6 +19,8 @@ const serverFeatures: Array<(issuer: string) => Metadata> = [
   () => ({ id_token_signing_alg_values_supported: ['RS256', 'EdDSA'], subject_types_supported: ['public'] }),
   // /token, /introspect, /revoke, DPoP (src/oauth/token/metadata.ts).
   tokenServiceMetadata,
+  // /authorize, /par, /userinfo, /logout, ID tokens (src/oauth/authorize/metadata.ts).
+  signinMetadata,
 ];
 
 /** RFC 8414 authorization server metadata; the OpenID configuration is the same document. */

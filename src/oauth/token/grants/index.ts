@@ -5,11 +5,13 @@
  */
 import { GRANT_TYPE } from '../../types.js';
 import type { GrantHandler, GrantTable } from '../types.js';
+import { authorizationCodeGrant } from './authorization-code.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import { refreshTokenGrant } from './refresh-token.js';
 import { tokenExchangeGrant } from './token-exchange.js';
 
 export const GRANTS: GrantTable = new Map<string, GrantHandler>([
+  [GRANT_TYPE.authorizationCode, authorizationCodeGrant],
   [GRANT_TYPE.clientCredentials, clientCredentialsGrant],
   [GRANT_TYPE.refreshToken, refreshTokenGrant],
   [GRANT_TYPE.tokenExchange, tokenExchangeGrant],

@@ -1,0 +1,191 @@
+/**
+ * The authorization endpoint as a small state machine: a validated request becomes a flow; a
+ * flow continues to login, consent, or completion (a single-use code sent to the redirect_uri).
+ * Framework-free: the HTTP layer resolves the browser session and renders the outcome.
+ */
+import { sha256Hex } from '../../kernel/crypto/hash.js';
+import { newSecret } from '../../kernel/ids.js';
+import type { ClientRecord, ClientStore, OAuthTenant } from '../types.js';
+import { AuthorizeError, authorizeErrors as E, redirectTo } from './errors.js';
+import type { AuthorizationRequest, FlowRecord, SessionRecord, SigninClientSettings, SigninStore } from './types.js';
+import { checkRedirectUri, PAR_URN, type RawParams, resolveClient, single, validateAuthorizationRequest } from './validate.js';
+
+export const FLOW_PREFIX = 'fl_';
+export const CODE_PREFIX = 'ac_';
+
+export interface AuthorizeSettings {
+  codeTtlSeconds: number;
+  flowTtlSeconds: number;
+}
+
+export interface AuthorizeDeps {
+  clients: ClientStore;
+  store: SigninStore;
+  settings: AuthorizeSettings;
+  now: number;
+}
+
+export type Outcome =
+  /** To the client: a code, or an error with state and iss. */
+  | { kind: 'redirect'; location: string }
+  /** The user must sign in (again) for this flow. */
+  | { kind: 'login'; flow: string }
+  /** The user must approve the client's scopes. */
+  | { kind: 'consent'; flow: string }
+  /** Shown to the user, never redirected. */
+  | { kind: 'error'; error: string; description: string };
+
+export interface LoadedFlow {
+  id: string;
+  flow: FlowRecord;
+  client: ClientRecord;
+  settings: SigninClientSettings;
+}
+
+const errorOutcome = (e: AuthorizeError): Outcome => ({ kind: 'error', error: e.code, description: e.description });
+
+function errorRedirect(tenant: OAuthTenant, req: { redirectUri: string; state: string | null }, e: AuthorizeError): Outcome {
+  return { kind: 'redirect', location: redirectTo(req.redirectUri, { error: e.code, error_description: e.description, state: req.state, iss: tenant.issuer }) };
+}
+
+/** A pushed request named by `request_uri`: only ours, unexpired, unconsumed, and of this client. */
+async function pushedRequest(requestUri: string, client: ClientRecord, tenant: OAuthTenant, deps: AuthorizeDeps) {
+  if (!requestUri.startsWith(PAR_URN)) throw E.badRequestUri('only request_uris issued by this server\'s /par are accepted');
+  const parHash = sha256Hex(requestUri);
+  const par = await deps.store.findPar(tenant.id, parHash);
+  if (!par || par.clientId !== client.id || par.consumedAt !== null || par.expiresAt <= deps.now) {
+    throw E.badRequestUri('request_uri is unknown, expired, already used, or belongs to another client');
+  }
+  return { request: par.request, parHash };
+}
+
+/** The moment a login must be newer than (prompt=login, max_age), or null. */
+function loginAfter(req: AuthorizationRequest, now: number): number | null {
+  if (req.prompt.includes('login') || req.prompt.includes('select_account')) return now;
+  if (req.maxAge !== null) return now - req.maxAge * 1000;
+  return null;
+}
+
+/** GET/POST /authorize: validate, record a flow, and continue it with the current session. */
+export async function startAuthorization(raw: RawParams, tenant: OAuthTenant, session: SessionRecord | undefined, deps: AuthorizeDeps): Promise<Outcome> {
+  let client: ClientRecord;
+  let request: AuthorizationRequest;
+  let parHash: string | null = null;
+  try {
+    client = await resolveClient(raw, tenant, deps.clients);
+    const requestUri = single(raw, 'request_uri', true);
+    if (requestUri !== undefined) {
+      ({ request, parHash } = await pushedRequest(requestUri, client, tenant, deps));
+    } else {
+      const redirectUri = checkRedirectUri(client, raw);
+      const settings = await deps.store.clientSettings(tenant.id, client.id);
+      try {
+        request = validateAuthorizationRequest(raw, client, redirectUri, { tenant, settings, pushed: false });
+      } catch (err) {
+        if (err instanceof AuthorizeError && err.redirectable) {
+          const state = typeof raw.state === 'string' ? raw.state : null;
+          return errorRedirect(tenant, { redirectUri, state }, err);
+        }
+        throw err;
+      }
+    }
+  } catch (err) {
+    if (err instanceof AuthorizeError) return errorOutcome(err);
+    throw err;
+  }
+  const id = newSecret(FLOW_PREFIX);
+  const flow: FlowRecord = {
+    tenantId: tenant.id,
+    clientId: client.id,
+    request,
+    parHash,
+    loginAfter: loginAfter(request, deps.now),
+    createdAt: deps.now,
+    expiresAt: deps.now + deps.settings.flowTtlSeconds * 1000,
+    completedAt: null,
+  };
+  await deps.store.createFlow(sha256Hex(id), flow);
+  const settings = await deps.store.clientSettings(tenant.id, client.id);
+  return continueFlow({ id, flow, client, settings }, tenant, session, deps, { consented: false });
+}
+
+/** The flow named by a login/consent page, if it is still open. */
+export async function loadFlow(id: string | undefined, tenant: OAuthTenant, deps: Pick<AuthorizeDeps, 'clients' | 'store' | 'now'>): Promise<LoadedFlow | undefined> {
+  if (!id || !id.startsWith(FLOW_PREFIX) || id.length > 100) return undefined;
+  const flow = await deps.store.findFlow(tenant.id, sha256Hex(id));
+  if (!flow || flow.completedAt !== null || flow.expiresAt <= deps.now) return undefined;
+  const client = await deps.clients.find(tenant.id, flow.clientId);
+  if (!client) return undefined;
+  return { id, flow, client, settings: await deps.store.clientSettings(tenant.id, client.id) };
+}
+
+export function sessionSatisfies(flow: FlowRecord, session: SessionRecord | undefined): session is SessionRecord {
+  return session !== undefined && (flow.loginAfter === null || session.authTime >= flow.loginAfter);
+}
+
+async function needsConsent(f: LoadedFlow, tenant: OAuthTenant, session: SessionRecord, deps: AuthorizeDeps): Promise<boolean> {
+  if (f.flow.request.prompt.includes('consent')) return true;
+  if (!f.settings.thirdParty) return false;
+  const granted = new Set(await deps.store.consentedScopes(tenant.id, session.userId, f.client.id));
+  return f.flow.request.scopes.some((s) => !granted.has(s));
+}
+
+/** Login → consent → code. `consented`: the user just approved this flow on the consent page. */
+export async function continueFlow(
+  f: LoadedFlow,
+  tenant: OAuthTenant,
+  session: SessionRecord | undefined,
+  deps: AuthorizeDeps,
+  opts: { consented: boolean },
+): Promise<Outcome> {
+  const req = f.flow.request;
+  const interactive = !req.prompt.includes('none');
+  if (!sessionSatisfies(f.flow, session)) {
+    return interactive ? { kind: 'login', flow: f.id } : errorRedirect(tenant, req, E.loginRequired('the user is not signed in'));
+  }
+  if (!opts.consented && (await needsConsent(f, tenant, session, deps))) {
+    return interactive ? { kind: 'consent', flow: f.id } : errorRedirect(tenant, req, E.consentRequired('the user has not approved this client'));
+  }
+  return complete(f, tenant, session, deps);
+}
+
+/** Denied on the consent page. */
+export async function denyFlow(f: LoadedFlow, tenant: OAuthTenant): Promise<Outcome> {
+  return errorRedirect(tenant, f.flow.request, E.accessDenied('the user denied the request'));
+}
+
+/** Issues the code; the flow and its request_uri are consumed in the same transaction. */
+async function complete(f: LoadedFlow, tenant: OAuthTenant, session: SessionRecord, deps: AuthorizeDeps): Promise<Outcome> {
+  const req = f.flow.request;
+  const code = newSecret(CODE_PREFIX);
+  const won = await deps.store.completeFlow(
+    tenant.id,
+    sha256Hex(f.id),
+    f.flow.parHash,
+    sha256Hex(code),
+    {
+      tenantId: tenant.id,
+      clientId: f.client.id,
+      userId: session.userId,
+      grant: {
+        redirectUri: req.redirectUri,
+        scopes: req.scopes,
+        nonce: req.nonce,
+        codeChallenge: req.codeChallenge,
+        dpopJkt: req.dpopJkt,
+        resources: req.resources,
+        authTime: session.authTime,
+        sessionId: session.id,
+        organizationId: req.organizationId,
+      },
+      expiresAt: deps.now + deps.settings.codeTtlSeconds * 1000,
+      consumedAt: null,
+      issuedJti: null,
+      issuedExp: null,
+      issuedFamily: null,
+    },
+    deps.now,
+  );
+  if (!won) return errorOutcome(E.badRequestUri('this sign-in request was already completed; start again from the application'));
+  return { kind: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss: tenant.issuer }) };
+}

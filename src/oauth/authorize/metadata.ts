@@ -1,0 +1,25 @@
+/** Discovery members for sign-in (RFC 8414, RFC 9126 §5, RFC 9207 §3, OIDC Discovery §3, RP-Initiated Logout §2.1). */
+import { ID_TOKEN_ALGS } from '../id-token/sign.js';
+import { USERINFO_CLAIMS } from '../userinfo/claims.js';
+import { OIDC_SCOPES, PROMPT_VALUES } from './validate.js';
+
+export function signinMetadata(issuer: string): Record<string, unknown> {
+  return {
+    authorization_endpoint: `${issuer}/authorize`,
+    pushed_authorization_request_endpoint: `${issuer}/par`,
+    require_pushed_authorization_requests: false,
+    userinfo_endpoint: `${issuer}/userinfo`,
+    end_session_endpoint: `${issuer}/logout`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    code_challenge_methods_supported: ['S256'],
+    scopes_supported: [...OIDC_SCOPES],
+    claims_supported: ['iss', 'aud', 'exp', 'iat', ...USERINFO_CLAIMS, 'at_hash'],
+    id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],
+    prompt_values_supported: [...PROMPT_VALUES],
+    authorization_response_iss_parameter_supported: true,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    claims_parameter_supported: false,
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Records and storage ports of sign-in (authorization requests, flows, codes, sessions,
+ * consents). Framework-free; src/storage/repos/signin-*.ts implement the ports.
+ */
+
+/** A validated authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1, RFC 7636, RFC 9126). */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  state: string | null;
+  nonce: string | null;
+  codeChallenge: string | null;
+  prompt: string[];
+  /** Seconds, or null. */
+  maxAge: number | null;
+  loginHint: string | null;
+  resources: string[];
+  /** DPoP key thumbprint the code is bound to (RFC 9449 §10). */
+  dpopJkt: string | null;
+  /** `organization` parameter: brands the login page and scopes the `org` claim. */
+  organizationId: string | null;
+}
+
+/** Sign-in settings of a client (defaults apply when none are stored). */
+export interface SigninClientSettings {
+  thirdParty: boolean;
+  requirePar: boolean;
+  idTokenAlg: 'RS256' | 'EdDSA';
+  postLogoutRedirectUris: string[];
+}
+
+export const DEFAULT_CLIENT_SETTINGS: SigninClientSettings = {
+  thirdParty: false,
+  requirePar: false,
+  idTokenAlg: 'RS256',
+  postLogoutRedirectUris: [],
+};
+
+export interface ParRecord {
+  tenantId: string;
+  clientId: string;
+  request: AuthorizationRequest;
+  expiresAt: number;
+  consumedAt: number | null;
+}
+
+export interface FlowRecord {
+  tenantId: string;
+  clientId: string;
+  request: AuthorizationRequest;
+  parHash: string | null;
+  loginAfter: number | null;
+  createdAt: number;
+  expiresAt: number;
+  completedAt: number | null;
+}
+
+/** What a code carries to /token. */
+export interface CodeGrant {
+  redirectUri: string;
+  scopes: string[];
+  nonce: string | null;
+  codeChallenge: string | null;
+  dpopJkt: string | null;
+  resources: string[];
+  /** Epoch ms of the login the code comes from. */
+  authTime: number;
+  sessionId: string | null;
+  organizationId: string | null;
+}
+
+export interface CodeRecord {
+  tenantId: string;
+  clientId: string;
+  userId: string;
+  grant: CodeGrant;
+  expiresAt: number;
+  consumedAt: number | null;
+  issuedJti: string | null;
+  issuedExp: number | null;
+  issuedFamily: string | null;
+}
+
+export interface SessionRecord {
+  id: string;
+  tenantId: string;
+  userId: string;
+  userAgent: string | null;
+  ip: string | null;
+  authTime: number;
+  createdAt: number;
+  lastSeenAt: number;
+  idleExpiresAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
+export interface SigninStore {
+  clientSettings(tenantId: string, clientId: string): Promise<SigninClientSettings>;
+  savePar(uriHash: string, rec: ParRecord, now: number): Promise<void>;
+  findPar(tenantId: string, uriHash: string): Promise<ParRecord | undefined>;
+  createFlow(flowHash: string, rec: FlowRecord): Promise<void>;
+  findFlow(tenantId: string, flowHash: string): Promise<FlowRecord | undefined>;
+  /**
+   * Consume-once: marks the flow (and its request_uri, if any) completed and stores the code, in
+   * one transaction. False when the flow or its request_uri was already completed.
+   */
+  completeFlow(tenantId: string, flowHash: string, parHash: string | null, codeHash: string, code: CodeRecord, now: number): Promise<boolean>;
+  /** Consume-once of a code by its client; returns the record either way so a reuse can be detected. */
+  redeemCode(tenantId: string, codeHash: string, clientId: string, now: number): Promise<{ won: boolean; code: CodeRecord | undefined }>;
+  recordIssued(tenantId: string, codeHash: string, issued: { jti: string; exp: number; family: string | null }): Promise<void>;
+  consentedScopes(tenantId: string, userId: string, clientId: string): Promise<string[]>;
+}
+
+export interface SessionStore {
+  findByToken(tenantId: string, tokenHash: string): Promise<SessionRecord | undefined>;
+}

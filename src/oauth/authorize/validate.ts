@@ -1,0 +1,177 @@
+/**
+ * Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636, RFC 8707, OIDC Core
+ * §3.1.2), one check per function. Shared by GET/POST /authorize and POST /par.
+ */
+import type { ClientRecord, ClientStore, OAuthTenant } from '../types.js';
+import { GRANT_TYPE } from '../types.js';
+import { AuthorizeError, authorizeErrors as E } from './errors.js';
+import type { AuthorizationRequest, SigninClientSettings } from './types.js';
+
+export type RawParams = Record<string, string | string[] | undefined>;
+
+/** Scopes every client may ask for, on top of its registered ones. */
+export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const;
+export const PAR_URN = 'urn:ietf:params:oauth:request_uri:';
+
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+const JKT = /^[A-Za-z0-9_-]{43}$/;
+const ORG_ID = /^org_[0-9a-z]{26}$/;
+
+/** One value of a parameter; repeated → `invalid_request` (as a page error when `page`). */
+export function single(raw: RawParams, name: string, page = false): string | undefined {
+  const v = raw[name];
+  if (Array.isArray(v)) {
+    const d = `parameter ${name} is repeated`;
+    throw page ? E.pageInvalidRequest(d) : E.invalidRequest(d);
+  }
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** The client named by `client_id`; unknown or missing → error page. */
+export async function resolveClient(raw: RawParams, tenant: OAuthTenant, clients: ClientStore): Promise<ClientRecord> {
+  const id = single(raw, 'client_id', true);
+  if (id === undefined) throw E.badClient('missing client_id');
+  const client = await clients.find(tenant.id, id);
+  if (!client) throw E.badClient('unknown client_id');
+  return client;
+}
+
+/** Exact string match against the registration (RFC 9700 §2.1); anything else → error page. */
+export function checkRedirectUri(client: ClientRecord, raw: RawParams): string {
+  const uri = single(raw, 'redirect_uri', true);
+  if (uri === undefined) throw E.badRedirectUri('missing redirect_uri');
+  if (!client.redirectUris.includes(uri)) throw E.badRedirectUri('redirect_uri is not registered for this client');
+  return uri;
+}
+
+function checkGrantType(client: ClientRecord): void {
+  if (!client.grantTypes.includes(GRANT_TYPE.authorizationCode)) throw E.unauthorizedClient('the client may not use the authorization code grant');
+}
+
+function checkResponseType(raw: RawParams): void {
+  const rt = single(raw, 'response_type');
+  if (rt === undefined) throw E.invalidRequest('missing response_type');
+  if (rt !== 'code') throw E.unsupportedResponseType('only response_type=code is supported');
+  const mode = single(raw, 'response_mode');
+  if (mode !== undefined && mode !== 'query') throw E.invalidRequest('only response_mode=query is supported');
+}
+
+function checkNoRequestObject(raw: RawParams): void {
+  if (raw.request !== undefined) throw E.requestNotSupported('request objects are not supported; use PAR');
+}
+
+function checkScopes(raw: RawParams, client: ClientRecord): string[] {
+  const value = single(raw, 'scope');
+  if (value === undefined) return [];
+  const scopes = [...new Set(value.split(' ').filter(Boolean))];
+  const allowed = new Set<string>([...OIDC_SCOPES, ...client.scopes]);
+  for (const s of scopes) {
+    if (!SCOPE_TOKEN.test(s) || !allowed.has(s)) throw E.invalidScope(`scope not allowed: ${s}`);
+  }
+  return scopes;
+}
+
+/** S256 only (`plain` refused); required for public clients and for every pushed request. */
+function checkPkce(raw: RawParams, client: ClientRecord, pushed: boolean): string | null {
+  const challenge = single(raw, 'code_challenge');
+  const method = single(raw, 'code_challenge_method');
+  if (method !== undefined && method !== 'S256') throw E.invalidRequest('code_challenge_method must be S256');
+  if (challenge === undefined) {
+    if (method !== undefined) throw E.invalidRequest('code_challenge_method without code_challenge');
+    if (client.authMethod === 'none') throw E.invalidRequest('public clients must use PKCE (code_challenge with S256)');
+    if (pushed) throw E.invalidRequest('code_challenge is required');
+    return null;
+  }
+  if (method === undefined) throw E.invalidRequest('code_challenge_method must be S256');
+  if (!S256_CHALLENGE.test(challenge)) throw E.invalidRequest('code_challenge must be a base64url SHA-256 (43 characters)');
+  return challenge;
+}
+
+function checkPrompt(raw: RawParams): string[] {
+  const value = single(raw, 'prompt');
+  if (value === undefined) return [];
+  const prompt = [...new Set(value.split(' ').filter(Boolean))];
+  for (const p of prompt) if (!(PROMPT_VALUES as readonly string[]).includes(p)) throw E.invalidRequest(`unsupported prompt value: ${p}`);
+  if (prompt.includes('none') && prompt.length > 1) throw E.invalidRequest('prompt=none cannot be combined');
+  return prompt;
+}
+
+function checkMaxAge(raw: RawParams): number | null {
+  const value = single(raw, 'max_age');
+  if (value === undefined) return null;
+  if (!/^\d{1,9}$/.test(value)) throw E.invalidRequest('max_age must be a non-negative integer');
+  return Number(value);
+}
+
+function checkLength(raw: RawParams, name: string, max: number): string | null {
+  const value = single(raw, name);
+  if (value === undefined) return null;
+  if (value.length > max) throw E.invalidRequest(`${name} is too long`);
+  return value;
+}
+
+/** RFC 8707: absolute URIs without fragment, each registered for the client (or the issuer). */
+function checkResources(raw: RawParams, client: ClientRecord, tenant: OAuthTenant): string[] {
+  const v = raw.resource;
+  const list = [...new Set((v === undefined ? [] : Array.isArray(v) ? v : [v]).filter((x) => x !== ''))];
+  for (const r of list) {
+    let url: URL;
+    try {
+      url = new URL(r);
+    } catch {
+      throw E.invalidTarget('resource must be an absolute URI');
+    }
+    if (url.hash || r.includes('#')) throw E.invalidTarget('resource must not contain a fragment');
+    if (!client.allowedResources.includes(r) && r !== tenant.issuer) throw E.invalidTarget(`resource not allowed for this client: ${r}`);
+  }
+  return list;
+}
+
+function checkDpopJkt(raw: RawParams, proofJkt: string | undefined): string | null {
+  const jkt = single(raw, 'dpop_jkt');
+  if (jkt !== undefined && !JKT.test(jkt)) throw E.invalidRequest('dpop_jkt must be a base64url JWK SHA-256 thumbprint');
+  if (jkt !== undefined && proofJkt !== undefined && jkt !== proofJkt) throw E.invalidRequest('dpop_jkt does not match the DPoP proof key');
+  return jkt ?? proofJkt ?? null;
+}
+
+function checkOrganization(raw: RawParams): string | null {
+  const org = single(raw, 'organization');
+  if (org !== undefined && !ORG_ID.test(org)) throw E.invalidRequest('organization must be an org_ id');
+  return org ?? null;
+}
+
+export interface ValidateOptions {
+  tenant: OAuthTenant;
+  settings: SigninClientSettings;
+  /** True at /par (code_challenge required; `request_uri` not allowed). */
+  pushed: boolean;
+  /** The key of a DPoP proof sent to /par. */
+  proofJkt?: string;
+}
+
+/** Validates everything after client and redirect_uri; errors are redirectable. */
+export function validateAuthorizationRequest(raw: RawParams, client: ClientRecord, redirectUri: string, o: ValidateOptions): AuthorizationRequest {
+  checkGrantType(client);
+  if (o.pushed && raw.request_uri !== undefined) throw E.invalidRequest('request_uri is not allowed in a pushed request');
+  if (!o.pushed && o.settings.requirePar) throw E.invalidRequest('this client must use pushed authorization requests');
+  checkResponseType(raw);
+  checkNoRequestObject(raw);
+  return {
+    clientId: client.id,
+    redirectUri,
+    scopes: checkScopes(raw, client),
+    state: checkLength(raw, 'state', 2048),
+    nonce: checkLength(raw, 'nonce', 512),
+    codeChallenge: checkPkce(raw, client, o.pushed),
+    prompt: checkPrompt(raw),
+    maxAge: checkMaxAge(raw),
+    loginHint: checkLength(raw, 'login_hint', 254),
+    resources: checkResources(raw, client, o.tenant),
+    dpopJkt: checkDpopJkt(raw, o.proofJkt),
+    organizationId: checkOrganization(raw),
+  };
+}
+
+export { AuthorizeError };

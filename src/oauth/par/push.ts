@@ -1,0 +1,62 @@
+/**
+ * POST /par (RFC 9126): an authenticated client pushes its authorization request and gets a
+ * single-use `request_uri` bound to it. A DPoP proof sent here binds the future code to its key
+ * (RFC 9449 §10.1).
+ */
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../../kernel/crypto/hash.js';
+import { AppError } from '../../kernel/errors.js';
+import { AuthorizeError } from '../authorize/errors.js';
+import type { SigninStore } from '../authorize/types.js';
+import { checkRedirectUri, PAR_URN, validateAuthorizationRequest } from '../authorize/validate.js';
+import { authenticateClient } from '../client-auth/authenticate.js';
+import { DpopError, singleProof, verifyDpopProof } from '../dpop/verify.js';
+import { oauthErrors } from '../errors.js';
+import type { OAuthDeps } from '../token/types.js';
+import type { OAuthHttpRequest, OAuthTenant } from '../types.js';
+
+export const PAR_PATH = '/par';
+
+export interface ParResponse {
+  request_uri: string;
+  expires_in: number;
+}
+
+async function proofJkt(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps, now: number): Promise<string | undefined> {
+  try {
+    const proof = singleProof(req.headers.dpop);
+    if (!proof) return undefined;
+    return (await verifyDpopProof(proof, { method: 'POST', url: `${tenant.issuer}${PAR_PATH}`, tenantId: tenant.id, now }, deps.replay)).jkt;
+  } catch (err) {
+    if (err instanceof DpopError) throw oauthErrors.invalidDpopProof(err.message);
+    throw err;
+  }
+}
+
+/** At /par every authorization error is a JSON 400 (RFC 9126 §2.3). */
+function asJson(err: unknown): unknown {
+  if (err instanceof AuthorizeError) return new AppError(400, err.code === 'invalid_request_uri' ? 'invalid_request' : err.code, err.description);
+  return err;
+}
+
+export async function handlePushedAuthorizationRequest(
+  req: OAuthHttpRequest,
+  tenant: OAuthTenant,
+  deps: OAuthDeps,
+  signin: { store: SigninStore; parTtlSeconds: number },
+): Promise<ParResponse> {
+  const now = deps.clock.now();
+  const client = await authenticateClient(req, tenant, { clients: deps.clients, replay: deps.replay, now });
+  const jkt = await proofJkt(req, tenant, deps, now);
+  let request;
+  try {
+    const redirectUri = checkRedirectUri(client, req.body);
+    const settings = await signin.store.clientSettings(tenant.id, client.id);
+    request = validateAuthorizationRequest(req.body, client, redirectUri, { tenant, settings, pushed: true, proofJkt: jkt });
+  } catch (err) {
+    throw asJson(err);
+  }
+  const requestUri = `${PAR_URN}${randomBytes(32).toString('base64url')}`;
+  await signin.store.savePar(sha256Hex(requestUri), { tenantId: tenant.id, clientId: client.id, request, expiresAt: now + signin.parTtlSeconds * 1000, consumedAt: null }, now);
+  return { request_uri: requestUri, expires_in: signin.parTtlSeconds };
+}

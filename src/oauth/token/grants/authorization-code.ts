@@ -1,0 +1,140 @@
+/**
+ * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6, RFC 9449 §10, OIDC Core §3.1.3): a code is
+ * single-use, short-lived and bound to its client, redirect_uri, PKCE challenge and DPoP key. A
+ * second redemption fails and revokes what the first one issued (RFC 6749 §4.1.2).
+ */
+import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../../kernel/crypto/hash.js';
+import type { CodeRecord, SigninStore } from '../../authorize/types.js';
+import { oauthErrors } from '../../errors.js';
+import { type IdTokenAlg, signIdToken } from '../../id-token/sign.js';
+import { param, requiredParam } from '../../params.js';
+import { issueAccessToken } from '../../tokens/access-token.js';
+import { GRANT_TYPE } from '../../types.js';
+import { startRefreshFamily } from '../refresh.js';
+import type { GrantContext, GrantHandler, OAuthDeps, TokenResponse } from '../types.js';
+
+/** What the code grant needs beyond the token service's deps, provided once per process. */
+export interface CodeGrantPorts {
+  store: SigninStore;
+}
+
+/**
+ * The ports ride on the token service's deps under a symbol (an own enumerable property, so the
+ * copies the token endpoint makes of its deps keep it) instead of widening OAuthDeps.
+ */
+const CODE_PORTS = Symbol('keyhall.codeGrantPorts');
+type WithPorts = OAuthDeps & { [CODE_PORTS]?: CodeGrantPorts };
+
+/** Attaches the sign-in store to a token service instance (src/http/routes/signin-routes.ts). */
+export function provideCodeGrantPorts(deps: OAuthDeps, p: CodeGrantPorts): void {
+  Object.defineProperty(deps, CODE_PORTS, { value: p, enumerable: true, configurable: true, writable: true });
+}
+
+function portsOf(deps: OAuthDeps): CodeGrantPorts {
+  const p = (deps as WithPorts)[CODE_PORTS];
+  if (!p) throw new Error('the authorization_code grant is not wired (provideCodeGrantPorts)');
+  return p;
+}
+
+const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+async function revokeIssued(ctx: GrantContext, code: CodeRecord): Promise<void> {
+  if (code.issuedJti !== null && code.issuedExp !== null) await ctx.deps.revoked.revoke(ctx.tenant.id, code.issuedJti, code.issuedExp, ctx.now);
+  if (code.issuedFamily !== null) await ctx.deps.refreshTokens.revokeFamily(ctx.tenant.id, code.issuedFamily, ctx.now);
+}
+
+async function redeem(ctx: GrantContext, codeHash: string): Promise<CodeRecord> {
+  const { won, code } = await portsOf(ctx.deps).store.redeemCode(ctx.tenant.id, codeHash, ctx.client.id, ctx.now);
+  if (!code || code.clientId !== ctx.client.id) throw oauthErrors.invalidGrant('unknown authorization code');
+  if (won) return code;
+  if (code.consumedAt !== null) {
+    await revokeIssued(ctx, code);
+    throw oauthErrors.invalidGrant('authorization code was already used');
+  }
+  throw oauthErrors.invalidGrant('authorization code expired');
+}
+
+function checkRedirectUri(ctx: GrantContext, code: CodeRecord): void {
+  if (param(ctx.req.body, 'redirect_uri') !== code.grant.redirectUri) throw oauthErrors.invalidGrant('redirect_uri does not match the authorization request');
+}
+
+/** RFC 7636 §4.6; a verifier without a challenge is a downgrade (RFC 9700 §4.8.2). */
+function checkPkce(ctx: GrantContext, code: CodeRecord): void {
+  const verifier = param(ctx.req.body, 'code_verifier');
+  if (code.grant.codeChallenge === null) {
+    if (verifier !== undefined) throw oauthErrors.invalidGrant('code_verifier sent but no code_challenge was');
+    return;
+  }
+  if (verifier === undefined || !VERIFIER.test(verifier)) throw oauthErrors.invalidGrant('missing or malformed code_verifier');
+  if (createHash('sha256').update(verifier, 'ascii').digest('base64url') !== code.grant.codeChallenge) throw oauthErrors.invalidGrant('code_verifier does not match');
+}
+
+function checkDpopKey(ctx: GrantContext, code: CodeRecord): void {
+  if (code.grant.dpopJkt === null) return;
+  if (ctx.dpop?.jkt !== code.grant.dpopJkt) throw oauthErrors.invalidGrant('the code is bound to another DPoP key');
+}
+
+/** Refresh tokens only for `offline_access`, and only to clients registered for the grant. */
+async function maybeRefreshToken(ctx: GrantContext, code: CodeRecord): Promise<{ token: string; familyId: string } | undefined> {
+  if (!code.grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
+  const token = await startRefreshFamily(
+    ctx.tenant,
+    {
+      clientId: ctx.client.id,
+      sub: code.userId,
+      scopes: code.grant.scopes,
+      resources: code.grant.resources,
+      // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5).
+      jkt: ctx.client.authMethod === 'none' ? (ctx.dpop?.jkt ?? null) : null,
+    },
+    ctx.deps,
+    ctx.now,
+  );
+  const found = await ctx.deps.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
+  return { token, familyId: found!.family.id };
+}
+
+async function handle(ctx: GrantContext): Promise<TokenResponse> {
+  const codeHash = sha256Hex(requiredParam(ctx.req.body, 'code'));
+  const code = await redeem(ctx, codeHash);
+  checkRedirectUri(ctx, code);
+  checkPkce(ctx, code);
+  checkDpopKey(ctx, code);
+  const scopes = code.grant.scopes;
+  const ttl = ctx.deps.settings.accessTokenTtlSeconds;
+  const at = await issueAccessToken(
+    ctx.tenant,
+    { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl },
+    { keys: ctx.deps.keys, now: ctx.now },
+  );
+  const rt = await maybeRefreshToken(ctx, code);
+  await portsOf(ctx.deps).store.recordIssued(ctx.tenant.id, codeHash, { jti: at.jti, exp: ctx.now + ttl * 1000, family: rt?.familyId ?? null });
+  const settings = await portsOf(ctx.deps).store.clientSettings(ctx.tenant.id, ctx.client.id);
+  const idToken = scopes.includes('openid')
+    ? await signIdToken(
+        ctx.tenant,
+        {
+          sub: code.userId,
+          clientId: ctx.client.id,
+          alg: settings.idTokenAlg as IdTokenAlg,
+          authTime: code.grant.authTime,
+          nonce: code.grant.nonce,
+          accessToken: at.token,
+          sessionId: code.grant.sessionId,
+          ttlSeconds: ttl,
+        },
+        { keys: ctx.deps.keys, now: ctx.now },
+      )
+    : undefined;
+  return {
+    access_token: at.token,
+    token_type: at.tokenType,
+    expires_in: at.expiresIn,
+    ...(scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
+    ...(rt ? { refresh_token: rt.token } : {}),
+    ...(idToken ? { id_token: idToken } : {}),
+  };
+}
+
+export const authorizationCodeGrant: GrantHandler = { publicClients: true, handle };

@@ -1,0 +1,29 @@
+/** /userinfo claims by scope (OIDC Core §5.3, §5.4). */
+
+export interface UserInfoSource {
+  id: string;
+  email: string;
+  emailVerified: boolean;
+  name: string | null;
+  /** The user's organization memberships. */
+  organizations: Array<{ id: string; role: string }>;
+}
+
+/**
+ * `openid` → sub; `email` → email, email_verified; `profile` → name and `orgs` (the user's
+ * organization memberships, `[{id, role}]`).
+ */
+export function userInfoClaims(user: UserInfoSource, scopes: string[]): Record<string, unknown> {
+  const claims: Record<string, unknown> = { sub: user.id };
+  if (scopes.includes('email')) {
+    claims.email = user.email;
+    claims.email_verified = user.emailVerified;
+  }
+  if (scopes.includes('profile')) {
+    if (user.name !== null) claims.name = user.name;
+    claims.orgs = user.organizations;
+  }
+  return claims;
+}
+
+export const USERINFO_CLAIMS = ['sub', 'email', 'email_verified', 'name', 'orgs', 'auth_time', 'nonce', 'sid'];

@@ -1,0 +1,151 @@
+/** The hosted pages. Every value is escaped by `html`; styles carry the response's CSP nonce. */
+import type { SessionRecord } from '../oauth/authorize/types.js';
+import type { Brand } from './brand.js';
+import { type Html, html } from './html.js';
+
+export interface PageFrame {
+  title: string;
+  brand: Brand;
+  nonce: string;
+}
+
+const SCOPE_TEXT: Record<string, string> = {
+  openid: 'Know who you are',
+  profile: 'See your name and organization memberships',
+  email: 'See your email address',
+  offline_access: 'Stay signed in to the application when you are away',
+};
+
+export function layout(f: PageFrame, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${f.title} · ${f.brand.displayName}</title>
+<style nonce="${f.nonce}">
+:root { --brand: ${f.brand.primaryColor}; }
+body { font-family: system-ui, sans-serif; background: #f4f5f7; margin: 0; color: #1d2330; }
+main { max-width: 26rem; margin: 4rem auto; background: #fff; padding: 2rem; border-radius: 8px; box-shadow: 0 1px 4px rgba(0,0,0,.12); }
+header { border-top: 6px solid var(--brand); margin: -2rem -2rem 1.5rem; border-radius: 8px 8px 0 0; padding: 1.25rem 2rem 0; }
+header img { max-height: 48px; max-width: 200px; display: block; margin-bottom: .5rem; }
+h1 { font-size: 1.35rem; margin: 0 0 1rem; }
+label { display: block; margin: .75rem 0 .25rem; font-weight: 600; }
+input[type=email], input[type=password] { width: 100%; box-sizing: border-box; padding: .6rem; border: 1px solid #c4c8d0; border-radius: 4px; font-size: 1rem; }
+button { margin-top: 1.25rem; background: var(--brand); color: #fff; border: 0; border-radius: 4px; padding: .65rem 1.2rem; font-size: 1rem; cursor: pointer; }
+button.secondary { background: #e3e6eb; color: #1d2330; }
+.error { background: #fdecec; color: #8a1111; padding: .6rem; border-radius: 4px; }
+table { width: 100%; border-collapse: collapse; font-size: .9rem; } td, th { text-align: left; padding: .35rem .25rem; border-bottom: 1px solid #eee; }
+.brand-name { color: #5a6170; font-size: .95rem; }
+</style>
+</head>
+<body>
+<main>
+<header>${f.brand.logoUrl ? html`<img src="${f.brand.logoUrl}" alt="">` : ''}<div class="brand-name">${f.brand.displayName}</div></header>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+const hidden = (name: string, value: string | null | undefined) => (value ? html`<input type="hidden" name="${name}" value="${value}">` : '');
+
+export function errorPage(f: PageFrame, error: string, description: string): Html {
+  return layout(f, html`<h1>Something went wrong</h1><p class="error" id="error" data-error="${error}">${description}</p><p>Return to the application and try again.</p>`);
+}
+
+export interface LoginView {
+  csrf: string;
+  flow?: string;
+  returnTo?: string;
+  email?: string;
+  message?: string;
+  clientName?: string | null;
+}
+
+export function loginPage(f: PageFrame, v: LoginView): Html {
+  return layout(
+    f,
+    html`<h1>Sign in${v.clientName ? html` to ${v.clientName}` : ''}</h1>
+${v.message ? html`<p class="error" role="alert">${v.message}</p>` : ''}
+<form method="post" action="/login">
+${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${v.email ?? ''}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+export function consentPage(f: PageFrame, v: { csrf: string; flow: string; clientName: string; scopes: string[] }): Html {
+  return layout(
+    f,
+    html`<h1>${v.clientName} wants to access your account</h1>
+<ul>${v.scopes.map((s) => html`<li>${SCOPE_TEXT[s] ?? s}</li>`)}</ul>
+<form method="post" action="/login/consent">
+${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
+  );
+}
+
+export interface LogoutView {
+  csrf: string;
+  clientName?: string | null;
+  idTokenHint?: string;
+  postLogoutRedirectUri?: string;
+  state?: string;
+  clientId?: string;
+}
+
+export function logoutPage(f: PageFrame, v: LogoutView): Html {
+  return layout(
+    f,
+    html`<h1>Sign out${v.clientName ? html` of ${v.clientName}` : ''}?</h1>
+<form method="post" action="/logout">
+${hidden('csrf_token', v.csrf)}${hidden('id_token_hint', v.idTokenHint)}${hidden('post_logout_redirect_uri', v.postLogoutRedirectUri)}${hidden('state', v.state)}${hidden('client_id', v.clientId)}
+<button type="submit">Sign out</button>
+</form>`,
+  );
+}
+
+export function signedOutPage(f: PageFrame): Html {
+  return layout(f, html`<h1>You are signed out</h1><p><a href="/login">Sign in again</a></p>`);
+}
+
+export interface SessionsView {
+  csrf: string;
+  email: string;
+  currentId: string;
+  sessions: SessionRecord[];
+  consents: Array<{ clientId: string; clientName: string | null; scopes: string[] }>;
+}
+
+const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+
+export function sessionsPage(f: PageFrame, v: SessionsView): Html {
+  const revoke = (id: string, label: string) =>
+    html`<form method="post" action="/sessions/revoke">${hidden('csrf_token', v.csrf)}${hidden('session_id', id)}<button type="submit" class="secondary">${label}</button></form>`;
+  return layout(
+    f,
+    html`<h1>Your sessions</h1>
+<p>Signed in as <strong>${v.email}</strong>.</p>
+<table><thead><tr><th>Device</th><th>Created</th><th>Last seen</th><th></th></tr></thead><tbody>
+${v.sessions.map(
+  (s) => html`<tr data-session="${s.id}"><td>${s.userAgent ?? 'Unknown device'}${s.id === v.currentId ? ' (this device)' : ''}</td><td>${when(s.createdAt)}</td><td>${when(s.lastSeenAt)}</td><td>${revoke(s.id, 'Revoke')}</td></tr>`,
+)}
+</tbody></table>
+${revoke('all', 'Sign out everywhere')}
+<h1>Applications you allowed</h1>
+${v.consents.length === 0 ? html`<p>None.</p>` : ''}
+<table><tbody>${v.consents.map(
+      (c) =>
+        html`<tr><td>${c.clientName ?? c.clientId}</td><td>${c.scopes.join(' ')}</td><td><form method="post" action="/sessions/consents/revoke">${hidden('csrf_token', v.csrf)}${hidden('client_id', c.clientId)}<button type="submit" class="secondary">Revoke</button></form></td></tr>`,
+    )}</tbody></table>
+<form method="post" action="/logout">${hidden('csrf_token', v.csrf)}<button type="submit">Sign out</button></form>`,
+  );
+}

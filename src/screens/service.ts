@@ -1,0 +1,191 @@
+/**
+ * Sign-in rules: password login with failed-login limits, server-side sessions (idle and absolute
+ * timeouts), logout, session and consent revocation. Every change writes its audit event in the
+ * same transaction.
+ */
+import { hash, verify } from '@node-rs/argon2';
+import type { Actor, EventType } from '../events/catalogue.js';
+import type { EventRecorder } from '../events/recorder.js';
+import type { Clock } from '../kernel/clock.js';
+import { sha256Hex } from '../kernel/crypto/hash.js';
+import { newId } from '../kernel/ids.js';
+import { normalizeEmail } from '../management/users/service.js';
+import type { SessionRecord } from '../oauth/authorize/types.js';
+import type { Db } from '../storage/db.js';
+import { SigninConsentRepo, SigninLoginFailureRepo } from '../storage/repos/signin-accounts.js';
+import { SigninSessionRepo } from '../storage/repos/signin-sessions.js';
+import { type UserRecord, UserRepo } from '../storage/repos/users.js';
+import { randomBytes } from 'node:crypto';
+
+export interface SigninSettings {
+  sessionIdleSeconds: number;
+  sessionMaxSeconds: number;
+  loginMaxFailuresPerAccount: number;
+  loginMaxFailuresPerIp: number;
+  loginFailureWindowSeconds: number;
+}
+
+export type LoginResult =
+  | { kind: 'ok'; session: SessionRecord; token: string; user: UserRecord }
+  | { kind: 'invalid' }
+  | { kind: 'limited'; retryAfterSeconds: number };
+
+export interface RequestMeta {
+  ip: string;
+  userAgent: string | null;
+}
+
+/** Sessions are touched (idle deadline moved) at most this often. */
+const TOUCH_EVERY_MS = 60_000;
+
+const userActor = (id: string | null): Actor => ({ type: 'user', id });
+
+export class SigninService {
+  #dummyHash: Promise<string> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly events: EventRecorder,
+    readonly settings: SigninSettings,
+  ) {}
+
+  /** A hash verified when the email is unknown, so both answers take the same time. */
+  #dummy(): Promise<string> {
+    this.#dummyHash ??= hash(randomBytes(16).toString('hex'));
+    return this.#dummyHash;
+  }
+
+  async #record(trx: Parameters<EventRecorder['record']>[0], tenantId: string, type: EventType, actor: Actor, data: Record<string, unknown>) {
+    await this.events.record(trx, { tenantId, type, organizationId: null, actor, data });
+  }
+
+  async #limited(tenantId: string, keys: Array<{ hash: string; max: number }>, now: number): Promise<number | undefined> {
+    const failures = new SigninLoginFailureRepo(this.db.kysely);
+    let retry: number | undefined;
+    for (const k of keys) {
+      const c = await failures.current(tenantId, k.hash, now);
+      if (c.count >= k.max) retry = Math.max(retry ?? 0, Math.ceil((c.windowEndsAt - now) / 1000));
+    }
+    return retry;
+  }
+
+  /**
+   * Email + password. Unknown email and wrong password give the same answer after the same work.
+   * Failures count per tenant+account and per tenant+IP in fixed windows; over a limit the answer
+   * is `limited` until the window ends (never a permanent lockout).
+   */
+  async login(tenantId: string, emailInput: string, password: string, meta: RequestMeta, previousToken?: string): Promise<LoginResult> {
+    const now = this.clock.now();
+    const email = normalizeEmail(emailInput).slice(0, 254);
+    const account = { hash: sha256Hex(`account:${email}`), max: this.settings.loginMaxFailuresPerAccount };
+    const ip = { hash: sha256Hex(`ip:${meta.ip}`), max: this.settings.loginMaxFailuresPerIp };
+    const retry = await this.#limited(tenantId, [account, ip], now);
+    if (retry !== undefined) return { kind: 'limited', retryAfterSeconds: Math.max(retry, 1) };
+
+    const user = await new UserRepo(this.db.kysely).findByEmail(tenantId, email);
+    const ok = await verify(user?.passwordHash ?? (await this.#dummy()), password.slice(0, 1024)).catch(() => false);
+    if (!user || !user.passwordHash || !ok) {
+      const windowMs = this.settings.loginFailureWindowSeconds * 1000;
+      await this.db.kysely.transaction().execute(async (trx) => {
+        const failures = new SigninLoginFailureRepo(trx);
+        await failures.fail(tenantId, account.hash, now, windowMs);
+        await failures.fail(tenantId, ip.hash, now, windowMs);
+        await this.#record(trx, tenantId, 'login.failed', userActor(user?.id ?? null), { user_id: user?.id ?? null, reason: 'invalid_credentials', ip: meta.ip });
+      });
+      return { kind: 'invalid' };
+    }
+    return this.#startSession(tenantId, user, meta, now, account.hash, previousToken);
+  }
+
+  async #startSession(tenantId: string, user: UserRecord, meta: RequestMeta, now: number, accountKey: string, previousToken?: string): Promise<LoginResult> {
+    const token = randomBytes(32).toString('base64url');
+    const session: SessionRecord = {
+      id: newId('ses', now),
+      tenantId,
+      userId: user.id,
+      userAgent: meta.userAgent?.slice(0, 300) ?? null,
+      ip: meta.ip,
+      authTime: now,
+      createdAt: now,
+      lastSeenAt: now,
+      idleExpiresAt: now + this.settings.sessionIdleSeconds * 1000,
+      expiresAt: now + this.settings.sessionMaxSeconds * 1000,
+      revokedAt: null,
+    };
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const sessions = new SigninSessionRepo(trx);
+      // A new id at every login: the session the browser had before is ended.
+      if (previousToken) {
+        const previous = await sessions.findByToken(tenantId, sha256Hex(previousToken));
+        if (previous && previous.revokedAt === null) await sessions.revoke(tenantId, previous.userId, previous.id, now);
+      }
+      await sessions.insert(session, sha256Hex(token));
+      await new SigninLoginFailureRepo(trx).clear(tenantId, accountKey);
+      await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), { user_id: user.id, session_id: session.id, ip: meta.ip });
+    });
+    return { kind: 'ok', session, token, user };
+  }
+
+  /** The live session a cookie names, or undefined (revoked, idle or absolute timeout, other tenant). */
+  async current(tenantId: string, token: string | undefined): Promise<SessionRecord | undefined> {
+    if (!token || token.length > 100) return undefined;
+    const repo = new SigninSessionRepo(this.db.kysely);
+    const s = await repo.findByToken(tenantId, sha256Hex(token));
+    const now = this.clock.now();
+    if (!s || s.revokedAt !== null || s.expiresAt <= now || s.idleExpiresAt <= now) return undefined;
+    if (now - s.lastSeenAt >= TOUCH_EVERY_MS) {
+      const idle = Math.min(now + this.settings.sessionIdleSeconds * 1000, s.expiresAt);
+      await repo.touch(tenantId, s.id, now, idle);
+      return { ...s, lastSeenAt: now, idleExpiresAt: idle };
+    }
+    return s;
+  }
+
+  async user(tenantId: string, userId: string): Promise<UserRecord | undefined> {
+    return new UserRepo(this.db.kysely).find(tenantId, userId);
+  }
+
+  listSessions(tenantId: string, userId: string): Promise<SessionRecord[]> {
+    return new SigninSessionRepo(this.db.kysely).listActive(tenantId, userId, this.clock.now());
+  }
+
+  async logout(tenantId: string, session: SessionRecord): Promise<void> {
+    const now = this.clock.now();
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const ids = await new SigninSessionRepo(trx).revoke(tenantId, session.userId, session.id, now);
+      if (ids.length > 0) await this.#record(trx, tenantId, 'logout', userActor(session.userId), { user_id: session.userId, session_id: session.id });
+    });
+  }
+
+  /** Revokes one of the user's sessions, or all of them (`'all'`). Returns the revoked ids. */
+  async revokeSessions(tenantId: string, userId: string, which: string, actor: Actor = userActor(userId)): Promise<string[]> {
+    const now = this.clock.now();
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const repo = new SigninSessionRepo(trx);
+      const ids = which === 'all' ? await repo.revokeAllForUser(tenantId, userId, now) : await repo.revoke(tenantId, userId, which, now);
+      for (const id of ids) await this.#record(trx, tenantId, 'session.revoked', actor, { user_id: userId, session_id: id });
+      return ids;
+    });
+  }
+
+  async grantConsent(tenantId: string, userId: string, clientId: string, scopes: string[]): Promise<void> {
+    const now = this.clock.now();
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await new SigninConsentRepo(trx).grant(tenantId, userId, clientId, scopes, now);
+      await this.#record(trx, tenantId, 'consent.granted', userActor(userId), { user_id: userId, client_id: clientId, scopes });
+    });
+  }
+
+  listConsents(tenantId: string, userId: string) {
+    return new SigninConsentRepo(this.db.kysely).list(tenantId, userId);
+  }
+
+  async revokeConsent(tenantId: string, userId: string, clientId: string): Promise<void> {
+    await this.db.kysely.transaction().execute(async (trx) => {
+      if (await new SigninConsentRepo(trx).revoke(tenantId, userId, clientId)) {
+        await this.#record(trx, tenantId, 'consent.revoked', userActor(userId), { user_id: userId, client_id: clientId });
+      }
+    });
+  }
+}

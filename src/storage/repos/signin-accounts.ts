@@ -1,0 +1,85 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+/** Remembered consents (per user and client) and failed-login counters. */
+export class SigninConsentRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Adds scopes to the user's consent for a client. */
+  async grant(tenantId: string, userId: string, clientId: string, scopes: string[], now: number): Promise<void> {
+    const existing = await this.db
+      .selectFrom('signin_consents')
+      .select('scope')
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    const scope = [...new Set([...(existing?.scope ? existing.scope.split(' ') : []), ...scopes])].join(' ');
+    await this.db
+      .insertInto('signin_consents')
+      .values({ tenant_id: tenantId, user_id: userId, client_id: clientId, scope, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.columns(['tenant_id', 'user_id', 'client_id']).doUpdateSet({ scope, updated_at: now }))
+      .execute();
+  }
+
+  async list(tenantId: string, userId: string): Promise<Array<{ clientId: string; clientName: string | null; scopes: string[]; updatedAt: number }>> {
+    const rows = await this.db
+      .selectFrom('signin_consents as c')
+      .innerJoin('oauth_clients as k', (j) => j.onRef('k.id', '=', 'c.client_id').onRef('k.tenant_id', '=', 'c.tenant_id'))
+      .select(['c.client_id', 'k.client_name', 'c.scope', 'c.updated_at'])
+      .where('c.tenant_id', '=', tenantId)
+      .where('c.user_id', '=', userId)
+      .orderBy('c.updated_at', 'desc')
+      .execute();
+    return rows.map((r) => ({ clientId: r.client_id, clientName: r.client_name, scopes: r.scope.split(' '), updatedAt: r.updated_at }));
+  }
+
+  async revoke(tenantId: string, userId: string, clientId: string): Promise<boolean> {
+    const r = await this.db
+      .deleteFrom('signin_consents')
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}
+
+/**
+ * Fixed-window failure counters shared by every instance. `fail` is one atomic upsert: a window
+ * that has ended starts again at 1, so a limit always lifts when its window ends.
+ */
+export class SigninLoginFailureRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Failures counted in the current window of `keyHash`, and when that window ends. */
+  async current(tenantId: string, keyHash: string, now: number): Promise<{ count: number; windowEndsAt: number }> {
+    const r = await this.db
+      .selectFrom('signin_login_failures')
+      .select(['count', 'window_ends_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+    if (!r || r.window_ends_at <= now) return { count: 0, windowEndsAt: now };
+    return { count: Number(r.count), windowEndsAt: r.window_ends_at };
+  }
+
+  async fail(tenantId: string, keyHash: string, now: number, windowMs: number): Promise<void> {
+    const ends = now + windowMs;
+    await this.db
+      .insertInto('signin_login_failures')
+      .values({ tenant_id: tenantId, key_hash: keyHash, count: 1, window_ends_at: ends })
+      .onConflict((oc) =>
+        oc.columns(['tenant_id', 'key_hash']).doUpdateSet((eb) => ({
+          count: eb.case().when('signin_login_failures.window_ends_at', '<=', now).then(1).else(eb('signin_login_failures.count', '+', 1)).end(),
+          window_ends_at: eb.case().when('signin_login_failures.window_ends_at', '<=', now).then(ends).else(eb.ref('signin_login_failures.window_ends_at')).end(),
+        })),
+      )
+      .execute();
+  }
+
+  /** A successful login clears the account's counter (not the IP's). */
+  async clear(tenantId: string, keyHash: string): Promise<void> {
+    await this.db.deleteFrom('signin_login_failures').where('tenant_id', '=', tenantId).where('key_hash', '=', keyHash).execute();
+  }
+}

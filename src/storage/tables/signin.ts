@@ -1,0 +1,107 @@
+/**
+ * Sign-in tables: pushed authorization requests, authorization flows (a validated /authorize
+ * request waiting for login/consent), authorization codes, browser sessions, consents, per-client
+ * sign-in settings and failed-login counters. Conventions as in foundation.ts: epoch
+ * milliseconds, JSON as text, booleans as 0/1; secrets (request_uri, flow ids, codes, session
+ * cookies) are stored only as SHA-256 hex.
+ */
+
+/** RFC 9126 request_uris: bound to the client, short-lived, consumed when a flow completes. */
+export interface SigninParRequestsTable {
+  uri_hash: string;
+  tenant_id: string;
+  client_id: string;
+  /** JSON of the validated authorization request. */
+  request: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+/** One authorization request in progress (the login and consent pages refer to it). */
+export interface SigninFlowsTable {
+  flow_hash: string;
+  tenant_id: string;
+  client_id: string;
+  /** JSON of the validated authorization request. */
+  request: string;
+  /** The PAR request_uri hash this flow came from (consumed together with the flow). */
+  par_hash: string | null;
+  /** A login at or after this time is required (prompt=login, max_age). */
+  login_after: number | null;
+  created_at: number;
+  expires_at: number;
+  completed_at: number | null;
+}
+
+export interface SigninCodesTable {
+  code_hash: string;
+  tenant_id: string;
+  client_id: string;
+  user_id: string;
+  session_id: string | null;
+  /** JSON: redirect_uri, scopes, nonce, code_challenge, dpop_jkt, resources, auth_time. */
+  grant: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+  /** What the first redemption issued, revoked when the code is presented again. */
+  issued_jti: string | null;
+  issued_exp: number | null;
+  issued_family: string | null;
+}
+
+export interface SigninSessionsTable {
+  id: string;
+  tenant_id: string;
+  token_hash: string;
+  user_id: string;
+  user_agent: string | null;
+  ip: string | null;
+  auth_time: number;
+  created_at: number;
+  last_seen_at: number;
+  idle_expires_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface SigninConsentsTable {
+  tenant_id: string;
+  user_id: string;
+  client_id: string;
+  /** Space-separated scopes granted. */
+  scope: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Sign-in settings of an OAuth client (kept apart from oauth_clients; see docs/signin.md). */
+export interface SigninClientSettingsTable {
+  tenant_id: string;
+  client_id: string;
+  third_party: number;
+  require_par: number;
+  id_token_alg: string;
+  /** JSON array of registered post_logout_redirect_uris. */
+  post_logout_redirect_uris: string;
+  updated_at: number;
+}
+
+/** Fixed-window counters of failed logins, per tenant + key (account or IP). */
+export interface SigninLoginFailuresTable {
+  tenant_id: string;
+  key_hash: string;
+  count: number;
+  window_ends_at: number;
+}
+
+export interface SigninTables {
+  signin_par_requests: SigninParRequestsTable;
+  signin_flows: SigninFlowsTable;
+  signin_codes: SigninCodesTable;
+  signin_sessions: SigninSessionsTable;
+  signin_consents: SigninConsentsTable;
+  signin_client_settings: SigninClientSettingsTable;
+  signin_login_failures: SigninLoginFailuresTable;
+}
