@@ -206,6 +206,53 @@ describe('attemptDelivery', () => {
     assert.equal(ok.received.length, received);
   });
 
+  it('every SSRF form of SECURITY-CHECKLIST §13 fails at delivery, with no connection to the receiver', async () => {
+    const before = ok.connections;
+    const p = ok.port;
+    const literals = [
+      `127.1:${p}`, `0:${p}`, `0.0.0.0:${p}`, `2130706433:${p}`, `0x7f000001:${p}`, `017700000001:${p}`,
+      `[::1]:${p}`, `[::]:${p}`, `[::ffff:127.0.0.1]:${p}`, `[::ffff:7f00:1]:${p}`, `10.0.0.1:${p}`, `172.16.0.1:${p}`,
+      `192.168.0.1:${p}`, `100.64.0.1:${p}`, `169.254.169.254:${p}`, `[fd00:ec2::254]:${p}`, `[fe80::1]:${p}`, `[fc00::1]:${p}`,
+      `[64:ff9b::a9fe:a9fe]:${p}`, `[2002:a9fe:a9fe::]:${p}`, `198.18.0.1:${p}`, `224.0.0.1:${p}`,
+    ];
+    for (const host of literals) {
+      for (const scheme of ['https', 'http']) {
+        const r = await attempt(strict, `${scheme}://${host}/hook`);
+        assert.equal(r.ok, false, host);
+        assert.match(r.error ?? '', /^refused: /, `${scheme}://${host}`);
+      }
+    }
+    // Names resolving to each forbidden address at delivery time.
+    for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.1', '169.254.169.254', 'fd00:ec2::254', '64:ff9b::7f00:1']) {
+      const named = createEgressAgent(defaultEgressPolicy, { resolver: async () => [{ address, family: address.includes(':') ? 6 : 4 }] });
+      try {
+        const r = await attempt(named, `https://127.0.0.1.nip.io:${p}/hook`);
+        assert.deepEqual({ ok: r.ok, error: r.error }, { ok: false, error: 'refused: destination address is not allowed' }, address);
+      } finally {
+        await named.destroy();
+      }
+    }
+    // Ports and schemes, for a name resolving to a public address (refused before connecting).
+    const publicName = createEgressAgent(defaultEgressPolicy, { resolver: async () => [{ address: '93.184.215.14', family: 4 }] });
+    try {
+      for (const [url, error] of [
+        ['https://hooks.example.com:22/', 'refused: port is not allowed'],
+        ['https://hooks.example.com:25/', 'refused: port is not allowed'],
+        ['https://hooks.example.com:6379/', 'refused: port is not allowed'],
+        ['http://hooks.example.com/', 'refused: only https URLs are allowed'],
+        ['https://hooks.example.com./', 'refused: host must not end with a dot'],
+        ['https://user@hooks.example.com/', 'refused: must not contain credentials'],
+        ['data:application/json,{}', 'refused: only https URLs are allowed'],
+      ] as const) {
+        const r = await attempt(publicName, url);
+        assert.deepEqual({ ok: r.ok, error: r.error }, { ok: false, error }, url);
+      }
+    } finally {
+      await publicName.destroy();
+    }
+    assert.equal(ok.connections, before);
+  });
+
   it('a name that resolves to 127.0.0.1 only at delivery (DNS rebinding) is refused with no connection', async () => {
     let lookups = 0;
     const resolver: EgressResolver = async () => {
