@@ -109,6 +109,34 @@ describe('SCIM discovery, filters, paging, sorting and projection', () => {
     assert.equal((await d.scim('GET', `/Groups?filter=${encodeURIComponent('not (members pr)')}`)).json().Resources[0].displayName, 'Mid');
   });
 
+  it('searches with POST /.search (RFC 7644 §3.4.3) like the GET query', async () => {
+    const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+    const r = await d.scim('POST', '/Users/.search', { schemas: [SEARCH], filter: 'userName sw "b" or userName sw "c"', sortBy: 'userName', startIndex: 1, count: 1, attributes: ['userName'] });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json().totalResults, 2);
+    assert.deepEqual(r.json().Resources, [{ schemas: [USER, ENTERPRISE], id: ids[3], userName: 'bob@acme.example' }]);
+    const g = await d.scim('POST', '/Groups/.search', { schemas: [SEARCH], excludedAttributes: ['members'] });
+    assert.equal(g.status, 200, g.text);
+    for (const [body, scimType] of [
+      [{ filter: 'userName pr' }, 'invalidSyntax'],
+      [{ schemas: [SEARCH], filter: 'userName eq' }, 'invalidFilter'],
+      [{ schemas: [SEARCH], attributes: 'userName' }, 'invalidValue'],
+      [{ schemas: [SEARCH], count: 'ten' }, 'invalidValue'],
+    ] as const) {
+      const bad = await d.scim('POST', '/Users/.search', body);
+      assert.equal(bad.status, 400, bad.text);
+      assert.equal(bad.json().scimType, scimType);
+    }
+  });
+
+  it('answers 304 to If-None-Match with the current ETag', async () => {
+    const r = await d.scim('GET', `/Users/${ids[1]}`);
+    const notModified = await d.scim('GET', `/Users/${ids[1]}`, undefined, { 'if-none-match': String(r.headers.etag) });
+    assert.equal(notModified.status, 304);
+    assert.equal(notModified.text, '');
+    assert.equal((await d.scim('GET', `/Users/${ids[1]}`, undefined, { 'if-none-match': 'W/"0"' })).status, 200);
+  });
+
   it('projects attributes and excludedAttributes (id and schemas always returned)', async () => {
     const only = await list(`${f('userName eq "bob@acme.example"')}&attributes=userName,name.givenName,${ENTERPRISE}:department`);
     assert.deepEqual(only.Resources[0], { schemas: [USER, ENTERPRISE], id: ids[3], userName: 'bob@acme.example', name: { givenName: 'bob' }, [ENTERPRISE]: { department: 'R&D' } });
