@@ -85,7 +85,7 @@ export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Pr
   await app.register(apiKeyRoutes(new ApiKeyService(deps, ctx.repos.apiKeys)));
   await app.register(eventRoutes(ctx.repos.events));
   await app.register(directoryRoutes(new DirectoryService(deps)));
-  await app.register(clientRoutes(ctx.oauth.clients));
+  await app.register(clientRoutes(ctx.oauth.clients, ctx.oauth.settings));
   await app.register(
     webhookRoutes(new WebhookService({ ...deps, envelope: ctx.envelope, egressPolicy: ctx.egress.policy, resolver: ctx.egress.resolver })),
   );

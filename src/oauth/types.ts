@@ -35,6 +35,7 @@ export interface ClientRecord {
   /** Scopes the client may request. */
   scopes: string[];
   jwks: { keys: JWK[] } | null;
+  jwksUri: string | null;
   dpopBound: boolean;
   tokenExchange: TokenExchangePolicy | null;
   createdAt: number;
@@ -94,6 +95,12 @@ export interface ReplayCache {
 export interface RevokedTokenStore {
   revoke(tenantId: string, jti: string, expiresAt: number, now: number): Promise<void>;
   isRevoked(tenantId: string, jti: string): Promise<boolean>;
+}
+
+/** A client's keys published at its `jwks_uri`, fetched (and cached) through the egress policy. */
+export interface RemoteKeySource {
+  /** `refresh`: the cached set lacks a key; fetch again if the last fetch is old enough. */
+  keys(uri: string, opts: { refresh: boolean }): Promise<{ keys: JWK[] }>;
 }
 
 /** A tenant as the OAuth core sees it. */

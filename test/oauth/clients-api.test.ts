@@ -66,12 +66,19 @@ describe('/v1/clients', () => {
 
   describe('bad registrations', () => {
     const cases: Array<[string, () => Promise<unknown>, string]> = [
-      ['private_key_jwt without jwks', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'] }), 'invalid_client_metadata'],
+      ['private_key_jwt without jwks or jwks_uri', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'] }), 'invalid_client_metadata'],
       ['a jwks holding a private key', async () => {
         const { privateKey } = await generateKeyPair('EdDSA', { extractable: true });
         return { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [await exportJWK(privateKey)] } };
       }, 'invalid_request'],
-      ['a jwks_uri (until the egress policy covers it)', async () => ({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://keys.example/jwks' }), 'invalid_client_metadata'],
+      ['a jwks_uri on a loopback address', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'http://127.0.0.1/jwks' }), 'invalid_client_metadata'],
+      ['a jwks_uri at the metadata service', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'http://169.254.169.254/latest' }), 'invalid_client_metadata'],
+      ['a file: jwks_uri', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'file:///etc/passwd' }), 'invalid_client_metadata'],
+      ['a jwks_uri with credentials', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'https://user@keys.example/jwks' }), 'invalid_client_metadata'],
+      ['both jwks and jwks_uri', async () => {
+        const { publicKey } = await generateKeyPair('EdDSA', { extractable: true });
+        return { token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks: { keys: [await exportJWK(publicKey)] }, jwks_uri: 'https://keys.example/jwks' };
+      }, 'invalid_client_metadata'],
       ['a public client with client_credentials', async () => ({ token_endpoint_auth_method: 'none', grant_types: ['client_credentials'] }), 'invalid_client_metadata'],
       ['a public client with token exchange', async () => ({ token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'] }), 'invalid_client_metadata'],
       ['authorization_code without redirect_uris', async () => ({ grant_types: ['authorization_code'] }), 'invalid_redirect_uri'],

@@ -6,6 +6,7 @@ import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
 import { clientMetadata } from './schema.js';
 import type { ClientService } from './service.js';
+import type { TokenSettingsService } from './settings.js';
 
 export const clientSchema = z.object({
   client_id: z.string(),
@@ -17,6 +18,7 @@ export const clientSchema = z.object({
   grant_types: z.array(z.string()),
   token_endpoint_auth_method: z.string(),
   jwks: z.unknown(),
+  jwks_uri: z.string().nullable(),
   scope: z.string().nullable(),
   dpop_bound_access_tokens: z.boolean(),
   allowed_resources: z.array(z.string()),
@@ -24,10 +26,18 @@ export const clientSchema = z.object({
 });
 
 const tags = ['clients'];
+
+const settingsBody = z.strictObject({
+  access_token_ttl_seconds: z.number().int().min(30).max(24 * 3600).nullable(),
+  refresh_token_ttl_seconds: z.number().int().min(60).max(365 * 24 * 3600).nullable(),
+});
+const settingsSchema = settingsBody.extend({
+  effective: z.object({ access_token_ttl_seconds: z.number(), refresh_token_ttl_seconds: z.number() }),
+});
 const params = z.strictObject({ clientId: idOf('cli') });
 
 export const clientRoutes =
-  (service: ClientService): FastifyPluginAsync =>
+  (service: ClientService, settings: TokenSettingsService): FastifyPluginAsync =>
   async (app) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
 
@@ -77,5 +87,17 @@ export const clientRoutes =
       config: { permission: 'clients:write', access: 'platform' },
       schema: { tags, summary: 'Rotate the client secret (the old one stops working at once)', params, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
       handler: async (request) => service.rotateSecret(tenantOf(request).id, request.params.clientId),
+    });
+
+    r.get('/oauth/settings', {
+      config: { permission: 'clients:read', access: 'platform' },
+      schema: { tags, summary: "The tenant's token lifetimes (null: the configured default)", response: { 200: settingsSchema } },
+      handler: async (request) => settings.get(tenantOf(request).id),
+    });
+
+    r.put('/oauth/settings', {
+      config: { permission: 'clients:write', access: 'platform' },
+      schema: { tags, summary: "Set the tenant's token lifetimes (null: the configured default)", body: settingsBody, response: { 200: settingsSchema, 400: errorResponse } },
+      handler: async (request) => settings.put(tenantOf(request).id, request.body),
     });
   };

@@ -34,7 +34,7 @@ export const clientMetadata = z.strictObject({
   grant_types: z.array(z.enum(Object.values(GRANT_TYPE) as [string, ...string[]])).min(1).max(10).optional(),
   token_endpoint_auth_method: z.enum(AUTH_METHODS).optional(),
   jwks: jwks.nullable().optional(),
-  jwks_uri: z.string().optional(),
+  jwks_uri: z.string().min(1).max(2048).nullable().optional(),
   scope: scopeString.nullable().optional(),
   dpop_bound_access_tokens: z.boolean().optional(),
   allowed_resources: z.array(absoluteUri).max(50).optional(),
@@ -54,6 +54,7 @@ export interface ClientView {
   grant_types: string[];
   token_endpoint_auth_method: string;
   jwks: unknown;
+  jwks_uri: string | null;
   scope: string | null;
   dpop_bound_access_tokens: boolean;
   allowed_resources: string[];

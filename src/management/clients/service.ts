@@ -29,11 +29,9 @@ function parse(input: unknown): ClientMetadataInput {
 }
 
 /** Cross-field rules RFC 7591 leaves to the server. */
-function checkConsistency(c: ClientRecord, input: ClientMetadataInput): void {
-  if (input.jwks_uri !== undefined) {
-    throw oauthErrors.invalidClientMetadata('jwks_uri is not supported yet (it needs the egress policy); register jwks inline');
-  }
-  if (c.authMethod === 'private_key_jwt' && !c.jwks) throw oauthErrors.invalidClientMetadata('private_key_jwt requires jwks');
+function checkConsistency(c: ClientRecord): void {
+  if (c.jwks && c.jwksUri) throw oauthErrors.invalidClientMetadata('jwks and jwks_uri are mutually exclusive');
+  if (c.authMethod === 'private_key_jwt' && !c.jwks && !c.jwksUri) throw oauthErrors.invalidClientMetadata('private_key_jwt requires jwks or jwks_uri');
   if (c.authMethod === 'none' && c.grantTypes.some((g) => CONFIDENTIAL_ONLY.includes(g))) {
     throw oauthErrors.invalidClientMetadata('public clients may not use client_credentials or token exchange');
   }
@@ -54,6 +52,7 @@ function apply(base: ClientRecord, input: ClientMetadataInput): ClientRecord {
     grantTypes: input.grant_types ? [...new Set(input.grant_types)] : base.grantTypes,
     authMethod: input.token_endpoint_auth_method ?? base.authMethod,
     jwks: input.jwks === undefined ? base.jwks : (input.jwks as ClientRecord['jwks']),
+    jwksUri: input.jwks_uri === undefined ? base.jwksUri : input.jwks_uri,
     scopes: input.scope === undefined ? base.scopes : input.scope ? [...new Set(input.scope.split(' '))] : [],
     dpopBound: input.dpop_bound_access_tokens ?? base.dpopBound,
     allowedResources: input.allowed_resources ?? base.allowedResources,
@@ -71,6 +70,7 @@ export function toView(c: ClientRecord, secret?: string): ClientView {
     grant_types: c.grantTypes,
     token_endpoint_auth_method: c.authMethod,
     jwks: c.jwks,
+    jwks_uri: c.jwksUri,
     scope: c.scopes.length > 0 ? c.scopes.join(' ') : null,
     dpop_bound_access_tokens: c.dpopBound,
     allowed_resources: c.allowedResources,
@@ -84,7 +84,17 @@ export class ClientService {
     private readonly clock: Clock,
     /** Drops a client from this instance's cache after a change. */
     private readonly changed: (tenantId: string, clientId: string) => void = () => undefined,
+    /** Checks a `jwks_uri` against the egress policy; returns the URL to store. */
+    private readonly checkJwksUri: (url: string) => Promise<string> = async () => {
+      throw oauthErrors.invalidClientMetadata('jwks_uri is not available here');
+    },
   ) {}
+
+  /** The egress check of a new `jwks_uri`, as `invalid_client_metadata`. */
+  async #checkRemoteKeys(before: ClientRecord | undefined, next: ClientRecord): Promise<void> {
+    if (!next.jwksUri || next.jwksUri === before?.jwksUri) return;
+    next.jwksUri = await this.checkJwksUri(next.jwksUri);
+  }
 
   /** Registers a client; a secret-based client gets its `client_secret` in this response only. */
   async create(tenantId: string, body: unknown): Promise<ClientView> {
@@ -101,6 +111,7 @@ export class ClientService {
       allowedResources: [],
       scopes: [],
       jwks: null,
+      jwksUri: null,
       dpopBound: false,
       tokenExchange: null,
       createdAt: now,
@@ -108,7 +119,8 @@ export class ClientService {
       secretRotatedAt: null,
     };
     const client = apply(blank, input);
-    checkConsistency(client, input);
+    checkConsistency(client);
+    await this.#checkRemoteKeys(undefined, client);
     const secret = usesSecret(client.authMethod) ? newSecret(CLIENT_SECRET_PREFIX) : undefined;
     if (secret) client.secretHash = sha256Hex(secret);
     await this.repo.insert(client);
@@ -132,7 +144,8 @@ export class ClientService {
     const input = parse(body);
     const current = await this.#find(tenantId, clientId);
     const next = { ...apply(current, input), updatedAt: this.clock.now() };
-    checkConsistency(next, input);
+    checkConsistency(next);
+    await this.#checkRemoteKeys(current, next);
     let secret: string | undefined;
     if (!usesSecret(next.authMethod)) next.secretHash = null;
     else if (!next.secretHash) {

@@ -1,7 +1,7 @@
 /** private_key_jwt (RFC 7523 §3, RFC 7521 §4.2): one check per function. */
 import { createLocalJWKSet, decodeJwt, errors as joseErrors, type JWK, jwtVerify, type JWTPayload } from 'jose';
 import { oauthErrors } from '../errors.js';
-import type { ClientRecord, OAuthTenant, ReplayCache } from '../types.js';
+import type { ClientRecord, OAuthTenant, RemoteKeySource, ReplayCache } from '../types.js';
 
 /** Asymmetric algorithms accepted for client assertions; never `none` or HS*. */
 export const ASSERTION_ALGS = ['EdDSA', 'Ed25519', 'ES256', 'PS256'] as const;
@@ -23,27 +23,51 @@ export function assertionClientId(assertion: string, bodyClientId: string | unde
   return claims.iss;
 }
 
-/** A client's registered keys; `EdDSA` and `Ed25519` name the same Ed25519 keys. */
-function clientKeys(client: ClientRecord) {
-  const keys = (client.jwks?.keys ?? []).map((k: JWK) =>
-    k.kty === 'OKP' && (k.alg === 'EdDSA' || k.alg === 'Ed25519') ? { ...k, alg: undefined } : k,
-  );
+/** A client's keys; `EdDSA` and `Ed25519` name the same Ed25519 keys. */
+function localKeySet(set: { keys: JWK[] }) {
+  const keys = set.keys.map((k: JWK) => (k.kty === 'OKP' && (k.alg === 'EdDSA' || k.alg === 'Ed25519') ? { ...k, alg: undefined } : k));
   return createLocalJWKSet({ keys });
 }
 
-/** Verifies signature, iss/sub, aud and exp; returns the claims. */
-async function verifySignatureAndClaims(assertion: string, client: ClientRecord, tenant: OAuthTenant, now: number): Promise<JWTPayload> {
+/** Inline `jwks`, or the set at `jwks_uri` (`refresh`: fetch again if allowed). */
+async function clientKeySet(client: ClientRecord, remote: RemoteKeySource | undefined, refresh: boolean): Promise<{ keys: JWK[] }> {
+  if (client.jwks) return client.jwks;
+  if (!client.jwksUri || !remote) throw oauthErrors.invalidClient('the client has no registered keys');
   try {
-    const { payload } = await jwtVerify(assertion, clientKeys(client), {
-      algorithms: [...ASSERTION_ALGS],
-      issuer: client.id,
-      subject: client.id,
-      audience: [tenant.issuer, `${tenant.issuer}/token`],
-      requiredClaims: ['exp', 'jti'],
-      clockTolerance: SKEW_S,
-      currentDate: new Date(now),
-    });
-    return payload;
+    return await remote.keys(client.jwksUri, { refresh });
+  } catch {
+    throw oauthErrors.invalidClient("the client's jwks_uri could not be fetched");
+  }
+}
+
+async function verifyWith(assertion: string, set: { keys: JWK[] }, client: ClientRecord, tenant: OAuthTenant, now: number): Promise<JWTPayload> {
+  const { payload } = await jwtVerify(assertion, localKeySet(set), {
+    algorithms: [...ASSERTION_ALGS],
+    issuer: client.id,
+    subject: client.id,
+    audience: [tenant.issuer, `${tenant.issuer}/token`],
+    requiredClaims: ['exp', 'jti'],
+    clockTolerance: SKEW_S,
+    currentDate: new Date(now),
+  });
+  return payload;
+}
+
+/** Verifies signature, iss/sub, aud and exp; a remote set lacking the key is fetched once more. */
+async function verifySignatureAndClaims(
+  assertion: string,
+  client: ClientRecord,
+  tenant: OAuthTenant,
+  now: number,
+  remote: RemoteKeySource | undefined,
+): Promise<JWTPayload> {
+  try {
+    try {
+      return await verifyWith(assertion, await clientKeySet(client, remote, false), client, tenant, now);
+    } catch (err) {
+      if (!(err instanceof joseErrors.JWKSNoMatchingKey) || !client.jwksUri) throw err;
+      return await verifyWith(assertion, await clientKeySet(client, remote, true), client, tenant, now);
+    }
   } catch (err) {
     if (err instanceof joseErrors.JOSEError) throw oauthErrors.invalidClient(`invalid client_assertion (${err.code})`);
     throw err;
@@ -76,10 +100,10 @@ export async function verifyClientAssertion(
   assertion: string,
   client: ClientRecord,
   tenant: OAuthTenant,
-  deps: { replay: ReplayCache; now: number },
+  deps: { replay: ReplayCache; now: number; remoteKeys?: RemoteKeySource | undefined },
 ): Promise<void> {
   const nowS = Math.floor(deps.now / 1000);
-  const claims = await verifySignatureAndClaims(assertion, client, tenant, deps.now);
+  const claims = await verifySignatureAndClaims(assertion, client, tenant, deps.now, deps.remoteKeys);
   checkIssuedAt(claims, nowS);
   checkLifetime(claims, nowS);
   const jti = checkJti(claims);

@@ -1,7 +1,7 @@
 /** Client authentication at /token, /introspect and /revoke (RFC 6749 §2.3, RFC 7523). */
 import { sha256Hex, safeEqual } from '../../kernel/crypto/hash.js';
 import { oauthErrors } from '../errors.js';
-import type { ClientRecord, ClientStore, OAuthHttpRequest, OAuthTenant, ReplayCache } from '../types.js';
+import type { ClientRecord, ClientStore, OAuthHttpRequest, OAuthTenant, RemoteKeySource, ReplayCache } from '../types.js';
 import { assertionClientId, verifyClientAssertion } from './assertion.js';
 import { presentedCredentials } from './presented.js';
 
@@ -9,6 +9,13 @@ export interface ClientAuthDeps {
   clients: ClientStore;
   replay: ReplayCache;
   now: number;
+  /** Fetches keys of clients registered with `jwks_uri`. */
+  remoteKeys?: RemoteKeySource | undefined;
+}
+
+/** The client-authentication ports out of the token service's dependencies. */
+export function clientAuthDeps(deps: { clients: ClientStore; replay: ReplayCache; remoteKeys?: RemoteKeySource | undefined }, now: number): ClientAuthDeps {
+  return { clients: deps.clients, replay: deps.replay, remoteKeys: deps.remoteKeys, now };
 }
 
 /** A hash compared when the client is unknown, so both paths cost the same. */

@@ -3,7 +3,7 @@
  * Anything invalid, expired, revoked or from another tenant is `{active:false}` and nothing else.
  */
 import { sha256Hex } from '../../kernel/crypto/hash.js';
-import { authenticateClient } from '../client-auth/authenticate.js';
+import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
 import { oauthErrors } from '../errors.js';
 import { requiredParam } from '../params.js';
 import { REFRESH_TOKEN_PREFIX } from '../token/refresh.js';
@@ -54,7 +54,7 @@ async function describeRefreshToken(token: string, tenant: OAuthTenant, client: 
 /** `token_type_hint` only orders the look-ups; a wrong hint still resolves (RFC 7662 §2.1). */
 export async function handleIntrospection(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps): Promise<IntrospectionResponse> {
   const now = deps.clock.now();
-  const client = await authenticateClient(req, tenant, { clients: deps.clients, replay: deps.replay, now });
+  const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
   // Anyone can name a public client: introspection needs a client that proves who it is.
   if (client.authMethod === 'none') throw oauthErrors.invalidClient('introspection requires client authentication');
   const token = requiredParam(req.body, 'token');
@@ -70,7 +70,7 @@ export async function handleIntrospection(req: OAuthHttpRequest, tenant: OAuthTe
  */
 export async function handleRevocation(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps): Promise<void> {
   const now = deps.clock.now();
-  const client = await authenticateClient(req, tenant, { clients: deps.clients, replay: deps.replay, now });
+  const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
   const token = requiredParam(req.body, 'token');
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
     const t = await deps.refreshTokens.find(tenant.id, sha256Hex(token));

@@ -1,5 +1,5 @@
 /** POST /token (RFC 6749 §3.2): client authentication, DPoP, then the grant's handler. */
-import { authenticateClient } from '../client-auth/authenticate.js';
+import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
 import { DpopError, DpopNonceError, singleProof, verifyDpopProof, type VerifiedDpop } from '../dpop/verify.js';
 import { oauthErrors } from '../errors.js';
 import { param } from '../params.js';
@@ -47,10 +47,11 @@ export async function handleTokenRequest(
   const now = deps.clock.now();
   const grantType = param(req.body, 'grant_type');
   if (grantType === undefined) throw oauthErrors.invalidRequest('missing parameter grant_type');
-  const client = await authenticateClient(req, tenant, { clients: deps.clients, replay: deps.replay, now });
+  const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
   const handler = grantHandler(grants, grantType);
   checkClientMayUse(client, grantType, handler);
   const dpop = await tokenRequestProof(req, tenant, deps, now);
   checkDpopRequired(client, dpop);
-  return handler.handle({ tenant, client, req, dpop, deps, now });
+  const settings = deps.lifetimes ? await deps.lifetimes.forTenant(tenant.id) : deps.settings;
+  return handler.handle({ tenant, client, req, dpop, deps: { ...deps, settings }, now });
 }

@@ -3,12 +3,14 @@ import type { Clock } from '../../kernel/clock.js';
 import type { DpopNonces } from '../dpop/nonce.js';
 import type { VerifiedDpop } from '../dpop/verify.js';
 import type { KeySource } from '../tokens/access-token.js';
+import type { TenantLifetimes } from './lifetimes.js';
 import type {
   ClientRecord,
   ClientStore,
   OAuthHttpRequest,
   OAuthTenant,
   RefreshTokenStore,
+  RemoteKeySource,
   ReplayCache,
   RevokedTokenStore,
 } from '../types.js';
@@ -32,7 +34,12 @@ export interface OAuthDeps {
   revoked: RevokedTokenStore;
   keys: KeySource;
   clock: Clock;
+  /** The configured default lifetimes; /token hands grants the tenant's own (`lifetimes`). */
   settings: OAuthSettings;
+  /** Per-tenant lifetimes; without it every tenant uses `settings`. */
+  lifetimes?: TenantLifetimes;
+  /** Fetches keys of clients registered with `jwks_uri`. */
+  remoteKeys?: RemoteKeySource;
   /** Set when DPoP proofs must carry a server nonce (KEYHALL_DPOP_NONCE). */
   dpopNonces?: DpopNonces;
   onEvent?: (event: OAuthEvent) => void | Promise<void>;

@@ -5,6 +5,7 @@ import * as m0003 from './0003_oauth.js';
 import * as m0004 from './0004_directory.js';
 import * as m0005 from './0005_webhooks.js';
 import * as m0006 from './0006_signin.js';
+import * as m0007 from './0007_oauth_remote_keys.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0004_directory': m0004,
   '0005_webhooks': m0005,
   '0006_signin': m0006,
+  '0007_oauth_remote_keys': m0007,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -17,6 +17,8 @@ export interface OAuthClientsTable {
   scope: string;
   /** JSON JWK Set (public keys) for private_key_jwt, or null. */
   jwks: string | null;
+  /** Where the client's keys are fetched (through the egress policy), or null. */
+  jwks_uri: string | null;
   dpop_bound_access_tokens: number;
   /** JSON token-exchange policy, or null. */
   token_exchange: string | null;
@@ -70,10 +72,19 @@ export interface OAuthRevokedTokensTable {
   expires_at: number;
 }
 
+/** Per-tenant overrides of the token lifetimes (null: the configured default). */
+export interface OAuthTenantSettingsTable {
+  tenant_id: string;
+  access_token_ttl_seconds: number | null;
+  refresh_token_ttl_seconds: number | null;
+  updated_at: number;
+}
+
 export interface OAuthTables {
   oauth_clients: OAuthClientsTable;
   oauth_refresh_families: OAuthRefreshFamiliesTable;
   oauth_refresh_tokens: OAuthRefreshTokensTable;
   oauth_replay: OAuthReplayTable;
   oauth_revoked_tokens: OAuthRevokedTokensTable;
+  oauth_tenant_settings: OAuthTenantSettingsTable;
 }

@@ -1,0 +1,47 @@
+/**
+ * Token lifetimes per tenant: the tenant's overrides over the configured defaults, cached per
+ * instance like clients (a change is seen at once here, within `ttlMs` on other instances).
+ */
+import { performance } from 'node:perf_hooks';
+import type { OAuthSettings } from './types.js';
+
+export interface LifetimeOverrides {
+  accessTokenTtlSeconds: number | null;
+  refreshTokenTtlSeconds: number | null;
+}
+
+export interface LifetimeStore {
+  get(tenantId: string): Promise<LifetimeOverrides>;
+}
+
+export class TenantLifetimes {
+  readonly #cache = new Map<string, { at: number; settings: Promise<OAuthSettings> }>();
+
+  constructor(
+    private readonly store: LifetimeStore,
+    readonly defaults: OAuthSettings,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** The effective lifetimes of a tenant. */
+  forTenant(tenantId: string): Promise<OAuthSettings> {
+    const now = performance.now();
+    const hit = this.#cache.get(tenantId);
+    if (hit && now - hit.at < this.ttlMs) return hit.settings;
+    const settings = this.store.get(tenantId).then((o) => ({
+      accessTokenTtlSeconds: o.accessTokenTtlSeconds ?? this.defaults.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: o.refreshTokenTtlSeconds ?? this.defaults.refreshTokenTtlSeconds,
+    }));
+    const entry = { at: now, settings };
+    if (this.#cache.size >= 10_000) this.#cache.clear();
+    this.#cache.set(tenantId, entry);
+    settings.catch(() => {
+      if (this.#cache.get(tenantId) === entry) this.#cache.delete(tenantId);
+    });
+    return settings;
+  }
+
+  invalidate(tenantId: string): void {
+    this.#cache.delete(tenantId);
+  }
+}
