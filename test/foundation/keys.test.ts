@@ -32,7 +32,7 @@ describe('signing keys and rotation', () => {
     assert.equal(rows.length, 2);
     for (const row of rows) {
       assert.match(row.private_jwk_enc, /^v1\./);
-      assert.ok(!row.private_jwk_enc.includes('"d"'));
+      assert.ok(!row.private_jwk_enc.includes('"d"'), '!row.private_jwk_enc.includes(\'"d"\')');
       assert.throws(() => new Envelope(Buffer.alloc(32, 7)).decrypt(row.private_jwk_enc, `signing_key:${row.tenant_id}:${row.kid}`));
     }
   });

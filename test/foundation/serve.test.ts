@@ -25,7 +25,7 @@ function start(env: Record<string, string>): Proc {
   return { child, out: () => out, exited };
 }
 
-async function until(fn: () => boolean, ms = 30_000): Promise<void> {
+async function until(fn: () => boolean, ms = 90_000): Promise<void> {
   const end = Date.now() + ms;
   while (!fn()) {
     if (Date.now() > end) throw new Error('timed out');

@@ -63,23 +63,23 @@ describe('/v1 authentication and API keys', () => {
     assert.equal(body.organization_id, orgA);
     assert.deepEqual(body.scopes, ['members:read', 'members:write']);
     assert.equal(body.name, 'ci');
-    assert.ok(body.created_at);
+    assert.ok(body.created_at, 'body.created_at');
     const row = await s.server.ctx.db.kysely.selectFrom('api_keys').selectAll().where('id', '=', body.id).executeTakeFirstOrThrow();
     assert.equal(row.key_hash.length, 64);
-    assert.ok(!JSON.stringify(row).includes(body.key));
+    assert.ok(!JSON.stringify(row).includes(body.key), '!JSON.stringify(row).includes(body.key)');
 
     const list = await platform('GET', `/organizations/${orgA}/api_keys`);
     assert.equal(list.status, 200);
     const listed = list.json().data.find((k: { id: string }) => k.id === body.id);
     assert.equal(listed.key_prefix, body.key.slice(0, 12));
     assert.equal(listed.key, undefined);
-    assert.ok(!list.text.includes(body.key));
+    assert.ok(!list.text.includes(body.key), '!list.text.includes(body.key)');
 
     const events = (await platform('GET', '/events?types=api_key.created')).json().data;
     const ev = events.find((e: { data: { key_id: string } }) => e.data.key_id === body.id);
     assert.deepEqual(ev.data, { key_id: body.id, name: 'ci', scopes: ['members:read', 'members:write'] });
     assert.equal(ev.organization_id, orgA);
-    assert.ok(!JSON.stringify(events).includes(body.key));
+    assert.ok(!JSON.stringify(events).includes(body.key), '!JSON.stringify(events).includes(body.key)');
   });
 
   it('a key bound to another org gets 403 forbidden even with the permission', async () => {
@@ -150,7 +150,7 @@ describe('/v1 authentication and API keys', () => {
     assert.equal(await read(), null);
     await v1(s, k.key)('GET', `/organizations/${orgA}/members`);
     const first = await read();
-    assert.ok(first);
+    assert.ok(first, 'first');
     await v1(s, k.key)('GET', `/organizations/${orgA}/members`);
     assert.equal(await read(), first);
   });

@@ -91,11 +91,11 @@ describe('/v1/events', () => {
     const key = (await api('POST', `/organizations/${orgA}/api_keys`, { name: 'a', scopes: ['events:read'] })).json().key;
     const orgApi = v1(s, key);
     const events = await readAll(orgApi);
-    assert.ok(events.length > 0);
+    assert.ok(events.length > 0, 'events.length > 0');
     for (const e of events) assert.equal(e.organization_id, orgA);
     expectError(await orgApi('GET', `/events?organization_id=${orgB}`), 403, 'forbidden');
     const platformView = await readAll(api, `&organization_id=${orgB}`);
-    assert.ok(platformView.some((e) => e.type === 'api_key.created'));
+    assert.ok(platformView.some((e) => e.type === 'api_key.created'), 'platformView.some((e) => e.type === \'api_key.created\')');
   });
 
   it('rejects bad queries with 400 invalid_request', async () => {
@@ -122,8 +122,8 @@ describe('/v1/openapi.json', () => {
       assert.ok(doc.paths[path], path);
     }
     const create = doc.paths['/v1/organizations'].post;
-    assert.ok(create.requestBody.content['application/json'].schema.properties.name);
-    assert.ok(create.responses['201']);
+    assert.ok(create.requestBody.content['application/json'].schema.properties.name, 'create.requestBody.content[\'application/json\'].schema.properties.name');
+    assert.ok(create.responses['201'], 'create.responses[\'201\']');
     assert.equal(doc.paths['/v1/openapi.json'], undefined);
   });
 });

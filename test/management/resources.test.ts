@@ -84,12 +84,12 @@ describe('/v1 organizations, users and members', () => {
       const r = await api('GET', `/organizations?limit=2${after ? `&after=${after}` : ''}`);
       assert.equal(r.status, 200);
       const { data, next_cursor } = r.json();
-      assert.ok(data.length <= 2);
+      assert.ok(data.length <= 2, 'data.length <= 2');
       seen.push(...data.map((o: { id: string }) => o.id));
       if (!next_cursor) break;
       after = next_cursor;
     }
-    for (const id of created) assert.ok(seen.includes(id));
+    for (const id of created) assert.ok(seen.includes(id), 'seen.includes(id)');
     assert.equal(new Set(seen).size, seen.length);
   });
 
@@ -100,8 +100,8 @@ describe('/v1 organizations, users and members', () => {
     assert.match(user.id, /^user_/);
     assert.equal(user.email, 'ada@example.com');
     assert.equal(user.has_password, true);
-    assert.ok(!r.text.includes('correct horse'));
-    assert.ok(!/password_hash|argon2/.test(r.text));
+    assert.ok(!r.text.includes('correct horse'), '!r.text.includes(\'correct horse\')');
+    assert.ok(!/password_hash|argon2/.test(r.text), '!/password_hash|argon2/.test(r.text)');
     const row = await s.server.ctx.db.kysely.selectFrom('users').select('password_hash').where('id', '=', user.id).executeTakeFirstOrThrow();
     assert.match(String(row.password_hash), /^\$argon2id\$/);
     expectError(await api('POST', '/users', { email: 'ADA@example.com' }), 409, 'conflict');
@@ -113,7 +113,7 @@ describe('/v1 organizations, users and members', () => {
     const patched = await api('PATCH', `/users/${user.id}`, { name: 'Ada L.', password: 'another long password' });
     assert.equal(patched.status, 200);
     assert.equal(patched.json().name, 'Ada L.');
-    assert.ok(!patched.text.includes('another long password'));
+    assert.ok(!patched.text.includes('another long password'), '!patched.text.includes(\'another long password\')');
     assert.equal((await api('GET', `/users/${user.id}`)).json().name, 'Ada L.');
     expectError(await api('GET', '/users/user_00000000000000000000000000'), 404, 'not_found');
   });

@@ -48,11 +48,11 @@ describe('checkTenantAddress', () => {
     }
   });
   it('knows loopback hosts', () => {
-    assert.ok(isLoopbackHost('localhost:1'));
-    assert.ok(isLoopbackHost('127.0.0.2'));
-    assert.ok(isLoopbackHost('[::1]:80'));
-    assert.ok(!isLoopbackHost('auth.acme.test'));
-    assert.ok(!isLoopbackHost('10.0.0.1'));
+    assert.ok(isLoopbackHost('localhost:1'), 'isLoopbackHost(\'localhost:1\')');
+    assert.ok(isLoopbackHost('127.0.0.2'), 'isLoopbackHost(\'127.0.0.2\')');
+    assert.ok(isLoopbackHost('[::1]:80'), 'isLoopbackHost(\'[::1]:80\')');
+    assert.ok(!isLoopbackHost('auth.acme.test'), '!isLoopbackHost(\'auth.acme.test\')');
+    assert.ok(!isLoopbackHost('10.0.0.1'), '!isLoopbackHost(\'10.0.0.1\')');
   });
 });
 
@@ -61,7 +61,7 @@ describe('ids and secrets', () => {
     const a = newId('evt', 1_000_000);
     const b = newId('evt', 1_000_001);
     assert.match(a, /^evt_[0-9a-z]{26}$/);
-    assert.ok(a < b);
+    assert.ok(a < b, 'a < b');
   });
   it('makes 256-bit secrets behind their prefix', () => {
     const s = newSecret('sk_live_');

@@ -9,7 +9,7 @@ import { spawnServer } from '../helpers/cli.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
 import { fail500, ok, type Receiver, startReceiver } from '../helpers/receiver.js';
 
-async function until(fn: () => boolean, ms = 30_000): Promise<void> {
+async function until(fn: () => boolean, ms = 90_000): Promise<void> {
   const end = Date.now() + ms;
   while (!fn()) {
     if (Date.now() > end) throw new Error('timed out');
