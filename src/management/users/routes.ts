@@ -71,6 +71,15 @@ export const userRoutes =
       handler: async (request) => userView(await service.update(tenantOf(request).id, actorOf(request), request.params.userId, request.body)),
     });
 
+    r.delete('/users/:userId/sessions', {
+      config: { permission: 'users:write', access: 'platform' },
+      schema: { tags, summary: "Revoke all of a user's hosted-login sessions", params, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.revokeSessions(tenantOf(request).id, actorOf(request), request.params.userId);
+        return reply.code(204).send();
+      },
+    });
+
     r.delete('/users/:userId', {
       config: { permission: 'users:write', access: 'platform' },
       schema: { tags, summary: 'Delete a user and their memberships', params, response: { 204: z.undefined(), 404: errorResponse } },

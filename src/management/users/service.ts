@@ -4,6 +4,7 @@ import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import { MemberRepo } from '../../storage/repos/members.js';
+import { SigninSessionRepo } from '../../storage/repos/signin-sessions.js';
 import { type UserPatch, type UserRecord, UserRepo } from '../../storage/repos/users.js';
 import { iso, type ManagementDeps } from '../common.js';
 
@@ -81,6 +82,18 @@ export class UserService {
     } catch (err) {
       throw emailTaken(err);
     }
+  }
+
+  /** Revokes every hosted-login session of the user (one session.revoked event each); returns how many. */
+  async revokeSessions(tenantId: string, actor: Actor, id: string): Promise<number> {
+    return this.deps.db.kysely.transaction().execute(async (trx) => {
+      if (!(await new UserRepo(trx).find(tenantId, id))) throw errors.notFound('user not found');
+      const ids = await new SigninSessionRepo(trx).revokeAllForUser(tenantId, id, this.deps.clock.now());
+      for (const sessionId of ids) {
+        await this.deps.events.record(trx, { tenantId, type: 'session.revoked', organizationId: null, actor, data: { user_id: id, session_id: sessionId } });
+      }
+      return ids.length;
+    });
   }
 
   /** Deletes the user and their memberships (each a member.removed event). */
