@@ -16,13 +16,16 @@ export class OAuthReplayRepo implements ReplayCache {
 
   async use(tenantId: string, key: string, expiresAt: number, now: number): Promise<boolean> {
     if (++this.#uses % SWEEP_EVERY === 0) await this.db.deleteFrom('oauth_replay').where('expires_at', '<=', now).execute();
-    const keyHash = sha256Hex(key);
-    // An entry that has expired no longer blocks its key (its proof would be rejected as stale anyway).
-    await this.db.deleteFrom('oauth_replay').where('tenant_id', '=', tenantId).where('key_hash', '=', keyHash).where('expires_at', '<=', now).execute();
+    // One statement: insert, or take over an entry that has expired (it no longer blocks its key).
     const r = await this.db
       .insertInto('oauth_replay')
-      .values({ tenant_id: tenantId, key_hash: keyHash, expires_at: expiresAt })
-      .onConflict((oc) => oc.columns(['tenant_id', 'key_hash']).doNothing())
+      .values({ tenant_id: tenantId, key_hash: sha256Hex(key), expires_at: expiresAt })
+      .onConflict((oc) =>
+        oc
+          .columns(['tenant_id', 'key_hash'])
+          .doUpdateSet({ expires_at: (eb) => eb.ref('excluded.expires_at') })
+          .where('oauth_replay.expires_at', '<=', now),
+      )
       .executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
   }
