@@ -80,7 +80,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       repos: { tenants: new TenantRepo(db.kysely), signingKeys, apiKeys: new ApiKeyRepo(db.kysely), meta, events },
       events: recorder,
       tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000),
-      oauth: createOAuthModule({ db, clock, keystore, envelope, config, egress: { policy, resolver: opts.egressResolver, agent } }),
+      oauth: createOAuthModule({ db, clock, keystore, envelope, config, events: recorder, egress: { policy, resolver: opts.egressResolver, agent } }),
       signin: createSigninModule(db, clock, recorder, config),
       egress: { policy, resolver: opts.egressResolver, agent },
       close: async () => {

@@ -2,6 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/index.js';
+import { isEventType } from '../events/catalogue.js';
+import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Envelope } from '../kernel/crypto/envelope.js';
 import type { Keystore } from '../kernel/crypto/keystore.js';
@@ -49,6 +51,8 @@ export interface OAuthModuleInput {
   keystore: Keystore;
   envelope: Envelope;
   config: Config;
+  /** The audit trail: OAuth events are recorded once the catalogue lists them. */
+  events?: EventRecorder;
   /** Outbound HTTP for client `jwks_uri`s: the policy, its resolver and the guarded agent. */
   egress: { policy: EgressPolicy; resolver?: EgressResolver | undefined; agent: EgressAgent };
 }
@@ -62,7 +66,20 @@ function jwksUriCheck(egress: OAuthModuleInput['egress']): (url: string) => Prom
   };
 }
 
-export function createOAuthModule({ db, clock, keystore, envelope, config, egress }: OAuthModuleInput): OAuthModule {
+/**
+ * Records OAuth events (`token.exchanged`, `refresh_token.reused`, `token.revoked`) in the audit
+ * trail, as soon as the event catalogue lists their types; until then they are dropped. The
+ * acting party is the OAuth client (`system` actor with the client_id).
+ */
+function auditSink(db: Db, events: EventRecorder): (event: OAuthEvent) => Promise<void> {
+  return async (event) => {
+    if (!isEventType(event.type)) return;
+    const clientId = typeof event.data.client_id === 'string' ? event.data.client_id : null;
+    await events.record(db.kysely, { tenantId: event.tenantId, type: event.type, organizationId: null, actor: { type: 'system', id: clientId }, data: event.data });
+  };
+}
+
+export function createOAuthModule({ db, clock, keystore, envelope, config, events, egress }: OAuthModuleInput): OAuthModule {
   const clientRepo = new OAuthClientRepo(db.kysely);
   const clients = new CachedClientStore(clientRepo, config.cacheTtlMs);
   const settingsRepo = new OAuthSettingsRepo(db.kysely);
@@ -80,6 +97,7 @@ export function createOAuthModule({ db, clock, keystore, envelope, config, egres
     // A set lacking a key is fetched again at most once per KEYHALL_CACHE_TTL_MS.
     remoteKeys: new RemoteJwksCache(egress.agent, egress.policy, () => performance.now(), { minRefreshMs: config.cacheTtlMs }),
     ...(config.dpopNonce ? { dpopNonces: new DpopNonces(nonceSecret(db, envelope)) } : {}),
+    ...(events ? { onEvent: auditSink(db, events) } : {}),
   };
   return {
     deps,
