@@ -10,6 +10,7 @@ import type { Clock } from '../kernel/clock.js';
 import { DirectoryGroupRepo } from '../storage/repos/directory-groups.js';
 import { type DirectoryUserRecord, DirectoryUserRepo } from '../storage/repos/directory-users.js';
 import { MemberRepo } from '../storage/repos/members.js';
+import { SigninSessionRepo } from '../storage/repos/signin-sessions.js';
 import type { Database } from '../storage/schema.js';
 
 /** The authenticated connection a SCIM request acts for. */
@@ -65,19 +66,22 @@ export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: 
 }
 
 /**
- * Removes the user's membership (member.removed). Sessions do not exist yet; when sign-in lands,
- * revoking the user's sessions in this organization belongs here, in the same transaction.
+ * Removes the user's membership (member.removed) and ends their hosted-login sessions
+ * (session.revoked). Sessions are tenant-wide, not per organization, so they are revoked when
+ * this directory created the user or the user has no other membership left; a user shared with
+ * other organizations keeps their sessions (losing this membership already ends access to it),
+ * so one organization's directory cannot sign people out of the others.
  */
 export async function removeMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
-  const removed = await new MemberRepo(trx).delete(conn.tenantId, conn.organizationId, du.userId);
+  const members = new MemberRepo(trx);
+  const removed = await members.delete(conn.tenantId, conn.organizationId, du.userId);
   if (!removed) return;
-  await deps.events.record(trx, {
-    tenantId: conn.tenantId,
-    organizationId: conn.organizationId,
-    actor: scimActor(conn),
-    type: 'member.removed',
-    data: { organization_id: conn.organizationId, user_id: du.userId, role: removed.role },
-  });
+  const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor: scimActor(conn) };
+  await deps.events.record(trx, { ...base, type: 'member.removed', data: { organization_id: conn.organizationId, user_id: du.userId, role: removed.role } });
+  if (!du.ownsUser && (await members.listByUser(conn.tenantId, du.userId)).length > 0) return;
+  for (const sessionId of await new SigninSessionRepo(trx).revokeAllForUser(conn.tenantId, du.userId, deps.clock.now())) {
+    await deps.events.record(trx, { ...base, type: 'session.revoked', data: { user_id: du.userId, session_id: sessionId, reason: 'deprovisioned' } });
+  }
 }
 
 /** Re-applies the role mapping to the given SCIM users (after group membership or name changes). */

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { Browser, signIn } from '../signin/helpers.js';
+import { createDirectory, type Directory, eventsOf, PATCH, USER } from './helpers.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+describe('SCIM deprovisioning ends hosted-login sessions', () => {
+  let s: TestServer;
+  let d: Directory;
+  before(async () => {
+    s = await startTestServer();
+    d = await createDirectory(s);
+  });
+  after(() => s.close());
+
+  /** Signs the user in on the hosted login page; returns the browser holding the session. */
+  async function loggedIn(email: string): Promise<Browser> {
+    const b = new Browser(s.port, s.tenant.tenant.host);
+    const r = await signIn(b, '/login', email, PASSWORD);
+    assert.equal(r.status, 303, r.text);
+    assert.equal((await b.get('/sessions')).status, 200);
+    return b;
+  }
+  const signedOut = async (b: Browser) => {
+    const r = await b.get('/sessions');
+    return r.status === 303 && /^\/login/.test(String(r.headers.location));
+  };
+
+  it('deactivation and DELETE revoke the sessions of a user the directory created', async () => {
+    const u = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'leaver@acme.example' })).json();
+    const userId = (await d.api('GET', `/users?email=leaver@acme.example`)).json().data[0].id;
+    assert.equal((await d.api('PATCH', `/users/${userId}`, { password: PASSWORD })).status, 200);
+    const b = await loggedIn('leaver@acme.example');
+    await d.scim('PATCH', `/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: false } }] });
+    assert.ok(await signedOut(b), 'the session ends with the deactivation');
+    const revoked = await eventsOf(d.api, d.orgId, 'session.revoked');
+    assert.equal(revoked.length, 1);
+    assert.deepEqual(revoked[0]?.actor, { type: 'scim', id: d.connectionId });
+    assert.equal(revoked[0]?.data.reason, 'deprovisioned');
+
+    await d.scim('PATCH', `/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: true } }] });
+    const again = await loggedIn('leaver@acme.example');
+    assert.equal((await d.scim('DELETE', `/Users/${u.id}`)).status, 204);
+    assert.ok(await signedOut(again), 'the session ends with the DELETE');
+  });
+
+  it('keeps the sessions of a shared user who still belongs to another organization', async () => {
+    const other = (await d.api('POST', '/organizations', { name: 'Elsewhere' })).json().id;
+    const shared = (await d.api('POST', '/users', { email: 'shared@acme.example', password: PASSWORD })).json();
+    assert.equal((await d.api('POST', `/organizations/${other}/members`, { user_id: shared.id })).status, 201);
+    const u = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'shared@acme.example' })).json();
+    const b = await loggedIn('shared@acme.example');
+    await d.scim('PATCH', `/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] });
+    assert.ok(!(await signedOut(b)), 'membership elsewhere: the session stays');
+    assert.equal((await d.api('GET', `/organizations/${other}/members`)).json().data.length, 1);
+  });
+});
