@@ -22,7 +22,7 @@ export function layout(f: PageFrame, body: Html): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${f.title} · ${f.brand.displayName}</title>
 <style nonce="${f.nonce}">
 :root { --brand: ${f.brand.primaryColor}; }

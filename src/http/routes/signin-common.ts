@@ -46,7 +46,7 @@ function securityHeaders(reply: FastifyReply, nonce: string, brand: Brand, formT
   reply
     .header('content-security-policy', csp)
     .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', 'same-origin')
     .header('cache-control', 'no-store');
 }
 
