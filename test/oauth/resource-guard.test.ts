@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { KeyObject, sign } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { SignJWT } from 'jose';
+import { type CryptoKey, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { renderError } from '../../src/http/errors.js';
 import { requireAccessToken } from '../../src/oauth-http/guard.js';
@@ -9,6 +10,7 @@ import { ath, makeProof, type ProofKey, proofKey, rawJwt } from './dpop-helpers.
 import { basic, insecure, type OAuthTestServer, serviceClient, startOAuthServer } from './helpers.js';
 
 const RESOURCE = 'https://rs.example/';
+const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
 describe('resource-server guard', () => {
   let s: OAuthTestServer;
@@ -155,6 +157,15 @@ describe('resource-server guard', () => {
       ['an expired token', async () => signed({ ...claims(), iat: now() - 600, exp: now() - 60 })],
       ['a token not yet valid', async () => signed({ ...claims(), nbf: now() + 600 })],
       ['a wrong iss', async () => signed({ ...claims(), iss: 'http://b.localhost' })],
+      ['a crit header', async () => {
+        const k = await s.server.ctx.keystore.activeKey(s.tenant.tenant.id, 'EdDSA');
+        const input = `${b64({ alg: 'EdDSA', typ: 'at+jwt', kid: k.kid, crit: ['x'], x: 1 })}.${b64(claims())}`;
+        return `${input}.${sign(null, Buffer.from(input), KeyObject.from(k.privateKey as CryptoKey)).toString('base64url')}`;
+      }],
+      ['no kid', async () => signed(claims(), { kid: undefined })],
+      ['a truncated signature', async () => bearer.slice(0, -4)],
+      ['an issued-in-the-future token', async () => signed({ ...claims(), iat: now() + 600 })],
+      ['a token without client_id', async () => signed({ ...claims(), client_id: undefined })],
       ['an ID token (typ JWT)', async () => signed(claims(), { typ: 'JWT' })],
       ['a revoked token', async () => {
         const t = (await s.post('/token', { grant_type: 'client_credentials', resource: RESOURCE }, { authorization: auth })).json().access_token;
