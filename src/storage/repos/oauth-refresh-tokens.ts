@@ -4,6 +4,8 @@ import type { Database } from '../schema.js';
 
 type FamilyRow = Database['oauth_refresh_families'];
 
+const SWEEP_EVERY = 200;
+
 const toFamily = (r: FamilyRow): RefreshFamily => ({
   id: r.id,
   tenantId: r.tenant_id,
@@ -25,9 +27,12 @@ const toFamily = (r: FamilyRow): RefreshFamily => ({
  * parallel uses of one token cannot both win and a failure leaves the old token or the new one.
  */
 export class OAuthRefreshTokenRepo implements RefreshTokenStore {
+  #created = 0;
   constructor(private readonly db: Kysely<Database>) {}
 
   async createFamily(f: RefreshFamily, tokenHash: string, tokenExpiresAt: number): Promise<void> {
+    // Expired families (and, by cascade, their tokens) are swept now and then, without a scheduler.
+    if (++this.#created % SWEEP_EVERY === 0) await this.db.deleteFrom('oauth_refresh_families').where('expires_at', '<=', f.createdAt).execute();
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('oauth_refresh_families')
