@@ -1,5 +1,5 @@
 /** Fastify bindings of /authorize, /par and /userinfo. The protocol lives in src/oauth/{authorize,par,userinfo}. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Context } from '../../context.js';
 import { errors } from '../../kernel/errors.js';
 import { requireAccessToken } from '../../oauth-http/guard.js';
@@ -7,12 +7,12 @@ import { formRequest, noStore } from '../../oauth-http/request.js';
 import { startAuthorization } from '../../oauth/authorize/engine.js';
 import { PAR_PATH, handlePushedAuthorizationRequest } from '../../oauth/par/push.js';
 import { resourceErrors } from '../../oauth/errors.js';
-import { PROTECTED_RESOURCE_METADATA_PATH } from '../../oauth/resource-server/guard.js';
+import { authorizeResourceRequest, PROTECTED_RESOURCE_METADATA_PATH } from '../../oauth/resource-server/guard.js';
 import { userInfoClaims } from '../../oauth/userinfo/claims.js';
 import { MemberRepo } from '../../storage/repos/members.js';
 import { UserRepo } from '../../storage/repos/users.js';
 import { tenantOf } from '../tenant.js';
-import { currentSession, type Form, sendError, sendOutcome } from './signin-common.js';
+import { currentSession, field, type Form, sendError, sendOutcome } from './signin-common.js';
 
 export const AUTHORIZE_PATH = '/authorize';
 export const USERINFO_PATH = '/userinfo';
@@ -29,6 +29,7 @@ export async function signinProtocolRoutes(app: FastifyInstance, opts: { ctx: Co
       clients: ctx.oauth.deps.clients,
       store: ctx.signin.store,
       settings: ctx.signin.authorize,
+      keys: ctx.keystore,
       now: ctx.clock.now(),
     });
     return sendOutcome(reply, outcome);
@@ -57,7 +58,21 @@ export async function signinProtocolRoutes(app: FastifyInstance, opts: { ctx: Co
   });
 
   // OIDC Core §5.3: claims of the token's user, by the token's scopes; needs `openid`.
-  const guard = requireAccessToken(ctx.oauth.deps, { scope: 'openid' });
+  const headerGuard = requireAccessToken(ctx.oauth.deps, { scope: 'openid' });
+  // RFC 6750 §2.2: a POST may carry the token as the form parameter `access_token` instead
+  // (never both; never the query string). It goes through the same guard as a Bearer token.
+  const guard: preHandlerAsyncHookHandler = async function (request, reply) {
+    const bodyToken = request.method === 'POST' ? field(request.body, 'access_token') : undefined;
+    if (bodyToken === undefined) return headerGuard.call(this, request, reply);
+    if (request.headers.authorization !== undefined) throw errors.invalidRequest('send the access token in one way only');
+    const tenant = tenantOf(request);
+    request.accessToken = await authorizeResourceRequest(
+      { method: 'POST', url: `${tenant.issuer}${USERINFO_PATH}`, headers: { ...request.raw.headersDistinct, authorization: [`Bearer ${bodyToken}`] } },
+      tenant,
+      { resource: tenant.issuer, scope: 'openid' },
+      ctx.oauth.deps,
+    );
+  };
   const userinfo = async (request: FastifyRequest, reply: FastifyReply) => {
     const tenant = tenantOf(request);
     const token = request.accessToken!;

@@ -33,7 +33,7 @@ const seeOther = (reply: FastifyReply, location: string) => reply.code(303).head
 export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
   const { ctx } = opts;
   const service = ctx.signin.service;
-  const engineDeps = () => ({ clients: ctx.oauth.deps.clients, store: ctx.signin.store, settings: ctx.signin.authorize, now: ctx.clock.now() });
+  const engineDeps = () => ({ clients: ctx.oauth.deps.clients, store: ctx.signin.store, settings: ctx.signin.authorize, keys: ctx.keystore, now: ctx.clock.now() });
   const flowOf = (request: FastifyRequest, source: unknown) => loadFlow(field(source, 'flow'), tenantOf(request), engineDeps());
 
   const renderLogin = async (request: FastifyRequest, reply: FastifyReply, status: number, flow: LoadedFlow | undefined, extra: { email?: string; message?: string; returnTo?: string }) => {

@@ -5,6 +5,8 @@
  */
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { newSecret } from '../../kernel/ids.js';
+import { verifyIdTokenHint } from '../id-token/verify-hint.js';
+import type { KeySource } from '../tokens/access-token.js';
 import type { ClientRecord, ClientStore, OAuthTenant } from '../types.js';
 import { AuthorizeError, authorizeErrors as E, redirectTo } from './errors.js';
 import type { AuthorizationRequest, FlowRecord, SessionRecord, SigninClientSettings, SigninStore } from './types.js';
@@ -22,6 +24,8 @@ export interface AuthorizeDeps {
   clients: ClientStore;
   store: SigninStore;
   settings: AuthorizeSettings;
+  /** The tenant's keys, to verify an `id_token_hint`. */
+  keys: KeySource;
   now: number;
 }
 
@@ -93,13 +97,23 @@ export async function startAuthorization(raw: RawParams, tenant: OAuthTenant, se
     if (err instanceof AuthorizeError) return errorOutcome(err);
     throw err;
   }
+  let after = loginAfter(request, deps.now);
+  if (request.idTokenHint) {
+    const hint = await verifyIdTokenHint(request.idTokenHint, tenant, deps.keys);
+    if (!hint || hint.clientId !== client.id) return errorRedirect(tenant, request, E.invalidRequest('id_token_hint is not an ID token issued to this client'));
+    // Signed in as someone else than the hint names: prompt=none fails, otherwise sign in again.
+    if (session && session.userId !== hint.sub) {
+      if (request.prompt.includes('none')) return errorRedirect(tenant, request, E.loginRequired('the signed-in user is not the one id_token_hint names'));
+      after = deps.now;
+    }
+  }
   const id = newSecret(FLOW_PREFIX);
   const flow: FlowRecord = {
     tenantId: tenant.id,
     clientId: client.id,
     request,
     parHash,
-    loginAfter: loginAfter(request, deps.now),
+    loginAfter: after,
     createdAt: deps.now,
     expiresAt: deps.now + deps.settings.flowTtlSeconds * 1000,
     completedAt: null,

@@ -18,8 +18,10 @@ export interface AuthorizationRequest {
   resources: string[];
   /** DPoP key thumbprint the code is bound to (RFC 9449 §10). */
   dpopJkt: string | null;
-  /** `organization` parameter: brands the login page and scopes the `org` claim. */
+  /** `organization` parameter: brands the login page. */
   organizationId: string | null;
+  /** `id_token_hint` (OIDC Core §3.1.2.1): the user the client expects; checked at /authorize. */
+  idTokenHint?: string | null;
 }
 
 /** Sign-in settings of a client (defaults apply when none are stored). */

@@ -171,6 +171,7 @@ export function validateAuthorizationRequest(raw: RawParams, client: ClientRecor
     resources: checkResources(raw, client, o.tenant),
     dpopJkt: checkDpopJkt(raw, o.proofJkt),
     organizationId: checkOrganization(raw),
+    idTokenHint: checkLength(raw, 'id_token_hint', 8192),
   };
 }
 
