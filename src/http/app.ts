@@ -8,6 +8,7 @@ import { v1Routes } from '../management/v1.js';
 import { oauthRoutes } from '../oauth-http/routes.js';
 import { scimRoutes } from '../scim/routes.js';
 import { renderError } from './errors.js';
+import { rejectUnstorableText } from './input.js';
 import { healthRoutes } from './routes/health.js';
 import { signinRoutes } from './routes/signin-routes.js';
 import { wellKnownRoutes } from './routes/well-known.js';
@@ -36,10 +37,13 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     bodyLimit: ctx.config.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Malformed request targets (bad percent-encoding…) get our error body too.
+    frameworkErrors: (_err, request, reply) => renderError(errors.invalidRequest('malformed request target'), request, reply),
   });
 
   app.setErrorHandler((err, request, reply) => renderError(err, request, reply));
   app.setNotFoundHandler((request, reply) => renderError(errors.notFound('no such route'), request, reply));
+  app.addHook('preValidation', async (request) => rejectUnstorableText(request));
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');

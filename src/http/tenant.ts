@@ -24,6 +24,9 @@ export function registerTenantResolution(app: FastifyInstance, lookup: TenantLoo
   app.decorateRequest('tenant', null);
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.tenantless) return;
+    // Only origin-form targets: an absolute-form target names an authority of its own, which
+    // must not be served as the Host header's tenant (RFC 9112 §3.2.2).
+    if (!request.raw.url?.startsWith('/')) throw errors.invalidRequest('the request target must be a path');
     const host = normalizeHost(request.host);
     if (!host) throw errors.invalidRequest('invalid Host header');
     const tenant = await resolver.resolve(host);

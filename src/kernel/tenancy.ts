@@ -20,6 +20,8 @@ export function normalizeHost(input: string | undefined): string | null {
   if (!m) return null;
   let name = m[1] ?? '';
   const port = m[2];
+  // The name itself holds no port: `host:1:443` and `host:1.` are not hosts.
+  if (!name.startsWith('[') && name.includes(':')) return null;
   if (name.endsWith('.') && !name.startsWith('[')) name = name.slice(0, -1);
   host = port === undefined || port === '80' || port === '443' ? name : `${name}:${port}`;
   const valid = HOST_RE.exec(host);

@@ -44,3 +44,45 @@ describe('error rendering', () => {
     assert.equal(r.headers['x-content-type-options'], 'nosniff');
   });
 });
+
+describe('request hygiene', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(() => s.close());
+
+  it('refuses text no database stores faithfully (NUL, lone surrogates) with 400 naming the field', async () => {
+    const headers = { authorization: `Bearer ${s.tenant.platformApiKey}`, 'content-type': 'application/json' };
+    for (const body of ['{"name":"a\\u0000b"}', '{"name":"a\\ud800b"}', '{"name":"ok","slug":"\\udc00"}', '{"a\\u0000":"x"}']) {
+      const r = await s.request({ method: 'POST', path: '/v1/organizations', headers, body });
+      assert.equal(r.status, 400, body);
+      assert.equal(r.json().error, 'invalid_request');
+    }
+    const q = await s.request({ path: '/v1/organizations?after=%00', headers });
+    assert.equal(q.status, 400);
+    const good = await s.request({ method: 'POST', path: '/v1/organizations', headers, body: '{"name":"Émile 😀"}' });
+    assert.equal(good.status, 201, good.text);
+    assert.equal(good.json().name, 'Émile 😀');
+  });
+
+  it('answers a malformed request target with our error body', async () => {
+    const r = await s.request({ path: '/v1/organizations/org_%E0%A4%A' });
+    assert.equal(r.status, 400);
+    assert.equal(r.json().error, 'invalid_request');
+    assert.equal(r.headers['cache-control'], 'no-store');
+  });
+
+  it('refuses an absolute-form target instead of serving it as the Host tenant', async () => {
+    const r = await s.request({ path: 'http://evil.test/.well-known/openid-configuration' });
+    assert.equal(r.status, 400);
+    assert.equal(r.json().error, 'invalid_request');
+  });
+
+  it('refuses hosts with a port inside the name', async () => {
+    for (const host of [`127.0.0.1:${s.port}:443`, `127.0.0.1:${s.port}:80`, `127.0.0.1:${s.port}.`]) {
+      const r = await s.request({ host, path: '/.well-known/openid-configuration' });
+      assert.equal(r.status, 400, host);
+    }
+  });
+});

@@ -83,3 +83,9 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ KEYHALL_DATABASE_URL: 'mysql://x' }), /KEYHALL_DATABASE_URL/);
   });
 });
+
+describe('normalizeHost strictness', () => {
+  it('refuses a port inside the name', () => {
+    for (const bad of ['host:1:443', 'host:1:80', 'host:1.', '127.0.0.1:3000:443']) assert.equal(normalizeHost(bad), null, bad);
+  });
+});
