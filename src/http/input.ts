@@ -1,6 +1,7 @@
 import { errors } from '../kernel/errors.js';
 
 // A NUL character, or a UTF-16 surrogate that is not part of a pair.
+// eslint-disable-next-line no-control-regex -- matching NUL is the point
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
