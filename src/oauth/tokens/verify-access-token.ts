@@ -91,16 +91,36 @@ async function checkNotRevoked(c: AccessTokenClaims, tenant: OAuthTenant, revoke
   if (await revoked.isRevoked(tenant.id, c.jti)) throw new TokenInvalid('token was revoked');
 }
 
+/**
+ * Tokens whose signature was verified, per tenant: a resource server presents the same token many
+ * times. Only decoding and the signature are remembered; the key must still be published, and
+ * every claim, time and revocation check runs on each use. Bounded; oldest entries go first.
+ */
+const verified = new Map<string, { kid: string; payload: Record<string, unknown> }>();
+const VERIFIED_MAX = 10_000;
+
+async function verifiedPayload(token: string, tenant: OAuthTenant, keys: KeySource): Promise<Record<string, unknown>> {
+  const cacheKey = `${tenant.id}|${token}`;
+  const hit = verified.get(cacheKey);
+  if (hit) {
+    await tenantKey(keys, tenant.id, hit.kid);
+    return { ...hit.payload };
+  }
+  const decoded = decode(token);
+  const kid = checkHeader(decoded.header);
+  checkSignature(decoded, await tenantKey(keys, tenant.id, kid));
+  if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
+  verified.set(cacheKey, { kid, payload: decoded.payload });
+  return { ...decoded.payload };
+}
+
 export async function verifyAccessToken(
   token: string,
   tenant: OAuthTenant,
   deps: VerifyDeps,
   opts: { audience?: string } = {},
 ): Promise<AccessTokenClaims> {
-  const decoded = decode(token);
-  const kid = checkHeader(decoded.header);
-  checkSignature(decoded, await tenantKey(deps.keys, tenant.id, kid));
-  const claims = checkRequiredClaims(decoded.payload);
+  const claims = checkRequiredClaims(await verifiedPayload(token, tenant, deps.keys));
   checkIssuer(claims, tenant);
   checkAudience(claims, opts.audience);
   checkTimes(claims, Math.floor(deps.now / 1000));
