@@ -136,6 +136,20 @@ describe('refresh_token grant', () => {
       assert.deepEqual((await s.verifyAt(r.json().access_token)).cnf, { jkt });
     });
 
+    it('works for a public client through oauth4webapi (None + DPoP)', async () => {
+      const client: oauth.Client = { client_id: pub };
+      const pair = await oauth.generateKeyPair('ES256');
+      const jkt = await calculateJwkThumbprint((await crypto.subtle.exportKey('jwk', pair.publicKey)) as never);
+      const rt = await grant(s, { clientId: pub, jkt });
+      const DPoP = oauth.DPoP(client, pair);
+      const res = await oauth.refreshTokenGrantRequest(s.as, client, oauth.None(), rt, { ...insecure, DPoP });
+      const tokens = await oauth.processRefreshTokenResponse(s.as, client, res);
+      assert.equal(tokens.token_type, 'dpop');
+      assert.deepEqual((await s.verifyAt(tokens.access_token)).cnf, { jkt });
+      const again = await oauth.refreshTokenGrantRequest(s.as, client, oauth.None(), tokens.refresh_token!, { ...insecure, DPoP });
+      assert.ok((await oauth.processRefreshTokenResponse(s.as, client, again)).access_token);
+    });
+
     it('rejects a proof by another key with invalid_grant', async () => {
       const rt = await grant(s, { clientId: pub, jkt: await calculateJwkThumbprint((await proofKey()).jwk) });
       const r = await refresh(rt, { client_id: pub }, { dpop: await proofFor(await proofKey()) });
