@@ -35,6 +35,11 @@ export interface RequestMeta {
   userAgent: string | null;
 }
 
+/** Every this many logins, ended sessions and finished failure windows are deleted. */
+const SWEEP_EVERY = 100;
+/** Ended sessions stay listed in storage this long (for support questions), then go. */
+const KEEP_ENDED_SESSIONS_MS = 7 * 24 * 3600_000;
+
 /** Sessions are touched (idle deadline moved) at most this often. */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -42,6 +47,7 @@ const userActor = (id: string | null): Actor => ({ type: 'user', id });
 
 export class SigninService {
   #dummyHash: Promise<string> | undefined;
+  #logins = 0;
 
   constructor(
     private readonly db: Db,
@@ -77,6 +83,7 @@ export class SigninService {
    */
   async login(tenantId: string, emailInput: string, password: string, meta: RequestMeta, previousToken?: string): Promise<LoginResult> {
     const now = this.clock.now();
+    if (++this.#logins % SWEEP_EVERY === 0) await this.#sweep(now);
     const email = normalizeEmail(emailInput).slice(0, 254);
     const account = { hash: sha256Hex(`account:${email}`), max: this.settings.loginMaxFailuresPerAccount };
     const ip = { hash: sha256Hex(`ip:${meta.ip}`), max: this.settings.loginMaxFailuresPerIp };
@@ -125,6 +132,11 @@ export class SigninService {
       await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), { user_id: user.id, session_id: session.id, ip: meta.ip });
     });
     return { kind: 'ok', session, token, user };
+  }
+
+  async #sweep(now: number): Promise<void> {
+    await new SigninSessionRepo(this.db.kysely).sweep(now, KEEP_ENDED_SESSIONS_MS);
+    await new SigninLoginFailureRepo(this.db.kysely).sweep(now);
   }
 
   /** The live session a cookie names, or undefined (revoked, idle or absolute timeout, other tenant). */

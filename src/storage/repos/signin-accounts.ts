@@ -52,6 +52,11 @@ export class SigninConsentRepo {
 export class SigninLoginFailureRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** Deletes counters whose window has ended (they no longer limit anything). */
+  async sweep(now: number): Promise<void> {
+    await this.db.deleteFrom('signin_login_failures').where('window_ends_at', '<=', now).execute();
+  }
+
   /** Failures counted in the current window of `keyHash`, and when that window ends. */
   async current(tenantId: string, keyHash: string, now: number): Promise<{ count: number; windowEndsAt: number }> {
     const r = await this.db

@@ -92,6 +92,15 @@ export class SigninSessionRepo implements SessionStore {
     return rows.map((r) => r.id);
   }
 
+  /** Deletes sessions that ended (revoked, idle or absolute timeout) more than `keepMs` ago. */
+  async sweep(now: number, keepMs: number): Promise<void> {
+    const before = now - keepMs;
+    await this.db
+      .deleteFrom('signin_sessions')
+      .where((eb) => eb.or([eb('expires_at', '<=', before), eb('idle_expires_at', '<=', before), eb('revoked_at', '<=', before)]))
+      .execute();
+  }
+
   /** Revokes all of a user's live sessions; the ids revoked. */
   async revokeAllForUser(tenantId: string, userId: string, now: number): Promise<string[]> {
     const rows = await this.db
