@@ -64,7 +64,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       }
       throw err;
     }
-    const signingKeys = new SigningKeyRepo(db.kysely);
+    const signingKeys = new SigningKeyRepo(db.kysely, db.dialect);
     const keystore = new Keystore(signingKeys, envelope, clock, config.cacheTtlMs);
     const events = new EventRepo(db.kysely, db.dialect);
     const recorder = new EventRecorder(events, clock);

@@ -5,8 +5,11 @@ import type { EventRecord, EventRepo } from '../storage/repos/events.js';
 import type { Database } from '../storage/schema.js';
 import type { Actor, EventType } from './catalogue.js';
 
+/** An event about to be appended (its sequence number is assigned at commit time). */
+export type PendingEvent = Omit<EventRecord, 'seq'>;
+
 /** Runs inside the event's transaction (e.g. the webhook outbox writing its deliveries). */
-export type EventListener = (trx: Kysely<Database>, event: EventRecord) => Promise<void>;
+export type EventListener = (trx: Kysely<Database>, event: PendingEvent) => Promise<void>;
 
 export interface NewEvent {
   tenantId: string;
@@ -17,12 +20,19 @@ export interface NewEvent {
 }
 
 /**
- * Writes audit events in the same transaction as the change they describe, then lets
- * listeners add their rows (outbox) to that same transaction: the change, its event and its
+ * Writes audit events in the same transaction as the change they describe, and lets listeners
+ * add their rows (the webhook outbox) to that same transaction: the change, its events and its
  * deliveries commit together or not at all.
+ *
+ * Appending an event takes the tenant's event lock (see EventRepo.append), held until commit.
+ * So that a transaction holding it never waits for anything else (which could deadlock against
+ * a transaction waiting for it), `transaction()` queues the events recorded inside it and
+ * appends them all as its very last statements. Every event-writing transaction should run
+ * through it.
  */
 export class EventRecorder {
   readonly #listeners: EventListener[] = [];
+  readonly #queues = new WeakMap<Kysely<Database>, PendingEvent[]>();
 
   constructor(
     private readonly repo: EventRepo,
@@ -33,9 +43,20 @@ export class EventRecorder {
     this.#listeners.push(listener);
   }
 
-  async record(trx: Kysely<Database>, e: NewEvent): Promise<EventRecord> {
+  /** Runs `fn` in a transaction whose recorded events are appended just before commit. */
+  async transaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return db.transaction().execute(async (trx) => {
+      const queue: PendingEvent[] = [];
+      this.#queues.set(trx, queue);
+      const result = await fn(trx);
+      for (const event of queue) await this.repo.append(trx, event);
+      return result;
+    });
+  }
+
+  async record(trx: Kysely<Database>, e: NewEvent): Promise<PendingEvent> {
     const now = this.clock.now();
-    const event = await this.repo.append(trx, {
+    const event: PendingEvent = {
       id: newId('evt', now),
       tenantId: e.tenantId,
       type: e.type,
@@ -44,14 +65,17 @@ export class EventRecorder {
       actorId: e.actor.id,
       data: e.data,
       createdAt: now,
-    });
+    };
     for (const listener of this.#listeners) await listener(trx, event);
+    const queue = this.#queues.get(trx);
+    if (queue) queue.push(event);
+    else await this.repo.append(trx, event);
     return event;
   }
 }
 
 /** The public shape of an event (feed item and webhook envelope share its fields). */
-export function eventView(e: EventRecord) {
+export function eventView(e: PendingEvent) {
   return {
     id: e.id,
     type: e.type,

@@ -39,7 +39,7 @@ export class ScimGroups {
   constructor(private readonly deps: ScimDeps) {}
 
   private tx<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-    return withRetry(() => this.deps.db.transaction().execute(fn)).catch((err: unknown) => {
+    return withRetry(() => this.deps.events.transaction(this.deps.db, fn)).catch((err: unknown) => {
       throw uniqueness(err);
     });
   }

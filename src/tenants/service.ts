@@ -39,7 +39,7 @@ export class TenantService {
     try {
       return await this.db.kysely.transaction().execute(async (trx) => {
         await new TenantRepo(trx).insert(tenant);
-        const signingKeys = new SigningKeyRepo(trx);
+        const signingKeys = new SigningKeyRepo(trx, this.db.dialect);
         for (const key of keys) await signingKeys.rotate(key, this.keyOverlapMs, trx);
         const minted = await mintApiKey(new ApiKeyRepo(trx), this.clock, {
           tenantId: tenant.id,
@@ -74,7 +74,7 @@ export class TenantService {
   async rotateKeys(tenantId: string, algs: readonly SigningAlg[] = SIGNING_ALGS): Promise<string[]> {
     const keys = await Promise.all(algs.map((alg) => this.keystore.generate(tenantId, alg)));
     await this.db.kysely.transaction().execute(async (trx) => {
-      const repo = new SigningKeyRepo(trx);
+      const repo = new SigningKeyRepo(trx, this.db.dialect);
       for (const key of keys) await repo.rotate(key, this.keyOverlapMs, trx);
     });
     this.keystore.invalidate(tenantId);

@@ -20,7 +20,7 @@ export function subscribes(events: readonly string[], type: string): boolean {
 export function webhookOutbox(clock: Clock, dialect: Dialect, attemptLimit: number): EventListener {
   return async (trx, event) => {
     if (!event.organizationId || !EVENT_TYPES[event.type as EventType]?.webhook) return;
-    const endpoints = (await new WebhookEndpointRepo(trx).listByOrganization(event.tenantId, event.organizationId)).filter((e) =>
+    const endpoints = (await new WebhookEndpointRepo(trx).listByOrganization(event.tenantId, event.organizationId, dialect)).filter((e) =>
       subscribes(e.events, event.type),
     );
     if (endpoints.length === 0) return;

@@ -77,8 +77,8 @@ export class ApiKeyService {
     }
     const missing = scopes.filter((s) => !caller.scopes.has(s));
     if (missing.length) throw errors.insufficientScope(`the calling key does not hold: ${missing.join(', ')}`);
-    return this.deps.db.kysely.transaction().execute(async (trx) => {
-      if (organizationId !== null && !(await new OrganizationRepo(trx).find(caller.tenantId, organizationId))) {
+    return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      if (organizationId !== null && !(await new OrganizationRepo(trx).findShared(caller.tenantId, organizationId, this.deps.db.dialect))) {
         throw errors.notFound('organization not found');
       }
       const minted = await mintApiKey(new ApiKeyRepo(trx), this.deps.clock, {
@@ -103,7 +103,7 @@ export class ApiKeyService {
   }
 
   async revoke(caller: Principal, organizationId: string | null, keyId: string): Promise<void> {
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const revoked = await new ApiKeyRepo(trx).revoke(caller.tenantId, organizationId, keyId, this.deps.clock.now());
       if (!revoked) throw errors.notFound('API key not found');
       await this.deps.events.record(trx, {

@@ -59,7 +59,7 @@ export class DirectoryService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       if (!(await new OrganizationRepo(trx).find(tenantId, orgId))) throw errors.notFound('organization not found');
       await new DirectoryConnectionRepo(trx).insert(c);
       await this.event(trx, tenantId, orgId, actor, 'directory.connection.created', { connection_id: c.id, name: c.name });
@@ -80,7 +80,7 @@ export class DirectoryService {
 
   /** A changed role mapping is applied to the connection's active users at once. */
   async update(tenantId: string, actor: Actor, orgId: string, id: string, input: ConnectionInput) {
-    return this.deps.db.kysely.transaction().execute(async (trx) => {
+    return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const groupRoles = input.group_roles === undefined ? undefined : lowerKeys(input.group_roles);
       const c = await new DirectoryConnectionRepo(trx).update(tenantId, orgId, id, { name: input.name, groupRoles, rateLimitPerMinute: input.rate_limit_per_minute }, this.deps.clock.now());
       if (!c) throw errors.notFound('directory connection not found');
@@ -96,7 +96,7 @@ export class DirectoryService {
   }
 
   async delete(tenantId: string, actor: Actor, orgId: string, id: string): Promise<void> {
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const removed = await new DirectoryConnectionRepo(trx).delete(tenantId, orgId, id);
       if (!removed) throw errors.notFound('directory connection not found');
       await this.event(trx, tenantId, orgId, actor, 'directory.connection.deleted', { connection_id: id, name: removed.name });
@@ -106,7 +106,7 @@ export class DirectoryService {
   /** Mints the connection's token; the previous one stops working in the same statement. */
   async mintToken(tenantId: string, actor: Actor, orgId: string, connectionId: string): Promise<string> {
     const token = newSecret(SCIM_TOKEN_PREFIX);
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const now = this.deps.clock.now();
       if (!(await new DirectoryConnectionRepo(trx).setToken(tenantId, orgId, connectionId, sha256Hex(token), now))) {
         throw errors.notFound('directory connection not found');

@@ -37,8 +37,8 @@ export class MemberService {
     const now = this.deps.clock.now();
     const member: MemberRecord = { tenantId, organizationId: orgId, userId, role, createdAt: now, updatedAt: now };
     try {
-      await this.deps.db.kysely.transaction().execute(async (trx) => {
-        if (!(await new OrganizationRepo(trx).find(tenantId, orgId))) throw errors.notFound('organization not found');
+      await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+        if (!(await new OrganizationRepo(trx).findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
         if (!(await new UserRepo(trx).find(tenantId, userId))) throw errors.invalidRequest('user_id: no such user');
         await new MemberRepo(trx).insert(member);
         await this.deps.events.record(trx, {
@@ -57,7 +57,7 @@ export class MemberService {
   }
 
   async changeRole(tenantId: string, actor: Actor, orgId: string, userId: string, role: Role) {
-    return this.deps.db.kysely.transaction().execute(async (trx) => {
+    return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const repo = new MemberRepo(trx);
       const current = await repo.find(tenantId, orgId, userId);
       if (!current) throw errors.notFound('member not found');
@@ -76,7 +76,7 @@ export class MemberService {
   }
 
   async remove(tenantId: string, actor: Actor, orgId: string, userId: string): Promise<void> {
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const removed = await new MemberRepo(trx).delete(tenantId, orgId, userId);
       if (!removed) throw errors.notFound('member not found');
       await this.deps.events.record(trx, {

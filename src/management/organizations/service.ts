@@ -56,7 +56,7 @@ export class OrganizationService {
       updatedAt: now,
     };
     try {
-      await this.deps.db.kysely.transaction().execute(async (trx) => {
+      await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         await new OrganizationRepo(trx).insert(org);
         await this.deps.events.record(trx, {
           tenantId,
@@ -84,7 +84,7 @@ export class OrganizationService {
 
   async update(tenantId: string, actor: Actor, id: string, patch: OrganizationPatch) {
     try {
-      return await this.deps.db.kysely.transaction().execute(async (trx) => {
+      return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         const org = await new OrganizationRepo(trx).update(tenantId, id, patch, this.deps.clock.now());
         if (!org) throw errors.notFound('organization not found');
         await this.deps.events.record(trx, {
@@ -103,7 +103,7 @@ export class OrganizationService {
 
   /** Deletes the organization, its memberships (each a member.removed event) and revokes its API keys. */
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const now = this.deps.clock.now();
       const members = await new MemberRepo(trx).listByOrganization(tenantId, id);
       if (!(await new OrganizationRepo(trx).delete(tenantId, id))) throw errors.notFound('organization not found');

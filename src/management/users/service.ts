@@ -45,7 +45,7 @@ export class UserService {
       updatedAt: now,
     };
     try {
-      await this.deps.db.kysely.transaction().execute(async (trx) => {
+      await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         await new UserRepo(trx).insert(user);
         await this.deps.events.record(trx, { tenantId, type: 'user.created', organizationId: null, actor, data: { user_id: user.id } });
       });
@@ -73,7 +73,7 @@ export class UserService {
     };
     const fields = Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined);
     try {
-      return await this.deps.db.kysely.transaction().execute(async (trx) => {
+      return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         const user = await new UserRepo(trx).update(tenantId, id, patch, this.deps.clock.now());
         if (!user) throw errors.notFound('user not found');
         await this.deps.events.record(trx, { tenantId, type: 'user.updated', organizationId: null, actor, data: { user_id: id, fields } });
@@ -86,7 +86,7 @@ export class UserService {
 
   /** Revokes every hosted-login session of the user (one session.revoked event each); returns how many. */
   async revokeSessions(tenantId: string, actor: Actor, id: string): Promise<number> {
-    return this.deps.db.kysely.transaction().execute(async (trx) => {
+    return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       if (!(await new UserRepo(trx).find(tenantId, id))) throw errors.notFound('user not found');
       const ids = await new SigninSessionRepo(trx).revokeAllForUser(tenantId, id, this.deps.clock.now());
       for (const sessionId of ids) {
@@ -98,7 +98,7 @@ export class UserService {
 
   /** Deletes the user and their memberships (each a member.removed event). */
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const memberships = await new MemberRepo(trx).listByUser(tenantId, id);
       if (!(await new UserRepo(trx).delete(tenantId, id))) throw errors.notFound('user not found');
       for (const m of memberships) {

@@ -52,8 +52,8 @@ export class WebhookService {
       secretEnc: this.deps.envelope.encrypt(secret, webhookSecretContext(tenantId, id)),
       createdAt: now,
     };
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
-      if (!(await new OrganizationRepo(trx).find(tenantId, orgId))) throw errors.notFound('organization not found');
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      if (!(await new OrganizationRepo(trx).findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
       await new WebhookEndpointRepo(trx).insert(endpoint);
       await this.deps.events.record(trx, {
         tenantId,
@@ -77,7 +77,7 @@ export class WebhookService {
   }
 
   async delete(tenantId: string, actor: Actor, orgId: string, id: string): Promise<void> {
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       if (!(await new WebhookEndpointRepo(trx).delete(tenantId, orgId, id))) throw errors.notFound('webhook endpoint not found');
       await this.deps.events.record(trx, {
         tenantId,

@@ -40,6 +40,8 @@ export class EventRepo {
    * commits later.
    */
   async append(trx: Kysely<Database>, e: Omit<EventRecord, 'seq'>): Promise<EventRecord> {
+    // Outside a transaction the lock would be released at once and two appends could race.
+    if (!trx.isTransaction) throw new Error('events must be appended inside a transaction');
     if (this.dialect === 'postgres') {
       await sql`select pg_advisory_xact_lock(hashtext(${`keyhall.events:${e.tenantId}`}))`.execute(trx);
     }

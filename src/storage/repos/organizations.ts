@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 
 export interface OrganizationRecord {
@@ -64,6 +65,17 @@ export class OrganizationRepo {
 
   async find(tenantId: string, id: string): Promise<OrganizationRecord | undefined> {
     const row = await this.db.selectFrom('organizations').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /**
+   * Reads the organization and, on PostgreSQL, holds a share lock on it until commit: whatever
+   * the caller attaches to it (API keys, members, webhooks) cannot slip past a concurrent delete.
+   */
+  async findShared(tenantId: string, id: string, dialect: Dialect): Promise<OrganizationRecord | undefined> {
+    let q = this.db.selectFrom('organizations').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+    if (dialect === 'postgres') q = q.forShare();
+    const row = await q.executeTakeFirst();
     return row && toRecord(row);
   }
 

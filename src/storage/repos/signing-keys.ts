@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 
 export interface SigningKeyRecord {
@@ -27,7 +28,10 @@ const toRecord = (r: Row): SigningKeyRecord => ({
 });
 
 export class SigningKeyRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
 
   /** Keys still published: active ones and retired ones whose overlap has not passed. */
   async listPublished(tenantId: string, now: number): Promise<SigningKeyRecord[]> {
@@ -48,6 +52,10 @@ export class SigningKeyRepo {
    */
   async rotate(key: SigningKeyRecord, overlapMs: number, trx?: Kysely<Database>): Promise<void> {
     const run = async (tx: Kysely<Database>) => {
+      // Concurrent rotations of one tenant queue here, so exactly one key per algorithm stays active.
+      if (this.dialect === 'postgres') {
+        await sql`select pg_advisory_xact_lock(hashtext(${`keyhall.keys:${key.tenantId}`}))`.execute(tx);
+      }
       await tx
         .updateTable('signing_keys')
         .set({ status: 'retired', retired_at: key.createdAt, expires_at: key.createdAt + overlapMs })

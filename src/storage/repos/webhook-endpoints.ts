@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 
 export interface WebhookEndpointRecord {
@@ -56,15 +57,19 @@ export class WebhookEndpointRepo {
     return row && toRecord(row);
   }
 
-  async listByOrganization(tenantId: string, organizationId: string): Promise<WebhookEndpointRecord[]> {
-    const rows = await this.db
+  /**
+   * The organization's endpoints. With `lock` (PostgreSQL only) they are share-locked until
+   * commit, so deliveries written for them cannot race an endpoint's deletion.
+   */
+  async listByOrganization(tenantId: string, organizationId: string, lock?: Dialect): Promise<WebhookEndpointRecord[]> {
+    let q = this.db
       .selectFrom('webhook_endpoints')
       .selectAll()
       .where('tenant_id', '=', tenantId)
       .where('organization_id', '=', organizationId)
-      .orderBy('id')
-      .execute();
-    return rows.map(toRecord);
+      .orderBy('id');
+    if (lock === 'postgres') q = q.forShare();
+    return (await q.execute()).map(toRecord);
   }
 
   async delete(tenantId: string, organizationId: string, id: string): Promise<boolean> {
