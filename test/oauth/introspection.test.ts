@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { calculateJwkThumbprint, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { startRefreshFamily } from '../../src/oauth/token/refresh.js';
-import { makeProof, proofKey } from './dpop-helpers.js';
+import { ath, makeProof, proofKey } from './dpop-helpers.js';
 import { basic, insecure, type OAuthTestServer, serviceClient, startOAuthServer } from './helpers.js';
 
 describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
@@ -88,6 +88,39 @@ describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
         assert.deepEqual(r.json(), { active: false });
       });
     }
+  });
+
+  describe('authorized by an access token (RFC 7662 §2.1)', () => {
+    it("accepts a confidential client's own Bearer token", async () => {
+      const own = await token(rs.auth);
+      const r = await introspect(await token(), {}, { authorization: `Bearer ${own}` });
+      assert.equal(r.status, 200);
+      assert.equal(r.json().active, true);
+    });
+
+    it("accepts a client's own DPoP-bound token with a proof", async () => {
+      const k = await proofKey();
+      const own = await token(rs.auth, { dpop: await makeProof(k, { htm: 'POST', htu: `${s.issuer}/token` }) });
+      const proof = await makeProof(k, { htm: 'POST', htu: `${s.issuer}/introspect`, ath: ath(own) });
+      const r = await introspect(await token(), {}, { authorization: `DPoP ${own}`, dpop: proof });
+      assert.equal(r.status, 200);
+      assert.equal(r.json().active, true);
+    });
+
+    it("refuses a user's access token with 401 invalid_client", async () => {
+      const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.deps, Date.now());
+      const userToken = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: app.auth })).json().access_token;
+      const r = await introspect(await token(), {}, { authorization: `Bearer ${userToken}` });
+      assert.equal(r.status, 401);
+      assert.equal(r.json().error, 'invalid_client');
+    });
+
+    it('refuses an invalid access token with 401 invalid_token', async () => {
+      const r = await introspect(await token(), {}, { authorization: 'Bearer not-a-token' });
+      assert.equal(r.status, 401);
+      assert.equal(r.json().error, 'invalid_token');
+      assert.match(String(r.headers['www-authenticate']), /^Bearer error="invalid_token"/);
+    });
   });
 
   describe('bad introspection requests', () => {

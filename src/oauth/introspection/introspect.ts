@@ -6,6 +6,7 @@ import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
 import { oauthErrors } from '../errors.js';
 import { requiredParam } from '../params.js';
+import { authorizeResourceRequest } from '../resource-server/guard.js';
 import { REFRESH_TOKEN_PREFIX } from '../token/refresh.js';
 import type { OAuthDeps } from '../token/types.js';
 import { type AccessTokenClaims, TokenInvalid, verifyAccessToken } from '../tokens/verify-access-token.js';
@@ -51,12 +52,32 @@ async function describeRefreshToken(token: string, tenant: OAuthTenant, client: 
   };
 }
 
-/** `token_type_hint` only orders the look-ups; a wrong hint still resolves (RFC 7662 §2.1). */
-export async function handleIntrospection(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps): Promise<IntrospectionResponse> {
-  const now = deps.clock.now();
+/**
+ * RFC 7662 §2.1 also lets the caller present an access token: it must be a confidential client's
+ * own token (client_credentials: `sub` = `client_id`) for this tenant, Bearer or DPoP. A user's
+ * token never authorizes introspection.
+ */
+async function callerByAccessToken(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps): Promise<ClientRecord> {
+  const claims = await authorizeResourceRequest({ method: req.method, url: `${tenant.issuer}${req.path}`, headers: req.headers }, tenant, { resource: tenant.issuer }, deps);
+  const client = claims.sub === claims.client_id ? await deps.clients.find(tenant.id, claims.client_id) : undefined;
+  if (!client || client.authMethod === 'none') throw oauthErrors.invalidClient("introspection needs a confidential client's own access token");
+  return client;
+}
+
+async function caller(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps, now: number): Promise<ClientRecord> {
+  const authorization = req.headers.authorization;
+  const first = Array.isArray(authorization) ? authorization[0] : authorization;
+  if (first && /^(bearer|dpop) /i.test(first)) return callerByAccessToken(req, tenant, deps);
   const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
   // Anyone can name a public client: introspection needs a client that proves who it is.
   if (client.authMethod === 'none') throw oauthErrors.invalidClient('introspection requires client authentication');
+  return client;
+}
+
+/** `token_type_hint` only orders the look-ups; a wrong hint still resolves (RFC 7662 §2.1). */
+export async function handleIntrospection(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps): Promise<IntrospectionResponse> {
+  const now = deps.clock.now();
+  const client = await caller(req, tenant, deps, now);
   const token = requiredParam(req.body, 'token');
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) return describeRefreshToken(token, tenant, client, deps, now);
   const claims = await accessTokenClaims(token, tenant, deps, now);
