@@ -3,7 +3,9 @@ import type { Config } from './config/index.js';
 import { type Context, type ContextOptions, createContext } from './context.js';
 import { buildApp } from './http/app.js';
 import type { CreatedTenant } from './tenants/service.js';
+import { monotonicClock } from './kernel/clock.js';
 import { TenantInputError } from './kernel/tenancy.js';
+import { databaseNow } from './storage/db.js';
 import { WebhookDeliveryRepo } from './storage/repos/webhook-deliveries.js';
 import { WebhookEndpointRepo } from './storage/repos/webhook-endpoints.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
@@ -18,6 +20,12 @@ export interface RunningServer {
   bootstrapped?: CreatedTenant;
   /** Stops accepting, lets in-flight requests finish (up to the timeout), closes the database. */
   close(): Promise<void>;
+}
+
+function dueClock(ctx: Context): () => Promise<number> {
+  if (ctx.db.dialect === 'postgres') return () => databaseNow(ctx.db);
+  const clock = monotonicClock();
+  return async () => clock.now();
 }
 
 /** config → database → app → listen. Used by `keyhall serve` and by the tests. */
@@ -54,6 +62,9 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
     schedule: config.webhookRetrySchedule,
     timeoutMs: config.webhookTimeoutMs,
     intervalMs: config.dispatchIntervalMs,
+    // With the real clock, judge due-ness and leases by one clock all instances share (the
+    // database's on PostgreSQL; a step-proof monotonic clock for the single SQLite instance).
+    dueNow: opts.clock ? undefined : dueClock(ctx),
   });
   dispatcher.start();
 

@@ -61,3 +61,10 @@ export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
+
+/** The database server's clock, in epoch milliseconds (one clock for every instance). */
+export async function databaseNow(db: Db): Promise<number> {
+  if (db.dialect !== 'postgres') return Date.now();
+  const { rows } = await sql<{ now: string | number }>`select (extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(db.kysely);
+  return Number(rows[0]?.now);
+}

@@ -8,6 +8,12 @@ import { attemptDelivery } from './deliver.js';
 import type { EgressAgent } from './egress-agent.js';
 import { webhookHeaders } from './signer.js';
 
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
+}
+
 export const webhookSecretContext = (tenantId: string, endpointId: string) => `webhook_secret:${tenantId}:${endpointId}`;
 
 export interface DispatcherOptions {
@@ -21,8 +27,15 @@ export interface DispatcherOptions {
   schedule: readonly number[];
   timeoutMs: number;
   intervalMs: number;
-  /** Attempts in flight at once per endpoint on this instance. */
+  /** Attempts in flight at once per endpoint on this instance (default 2). */
   perEndpoint?: number;
+  /** Attempts in flight at once per organization on this instance (default 4). */
+  perOrganization?: number;
+  /**
+   * The time due-ness and leases are judged by. Defaults to `clock`; the server passes the
+   * database's clock on PostgreSQL so instances with skewed clocks agree on leases.
+   */
+  dueNow?: () => Promise<number>;
   /** Attempts in flight at once on this instance. */
   total?: number;
 }
@@ -35,7 +48,8 @@ export interface DispatcherOptions {
  */
 export class Dispatcher {
   readonly #owner = `disp_${randomBytes(9).toString('base64url')}`;
-  readonly #inFlight = new Map<string, number>();
+  readonly #byEndpoint = new Map<string, number>();
+  readonly #byOrganization = new Map<string, number>();
   readonly #running = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
@@ -58,26 +72,34 @@ export class Dispatcher {
   /** One pass: claim what is due and start it. Exposed for tests that drive the clock. */
   async tick(): Promise<number> {
     const perEndpoint = this.o.perEndpoint ?? 2;
-    const total = this.o.total ?? 32;
-    const free = total - this.#running.size;
+    const perOrganization = this.o.perOrganization ?? 4;
+    const free = (this.o.total ?? 32) - this.#running.size;
     if (free <= 0) return 0;
-    const busy = [...this.#inFlight].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
-    const now = this.o.clock.now();
-    const claimed = await this.o.deliveries.claim(this.#owner, now, this.o.timeoutMs + 30_000, free, busy);
+    const full = (m: Map<string, number>, cap: number) => [...m].filter(([, n]) => n >= cap).map(([id]) => id);
+    const now = await this.#dueNow();
+    const claimed = await this.o.deliveries.claim({
+      owner: this.#owner,
+      now,
+      leaseMs: this.o.timeoutMs + 30_000,
+      limit: free,
+      perEndpoint,
+      perOrganization,
+      skipEndpoints: full(this.#byEndpoint, perEndpoint),
+      skipOrganizations: full(this.#byOrganization, perOrganization),
+    });
     let started = 0;
     for (const d of claimed) {
-      const n = this.#inFlight.get(d.endpointId) ?? 0;
-      if (n >= perEndpoint) {
+      if ((this.#byEndpoint.get(d.endpointId) ?? 0) >= perEndpoint || (this.#byOrganization.get(d.organizationId) ?? 0) >= perOrganization) {
         await this.o.deliveries.release(d.id, this.#owner, now);
         continue;
       }
-      this.#inFlight.set(d.endpointId, n + 1);
+      bump(this.#byEndpoint, d.endpointId, 1);
+      bump(this.#byOrganization, d.organizationId, 1);
       const run = this.#attempt(d)
         .catch((err) => this.o.log.error({ err, delivery: d.id }, 'webhook attempt failed to record'))
         .finally(() => {
-          const left = (this.#inFlight.get(d.endpointId) ?? 1) - 1;
-          if (left > 0) this.#inFlight.set(d.endpointId, left);
-          else this.#inFlight.delete(d.endpointId);
+          bump(this.#byEndpoint, d.endpointId, -1);
+          bump(this.#byOrganization, d.organizationId, -1);
           this.#running.delete(run);
         });
       this.#running.add(run);
@@ -102,11 +124,23 @@ export class Dispatcher {
     this.#timer.unref();
   }
 
+  #dueNow(): Promise<number> {
+    return this.o.dueNow ? this.o.dueNow() : Promise.resolve(this.o.clock.now());
+  }
+
   async #attempt(d: DeliveryRecord): Promise<void> {
     const endpoint = await this.o.endpoints.findById(d.endpointId);
     if (!endpoint) return; // deleted meanwhile: its deliveries went with it
-    const secret = this.o.envelope.decrypt(endpoint.secretEnc, webhookSecretContext(endpoint.tenantId, endpoint.id));
     const startedAt = this.o.clock.now();
+    let secret: string;
+    try {
+      secret = this.o.envelope.decrypt(endpoint.secretEnc, webhookSecretContext(endpoint.tenantId, endpoint.id));
+    } catch (err) {
+      // Counted as a failed attempt, so the delivery cannot stay claimed forever.
+      this.o.log.error({ err, endpoint: endpoint.id }, 'webhook secret cannot be decrypted');
+      await this.#record(d, startedAt, { ok: false, error: 'internal: signing secret unavailable', durationMs: 0 });
+      return;
+    }
     const result = await attemptDelivery({
       url: endpoint.url,
       body: d.body,
@@ -121,15 +155,19 @@ export class Dispatcher {
       agent: this.o.agent,
       clock: this.o.clock,
     });
+    await this.#record(d, startedAt, result);
+  }
+
+  async #record(d: DeliveryRecord, startedAt: number, result: { ok: boolean; status?: number; error?: string; durationMs: number }): Promise<void> {
     const attempt = d.attempts + 1;
-    const now = this.o.clock.now();
+    const now = await this.#dueNow();
     const last = attempt >= d.attemptLimit;
-    const delay = this.o.schedule[attempt] ?? 0;
+    const delay = this.o.schedule[attempt] ?? this.o.schedule[this.o.schedule.length - 1] ?? 0;
     const recorded = await this.o.deliveries.complete(
       d,
       this.#owner,
       {
-        id: newId('wha', now),
+        id: newId('wha', startedAt),
         deliveryId: d.id,
         attempt,
         startedAt,

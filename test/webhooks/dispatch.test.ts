@@ -181,6 +181,46 @@ describe('webhook endpoints and signed delivery', () => {
   });
 });
 
+describe('fair delivery across organizations', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookTimeoutMs: 1500 } });
+  });
+  after(() => s.close());
+
+  it('a noisy organization with hanging endpoints takes a bounded share; others are served in the same pass', async () => {
+    const hang = await startReceiver((_req, _res) => undefined);
+    const quick = await startReceiver(ok);
+    const noisy = await setup(s, `${hang.url}?0`);
+    for (let i = 1; i < 10; i++) {
+      assert.equal((await noisy.api('POST', `/organizations/${noisy.org}/webhooks`, { url: `${hang.url}?${i}` })).status, 201);
+    }
+    for (let i = 0; i < 3; i++) await addMember(noisy.api, noisy.org, `noisy${i}@example.com`);
+    const calm = await setup(s, quick.url);
+    await addMember(calm.api, calm.org, 'calm@example.com');
+    const t0 = Date.now();
+    await s.server.dispatcher.tick();
+    await quick.waitFor(1, 1000);
+    assert.ok(Date.now() - t0 < 800, 'the calm organization was served in the first pass');
+    await hang.waitFor(1, 1000);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(hang.received.length <= 4, `at most 4 attempts of one organization at once (saw ${hang.received.length})`);
+    await s.server.dispatcher.idle();
+    await hang.close();
+    await quick.close();
+  });
+
+  it('caps endpoints per organization', async () => {
+    const rx = await startReceiver(ok);
+    const { api, org } = await setup(s, rx.url);
+    for (let i = 1; i < 20; i++) assert.equal((await api('POST', `/organizations/${org}/webhooks`, { url: `${rx.url}?${i}` })).status, 201);
+    expectError(await api('POST', `/organizations/${org}/webhooks`, { url: `${rx.url}?20` }), 400, 'invalid_request');
+    const events = (await api('GET', `/events?organization_id=${org}&types=webhook_endpoint.created&limit=1`)).json().data;
+    assert.deepEqual(Object.keys(events[0].data).sort(), ['endpoint_id', 'events', 'origin']);
+    await rx.close();
+  });
+});
+
 describe('egress policy at registration and at delivery', () => {
   let s: TestServer;
   let rx: Receiver;

@@ -18,6 +18,9 @@ export interface WebhookDeps extends ManagementDeps {
   resolver?: EgressResolver;
 }
 
+/** Endpoints per organization: bounds the fan-out of one event. */
+export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
+
 export const endpointView = (e: WebhookEndpointRecord) => ({
   endpoint_id: e.id,
   organization_id: e.organizationId,
@@ -54,13 +57,18 @@ export class WebhookService {
     };
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       if (!(await new OrganizationRepo(trx).findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
+      const existing = await new WebhookEndpointRepo(trx).listByOrganization(tenantId, orgId);
+      if (existing.length >= MAX_ENDPOINTS_PER_ORGANIZATION) {
+        throw errors.invalidRequest(`an organization can have at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints`);
+      }
       await new WebhookEndpointRepo(trx).insert(endpoint);
       await this.deps.events.record(trx, {
         tenantId,
         type: 'webhook_endpoint.created',
         organizationId: orgId,
         actor,
-        data: { endpoint_id: id, url, events },
+        // Only the origin: receiver URLs often carry a capability token in the path or query.
+        data: { endpoint_id: id, origin: new URL(url).origin, events },
       });
     });
     return { endpoint, secret };

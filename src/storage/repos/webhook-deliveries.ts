@@ -88,23 +88,53 @@ export class WebhookDeliveryRepo {
 
   /**
    * Claims due deliveries for one dispatcher: pending ones whose time has come, and ones whose
-   * lease expired (their dispatcher died mid-attempt). One statement; on PostgreSQL the candidate
-   * rows are locked with SKIP LOCKED, so concurrent dispatchers never claim the same row.
+   * lease expired (their dispatcher died mid-attempt). Fair: at most `perEndpoint` rows of one
+   * endpoint and `perOrganization` of one organization per claim, oldest first, so one busy
+   * organization cannot fill a pass. On PostgreSQL the chosen rows are locked with SKIP LOCKED,
+   * so concurrent dispatchers never claim the same row.
    */
-  async claim(owner: string, now: number, leaseMs: number, limit: number, skipEndpoints: string[]): Promise<DeliveryRecord[]> {
+  async claim(q: {
+    owner: string;
+    now: number;
+    leaseMs: number;
+    limit: number;
+    perEndpoint: number;
+    perOrganization: number;
+    skipEndpoints: string[];
+    skipOrganizations: string[];
+  }): Promise<DeliveryRecord[]> {
+    const { now } = q;
     const due = (eb: ExpressionBuilder<Database, 'webhook_deliveries'>) =>
       eb.or([
         eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]),
         eb.and([eb('status', '=', 'delivering'), eb('lease_until', '<=', now)]),
       ]);
-    let candidates = this.db.selectFrom('webhook_deliveries').select('id').where(due);
-    if (skipEndpoints.length) candidates = candidates.where('endpoint_id', 'not in', skipEndpoints);
-    candidates = candidates.orderBy('next_attempt_at').limit(limit);
-    if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+    let dueRows = this.db
+      .selectFrom('webhook_deliveries')
+      .select([
+        'id',
+        'next_attempt_at',
+        sql<number>`row_number() over (partition by endpoint_id order by next_attempt_at, id)`.as('endpoint_rank'),
+        sql<number>`row_number() over (partition by organization_id order by next_attempt_at, id)`.as('organization_rank'),
+      ])
+      .where(due);
+    if (q.skipEndpoints.length) dueRows = dueRows.where('endpoint_id', 'not in', q.skipEndpoints);
+    if (q.skipOrganizations.length) dueRows = dueRows.where('organization_id', 'not in', q.skipOrganizations);
+    const chosen = this.db
+      .selectFrom(dueRows.as('ranked'))
+      .select('ranked.id')
+      .where('ranked.endpoint_rank', '<=', q.perEndpoint)
+      .where('ranked.organization_rank', '<=', q.perOrganization)
+      .orderBy('ranked.next_attempt_at')
+      .limit(q.limit);
+    const claimable =
+      this.dialect === 'postgres'
+        ? this.db.selectFrom('webhook_deliveries').select('id').where('id', 'in', chosen).forUpdate().skipLocked()
+        : chosen;
     const rows = await this.db
       .updateTable('webhook_deliveries')
-      .set({ status: 'delivering', lease_owner: owner, lease_until: now + leaseMs, updated_at: now })
-      .where('id', 'in', candidates)
+      .set({ status: 'delivering', lease_owner: q.owner, lease_until: now + q.leaseMs, updated_at: now })
+      .where('id', 'in', claimable)
       .where(due)
       .returningAll()
       .execute();
