@@ -36,6 +36,8 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string }): D
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(opts.dataDir, SQLITE_FILE);
   const database = new SQLite(file);
+  // The database holds hashes and ciphertexts: readable by its owner only (WAL files follow).
+  fs.chmodSync(file, 0o600);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');

@@ -89,6 +89,10 @@ describe('/v1 authentication and API keys', () => {
     expectError(await api('GET', `/organizations/${orgB}`), 403, 'forbidden');
     expectError(await api('POST', `/organizations/${orgB}/api_keys`, { name: 'x', scopes: ['members:read'] }), 403, 'forbidden');
     assert.equal((await api('GET', `/organizations/${orgA}/members`)).status, 200);
+    // Users are tenant-wide: an org key cannot attach one (and so read their email).
+    const withWrite = v1(s, (await mintOrgKey(orgA, ['members:write'])).key);
+    const user = (await platform('POST', '/users', { email: 'outsider@example.com' })).json().id;
+    expectError(await withWrite('POST', `/organizations/${orgA}/members`, { user_id: user }), 403, 'forbidden');
     // Tenant-wide resources are for platform keys.
     expectError(await api('GET', '/organizations'), 403, 'forbidden');
   });

@@ -94,6 +94,9 @@ describe('/v1/events', () => {
     assert.ok(events.length > 0, 'events.length > 0');
     for (const e of events) assert.equal(e.organization_id, orgA);
     expectError(await orgApi('GET', `/events?organization_id=${orgB}`), 403, 'forbidden');
+    // Another organization's event id is no cursor for this key (it would reveal the event).
+    const bEvent = (await readAll(api, `&organization_id=${orgB}`))[0]!.id;
+    expectError(await orgApi('GET', `/events?after=${bEvent}`), 400, 'invalid_request');
     const platformView = await readAll(api, `&organization_id=${orgB}`);
     assert.ok(platformView.some((e) => e.type === 'api_key.created'), 'platformView.some((e) => e.type === \'api_key.created\')');
   });

@@ -85,3 +85,13 @@ describe('master key', () => {
     assert.throws(() => loadMasterKey({ dataDir: tmp(), allowKeyFile: false }), /KEYHALL_MASTER_KEY is required/);
   });
 });
+
+describe('embedded database file', () => {
+  it('is readable by its owner only', async () => {
+    const { openDatabase } = await import('../../src/storage/db.js');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-db-'));
+    const db = openDatabase({ dataDir: dir });
+    await db.close();
+    assert.equal(fs.statSync(path.join(dir, 'keyhall.db')).mode & 0o777, 0o600);
+  });
+});

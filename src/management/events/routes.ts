@@ -55,7 +55,7 @@ export const eventRoutes =
         }
         let afterSeq = 0;
         if (q.after !== undefined) {
-          const seq = await repo.findSeq(tenantId, q.after);
+          const seq = await repo.findSeq(tenantId, q.after, principal.organizationId ?? undefined);
           if (seq === undefined) throw errors.invalidRequest('after: unknown event id');
           afterSeq = seq;
         }

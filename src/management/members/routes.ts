@@ -3,7 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
-import { actorOf } from '../v1.js';
+import { errors } from '../../kernel/errors.js';
+import { actorOf, principalOf } from '../v1.js';
 import { type MemberService, memberView, ROLES } from './service.js';
 
 const role = z.enum(ROLES);
@@ -46,6 +47,9 @@ export const memberRoutes =
         response: { 201: memberSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request, reply) => {
+        // Users are tenant-wide: attaching an existing one (and so learning their email) is for
+        // platform keys; an organization's own keys manage roles and removals.
+        if (principalOf(request).organizationId !== null) throw errors.forbidden('adding an existing user needs a platform-bound key');
         const m = await service.add(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.user_id, request.body.role);
         return reply.code(201).send(memberView(m));
       },

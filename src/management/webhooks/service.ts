@@ -111,7 +111,7 @@ export class WebhookService {
     const repo = new WebhookDeliveryRepo(this.deps.db.kysely, this.deps.db.dialect);
     const d = await repo.scheduleRetry(tenantId, endpointId, deliveryId, this.deps.clock.now());
     if (d) return d;
-    if (await repo.find(tenantId, endpointId, deliveryId)) throw errors.conflict('the delivery is still pending; it will be attempted on schedule');
+    if (await repo.find(tenantId, endpointId, deliveryId)) throw errors.conflict('the delivery is pending or in flight; it will be attempted on schedule');
     throw errors.notFound('delivery not found');
   }
 }

@@ -69,8 +69,11 @@ export class EventRepo {
     return toRecord(row);
   }
 
-  async findSeq(tenantId: string, id: string): Promise<number | undefined> {
-    const row = await this.db.selectFrom('events').select('seq').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  /** The sequence number of an event, within the tenant (and the organization, when given). */
+  async findSeq(tenantId: string, id: string, organizationId?: string): Promise<number | undefined> {
+    let q = this.db.selectFrom('events').select('seq').where('tenant_id', '=', tenantId).where('id', '=', id);
+    if (organizationId !== undefined) q = q.where('organization_id', '=', organizationId);
+    const row = await q.executeTakeFirst();
     return row ? Number(row.seq) : undefined;
   }
 
