@@ -1,18 +1,10 @@
 import { type Kysely, sql } from 'kysely';
+import type { StoredSigningKey } from '../../kernel/crypto/keystore.js';
 import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 
-export interface SigningKeyRecord {
-  kid: string;
-  tenantId: string;
-  alg: string;
-  status: 'active' | 'retired';
-  publicJwk: string;
-  privateJwkEnc: string;
-  createdAt: number;
-  retiredAt: number | null;
-  expiresAt: number | null;
-}
+/** The stored form of a signing key is the keystore's own port type. */
+export type SigningKeyRecord = StoredSigningKey;
 
 type Row = Database['signing_keys'];
 const toRecord = (r: Row): SigningKeyRecord => ({
