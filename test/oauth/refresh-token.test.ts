@@ -52,6 +52,17 @@ describe('refresh_token grant', () => {
     assert.equal(next.headers['cache-control'], 'no-store');
   });
 
+  it('lets access tokens expire with the (injected) clock', async () => {
+    const r = (await refresh(await grant(s, { clientId: id }))).json();
+    assert.equal((await s.post('/introspect', { token: r.access_token }, { authorization: auth })).json().active, true);
+    clock.advance((r.expires_in + 6) * 1000);
+    try {
+      assert.deepEqual((await s.post('/introspect', { token: r.access_token }, { authorization: auth })).json(), { active: false });
+    } finally {
+      clock.advance(-(r.expires_in + 6) * 1000);
+    }
+  });
+
   it('revokes the whole family when a rotated token is reused', async () => {
     const rt1 = await grant(s, { clientId: id });
     const rt2 = (await refresh(rt1)).json().refresh_token;
