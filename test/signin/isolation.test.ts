@@ -86,7 +86,7 @@ describe('sign-in: discovery, tenant isolation, limits and timing', () => {
     assert.equal(r.status, 413);
   });
 
-  it('takes about as long for an unknown email as for a wrong password', async () => {
+  it('takes about as long for an unknown email as for a wrong password', async (t) => {
     const b = new Browser(s.port, s.tenant.tenant.host);
     const page = await b.get('/login');
     const time = async (email: string) => {
@@ -97,12 +97,21 @@ describe('sign-in: discovery, tenant isolation, limits and timing', () => {
     };
     const known: number[] = [];
     const unknown: number[] = [];
-    for (let i = 0; i < 25; i++) {
-      known.push(await time('iso@example.com'));
-      unknown.push(await time(`nobody${i}@example.com`));
+    // Interleaved, alternating which goes first, so drift and warm-up hit both alike.
+    for (let i = 0; i < 30; i++) {
+      if (i % 2 === 0) {
+        known.push(await time('iso@example.com'));
+        unknown.push(await time(`nobody${i}@example.com`));
+      } else {
+        unknown.push(await time(`nobody${i}@example.com`));
+        known.push(await time('iso@example.com'));
+      }
     }
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     const [mk, mu] = [median(known), median(unknown)];
-    assert.ok(Math.abs(mk - mu) < Math.max(10, 0.35 * Math.max(mk, mu)), `medians differ too much: known ${mk.toFixed(1)} ms, unknown ${mu.toFixed(1)} ms`);
+    t.diagnostic(`median login time: known email ${mk.toFixed(1)} ms, unknown email ${mu.toFixed(1)} ms`);
+    // Without the dummy verification an unknown email answers in a small fraction of the time;
+    // the bound is loose enough for a loaded CI machine.
+    assert.ok(Math.abs(mk - mu) < Math.max(15, 0.5 * Math.max(mk, mu)), `medians differ too much: known ${mk.toFixed(1)} ms, unknown ${mu.toFixed(1)} ms`);
   });
 });
