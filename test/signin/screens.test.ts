@@ -194,6 +194,30 @@ describe('hosted login, sessions, consent and logout', () => {
     assert.equal(new URL(silent.headers.location!).searchParams.get('error'), 'consent_required');
   });
 
+  it('shows the consent page to a first-party client only for prompt=consent', async () => {
+    const b = s.browser();
+    const first = await signIn(b, (await b.get(authorizePath())).headers.location!, user.email);
+    assert.ok(new URL(first.headers.location!).searchParams.get('code'), 'first-party: no consent page');
+    const asked = await b.get(authorizePath({ prompt: 'consent' }));
+    assert.match(asked.headers.location!, /^\/login\/consent\?flow=/);
+    const allowed = await b.submit(await b.get(asked.headers.location!), { decision: 'allow' });
+    assert.ok(new URL(allowed.headers.location!).searchParams.get('code'));
+  });
+
+  it('signs out from the sessions page, and DELETE /v1/users/{id}/sessions is 404 for an unknown user', async () => {
+    const b = s.browser();
+    await signIn(b, '/login', user.email);
+    const page = await b.get('/sessions');
+    const forms = [...page.text.matchAll(/<form method="post" action="([^"]+)">/g)].map((m) => m[1]);
+    const out = await b.submit(page, {}, forms.lastIndexOf('/logout'));
+    assert.equal(out.status, 303);
+    assert.equal(out.headers.location, '/login/signed-out');
+    assert.equal((await b.get('/sessions')).status, 303);
+    assert.equal((await b.get('/login/signed-out')).status, 200);
+    const missing = await v1(s, s.tenant.platformApiKey)('DELETE', '/users/user_00000000000000000000000000/sessions');
+    assert.equal(missing.status, 404);
+  });
+
   it('brands the login page from the organization the flow names, escaping everything', async () => {
     const api = v1(s, s.tenant.platformApiKey);
     const org = (await api('POST', '/organizations', { name: 'Acme' })).json();
