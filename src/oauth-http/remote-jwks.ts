@@ -22,6 +22,14 @@ const DEFAULTS: RemoteJwksOptions = { ttlMs: 5 * 60_000, minRefreshMs: 30_000, t
 
 export class RemoteJwksError extends Error {}
 
+interface CacheEntry {
+  at: number;
+  keys: Promise<{ keys: JWK[] }>;
+  failed: boolean;
+}
+
+const MAX_ENTRIES = 10_000;
+
 async function readLimited(body: AsyncIterable<Buffer>, max: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -47,7 +55,7 @@ function parseJwks(text: string): { keys: JWK[] } {
 }
 
 export class RemoteJwksCache implements RemoteKeySource {
-  readonly #cache = new Map<string, { at: number; keys: Promise<{ keys: JWK[] }> }>();
+  readonly #cache = new Map<string, CacheEntry>();
   readonly #opts: RemoteJwksOptions;
 
   constructor(
@@ -59,18 +67,23 @@ export class RemoteJwksCache implements RemoteKeySource {
     this.#opts = { ...DEFAULTS, ...opts };
   }
 
+  /**
+   * A failed fetch is remembered for `minRefreshMs` too, so requests naming an unreachable
+   * `jwks_uri` cannot make this instance fetch it on every attempt.
+   */
   async keys(uri: string, opts: { refresh: boolean }): Promise<{ keys: JWK[] }> {
     const now = this.monotonicNow();
     const hit = this.#cache.get(uri);
     const age = hit ? now - hit.at : Infinity;
-    if (hit && age < this.#opts.ttlMs && !(opts.refresh && age >= this.#opts.minRefreshMs)) return hit.keys;
-    const keys = this.#fetch(uri);
-    const entry = { at: now, keys };
-    this.#cache.set(uri, entry);
-    keys.catch(() => {
-      if (this.#cache.get(uri) === entry) this.#cache.delete(uri);
+    const ttl = hit?.failed ? this.#opts.minRefreshMs : this.#opts.ttlMs;
+    if (hit && age < ttl && !(opts.refresh && age >= this.#opts.minRefreshMs)) return hit.keys;
+    const entry: CacheEntry = { at: now, keys: this.#fetch(uri), failed: false };
+    entry.keys.catch(() => {
+      entry.failed = true;
     });
-    return keys;
+    if (this.#cache.size >= MAX_ENTRIES) this.#cache.clear();
+    this.#cache.set(uri, entry);
+    return entry.keys;
   }
 
   async #fetch(uri: string): Promise<{ keys: JWK[] }> {
