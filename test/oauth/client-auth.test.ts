@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type CryptoKey, exportJWK, type GenerateKeyPairResult, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { type CryptoKey, exportJWK, type GenerateKeyPairResult, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { basic, insecure, type OAuthTestServer, serviceClient, startOAuthServer } from './helpers.js';
 
@@ -83,6 +83,18 @@ describe('client authentication', () => {
         assert.equal(r.json().error, 'invalid_client');
       });
     }
+
+    it('rejects RS256 (only EdDSA, Ed25519, ES256 and PS256 are accepted)', async () => {
+      const rsa = await generateKeyPair('RS256', { extractable: true });
+      const c = await serviceClient(s, { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(rsa.publicKey)), kid: 'r1' }] } });
+      const a = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'r', exp: now() + 60 }).setProtectedHeader({ alg: 'RS256', kid: 'r1' }).sign(rsa.privateKey);
+      const r = await withAssertion(a);
+      assert.equal(r.status, 401);
+      assert.equal(r.json().error, 'invalid_client');
+      const psKey = await importJWK(await exportJWK(rsa.privateKey), 'PS256');
+      const ps = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'p', exp: now() + 60 }).setProtectedHeader({ alg: 'PS256', kid: 'r1' }).sign(psKey);
+      assert.equal((await withAssertion(ps)).status, 200);
+    });
 
     it('rejects a replayed jti', async () => {
       const a = await assertion({ jti: 'once' });
