@@ -123,6 +123,17 @@ describe('/authorize', () => {
     assert.equal(login.headers['access-control-allow-origin'], undefined);
   });
 
+  it("lets the login form's redirect reach the client: its origin, or a native app's scheme, is in form-action", async () => {
+    const native = (await s.publicClient({ redirect_uris: ['com.example.app:/cb'] })).client_id;
+    const b = s.browser();
+    const web = await b.get((await b.get(q(good()))).headers.location!);
+    assert.match(String(web.headers['content-security-policy']), /form-action 'self' https:\/\/app\.example;/);
+    const app = await b.get((await b.get(q({ ...good(), client_id: native, redirect_uri: 'com.example.app:/cb' }))).headers.location!);
+    assert.match(String(app.headers['content-security-policy']), /form-action 'self' com\.example\.app:;/);
+    const cb = await b.submit(app, { email: 'grace@example.com', password: 'correct horse battery staple' });
+    assert.match(cb.headers.location!, /^com\.example\.app:\/cb\?code=ac_/);
+  });
+
   it('signs in again for prompt=login and max_age=0, and not for prompt=none with a session', async () => {
     const b = s.browser();
     const first = await signIn(b, (await b.get(q(good()))).headers.location!, 'grace@example.com');

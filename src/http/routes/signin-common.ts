@@ -19,9 +19,12 @@ export function field(source: unknown, name: string): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
+/** A CSP source for a URL: its origin, or its scheme for custom-scheme (native app) redirects. */
 const originOf = (url: string) => {
   try {
-    return new URL(url).origin;
+    const u = new URL(url);
+    if (u.origin !== 'null') return u.origin;
+    return /^[a-z][a-z0-9+.-]*:$/i.test(u.protocol) && !['javascript:', 'data:', 'blob:', 'file:'].includes(u.protocol) ? u.protocol : undefined;
   } catch {
     return undefined;
   }
