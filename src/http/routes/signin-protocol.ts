@@ -35,7 +35,8 @@ export async function signinProtocolRoutes(app: FastifyInstance, opts: { ctx: Co
     return sendOutcome(reply, outcome);
   };
 
-  app.get(AUTHORIZE_PATH, (request, reply) => authorize(request, reply, (request.query ?? {}) as Form));
+  // No automatic HEAD: a request creates a flow, and link checkers should not.
+  app.get(AUTHORIZE_PATH, { exposeHeadRoute: false }, (request, reply) => authorize(request, reply, (request.query ?? {}) as Form));
   app.post(AUTHORIZE_PATH, (request, reply) => {
     const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== FORM) return sendError(reply, 400, 'invalid_request', `POST /authorize takes an ${FORM} body`);
