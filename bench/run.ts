@@ -83,7 +83,7 @@ async function benchKeyhall(db: 'sqlite' | 'postgres'): Promise<Row[]> {
 }
 
 function printTable(rows: Row[], baseline: LoadResult): void {
-  const header = ['scenario', 'db', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'vs baseline'];
+  const header = ['scenario', 'db', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'baseline req/s ÷ req/s'];
   const lines = rows.map((r) => [
     r.scenario,
     r.db,
@@ -91,7 +91,7 @@ function printTable(rows: Row[], baseline: LoadResult): void {
     String(r.result.p50),
     String(r.result.p99),
     String(r.result.non2xx + r.result.errors),
-    `${(baseline.requestsPerSecond / r.result.requestsPerSecond).toFixed(2)}x slower`,
+    `${(baseline.requestsPerSecond / r.result.requestsPerSecond).toFixed(2)}x`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
