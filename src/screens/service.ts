@@ -94,7 +94,7 @@ export class SigninService {
     const ok = await verify(user?.passwordHash ?? (await this.#dummy()), password.slice(0, 1024)).catch(() => false);
     if (!user || !user.passwordHash || !ok) {
       const windowMs = this.settings.loginFailureWindowSeconds * 1000;
-      await this.db.kysely.transaction().execute(async (trx) => {
+      await this.events.transaction(this.db.kysely, async (trx) => {
         const failures = new SigninLoginFailureRepo(trx);
         await failures.fail(tenantId, account.hash, now, windowMs);
         await failures.fail(tenantId, ip.hash, now, windowMs);
@@ -120,7 +120,7 @@ export class SigninService {
       expiresAt: now + this.settings.sessionMaxSeconds * 1000,
       revokedAt: null,
     };
-    await this.db.kysely.transaction().execute(async (trx) => {
+    await this.events.transaction(this.db.kysely, async (trx) => {
       const sessions = new SigninSessionRepo(trx);
       // A new id at every login: the session the browser had before is ended.
       if (previousToken) {
@@ -164,7 +164,7 @@ export class SigninService {
 
   async logout(tenantId: string, session: SessionRecord): Promise<void> {
     const now = this.clock.now();
-    await this.db.kysely.transaction().execute(async (trx) => {
+    await this.events.transaction(this.db.kysely, async (trx) => {
       const ids = await new SigninSessionRepo(trx).revoke(tenantId, session.userId, session.id, now);
       if (ids.length > 0) await this.#record(trx, tenantId, 'logout', userActor(session.userId), { user_id: session.userId, session_id: session.id });
     });
@@ -173,7 +173,7 @@ export class SigninService {
   /** Revokes one of the user's sessions, or all of them (`'all'`). Returns the revoked ids. */
   async revokeSessions(tenantId: string, userId: string, which: string, actor: Actor = userActor(userId)): Promise<string[]> {
     const now = this.clock.now();
-    return this.db.kysely.transaction().execute(async (trx) => {
+    return this.events.transaction(this.db.kysely, async (trx) => {
       const repo = new SigninSessionRepo(trx);
       const ids = which === 'all' ? await repo.revokeAllForUser(tenantId, userId, now) : await repo.revoke(tenantId, userId, which, now);
       for (const id of ids) await this.#record(trx, tenantId, 'session.revoked', actor, { user_id: userId, session_id: id });
@@ -183,7 +183,7 @@ export class SigninService {
 
   async grantConsent(tenantId: string, userId: string, clientId: string, scopes: string[]): Promise<void> {
     const now = this.clock.now();
-    await this.db.kysely.transaction().execute(async (trx) => {
+    await this.events.transaction(this.db.kysely, async (trx) => {
       await new SigninConsentRepo(trx).grant(tenantId, userId, clientId, scopes, now);
       await this.#record(trx, tenantId, 'consent.granted', userActor(userId), { user_id: userId, client_id: clientId, scopes });
     });
@@ -194,7 +194,7 @@ export class SigninService {
   }
 
   async revokeConsent(tenantId: string, userId: string, clientId: string): Promise<void> {
-    await this.db.kysely.transaction().execute(async (trx) => {
+    await this.events.transaction(this.db.kysely, async (trx) => {
       if (await new SigninConsentRepo(trx).revoke(tenantId, userId, clientId)) {
         await this.#record(trx, tenantId, 'consent.revoked', userActor(userId), { user_id: userId, client_id: clientId });
       }
