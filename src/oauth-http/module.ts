@@ -68,14 +68,15 @@ function jwksUriCheck(egress: OAuthModuleInput['egress']): (url: string) => Prom
 
 /**
  * Records OAuth events (`token.exchanged`, `refresh_token.reused`, `token.revoked`) in the audit
- * trail, as soon as the event catalogue lists their types; until then they are dropped. The
- * acting party is the OAuth client (`system` actor with the client_id).
+ * trail. The acting party is the OAuth client (`system` actor with the client_id).
  */
 function auditSink(db: Db, events: EventRecorder): (event: OAuthEvent) => Promise<void> {
   return async (event) => {
     if (!isEventType(event.type)) return;
     const clientId = typeof event.data.client_id === 'string' ? event.data.client_id : null;
-    await events.record(db.kysely, { tenantId: event.tenantId, type: event.type, organizationId: null, actor: { type: 'system', id: clientId }, data: event.data });
+    await events.transaction(db.kysely, (trx) =>
+      events.record(trx, { tenantId: event.tenantId, type: event.type, organizationId: null, actor: { type: 'system', id: clientId }, data: event.data }),
+    );
   };
 }
 

@@ -78,4 +78,25 @@ describe('private_key_jwt with jwks_uri (fetched through the egress policy)', ()
     assert.equal(r.status, 401);
     assert.equal(r.json().error, 'invalid_client');
   });
+
+  it('authenticates a jwks_uri client at /par too', async () => {
+    const web = await s.createClient({
+      token_endpoint_auth_method: 'private_key_jwt',
+      grant_types: ['authorization_code'],
+      redirect_uris: ['https://app.example/cb'],
+      jwks_uri: jwksUrl,
+    });
+    const r = await s.post('/par', {
+      client_id: web.client_id,
+      client_assertion_type: ASSERTION_TYPE,
+      client_assertion: await assertion(key, 'one', web.client_id),
+      response_type: 'code',
+      redirect_uri: 'https://app.example/cb',
+      scope: 'openid',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
+    assert.equal(r.status, 201, r.text);
+    assert.match(r.json().request_uri, /^urn:ietf:params:oauth:request_uri:/);
+  });
 });

@@ -9,7 +9,7 @@ import { AppError } from '../../kernel/errors.js';
 import { AuthorizeError } from '../authorize/errors.js';
 import type { SigninStore } from '../authorize/types.js';
 import { checkRedirectUri, PAR_URN, validateAuthorizationRequest } from '../authorize/validate.js';
-import { authenticateClient } from '../client-auth/authenticate.js';
+import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
 import { DpopError, singleProof, verifyDpopProof } from '../dpop/verify.js';
 import { oauthErrors } from '../errors.js';
 import type { OAuthDeps } from '../token/types.js';
@@ -46,7 +46,7 @@ export async function handlePushedAuthorizationRequest(
   signin: { store: SigninStore; parTtlSeconds: number },
 ): Promise<ParResponse> {
   const now = deps.clock.now();
-  const client = await authenticateClient(req, tenant, { clients: deps.clients, replay: deps.replay, now });
+  const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
   const jkt = await proofJkt(req, tenant, deps, now);
   let request;
   try {
