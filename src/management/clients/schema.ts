@@ -1,5 +1,6 @@
 /** Wire schemas of OAuth clients, with RFC 7591 metadata names. */
 import { z } from 'zod';
+import { isLoopbackHost } from '../../kernel/tenancy.js';
 import { AUTH_METHODS, GRANT_TYPE } from '../../oauth/types.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -12,6 +13,25 @@ const absoluteUri = z.string().max(2000).refine((v) => {
     return false;
   }
 }, 'must be an absolute URI without a fragment');
+
+/**
+ * A redirect URI (RFC 6749 §3.1.2, RFC 8252 §7): absolute, no fragment, no credentials; https,
+ * or http only to a loopback host, or a private-use scheme in reverse-domain form
+ * (`com.example.app:/cb`). Script-capable and local schemes (`javascript:`, `data:`, `file:`…)
+ * are refused.
+ */
+const redirectUri = z.string().max(2000).refine((v) => {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return false;
+  }
+  if (v.includes('#') || u.username || u.password) return false;
+  if (u.protocol === 'https:') return true;
+  if (u.protocol === 'http:') return isLoopbackHost(u.host);
+  return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(u.protocol);
+}, 'must be https (http only for loopback hosts) or a reverse-domain private-use scheme, without fragment or credentials');
 
 const publicJwk = z
   .looseObject({ kty: z.enum(['OKP', 'EC', 'RSA']), kid: z.string().max(200).optional(), alg: z.string().optional() })
@@ -30,7 +50,7 @@ export const tokenExchangePolicy = z.strictObject({
 
 export const clientMetadata = z.strictObject({
   client_name: z.string().min(1).max(200).optional(),
-  redirect_uris: z.array(absoluteUri).max(50).optional(),
+  redirect_uris: z.array(redirectUri).max(50).optional(),
   grant_types: z.array(z.enum(Object.values(GRANT_TYPE) as [string, ...string[]])).min(1).max(10).optional(),
   token_endpoint_auth_method: z.enum(AUTH_METHODS).optional(),
   jwks: jwks.nullable().optional(),
