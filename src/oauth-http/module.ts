@@ -20,6 +20,7 @@ import { OAuthClientRepo } from '../storage/repos/oauth-clients.js';
 import { OAuthRefreshTokenRepo } from '../storage/repos/oauth-refresh-tokens.js';
 import { OAuthReplayRepo, OAuthRevokedTokenRepo } from '../storage/repos/oauth-replay.js';
 import { OAuthSettingsRepo } from '../storage/repos/oauth-settings.js';
+import { SigninStoreRepo } from '../storage/repos/signin-store.js';
 import type { EgressAgent } from '../webhooks/egress-agent.js';
 import { checkEgressUrlResolved, type EgressPolicy, type EgressResolver } from '../webhooks/egress.js';
 import { RemoteJwksCache } from './remote-jwks.js';
@@ -102,7 +103,14 @@ export function createOAuthModule({ db, clock, keystore, envelope, config, event
   };
   return {
     deps,
-    clients: new ClientService(clientRepo, clock, (tenantId, clientId) => clients.invalidate(tenantId, clientId), jwksUriCheck(egress)),
+    clients: new ClientService(
+      clientRepo,
+      clock,
+      (tenantId, clientId) => clients.invalidate(tenantId, clientId),
+      jwksUriCheck(egress),
+      new SigninStoreRepo(db.kysely),
+      (fn) => db.kysely.transaction().execute((trx) => fn(new OAuthClientRepo(trx), new SigninStoreRepo(trx))),
+    ),
     settings: new TokenSettingsService(settingsRepo, lifetimes, clock),
     clientRepo,
     setEventSink: (sink) => {

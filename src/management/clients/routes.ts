@@ -23,6 +23,10 @@ export const clientSchema = z.object({
   dpop_bound_access_tokens: z.boolean(),
   allowed_resources: z.array(z.string()),
   token_exchange: z.unknown(),
+  id_token_signed_response_alg: z.enum(['RS256', 'EdDSA']),
+  require_pushed_authorization_requests: z.boolean(),
+  post_logout_redirect_uris: z.array(z.string()),
+  third_party: z.boolean(),
 });
 
 const tags = ['clients'];

@@ -59,6 +59,12 @@ export const clientMetadata = z.strictObject({
   dpop_bound_access_tokens: z.boolean().optional(),
   allowed_resources: z.array(absoluteUri).max(50).optional(),
   token_exchange: tokenExchangePolicy.nullable().optional(),
+  // Sign-in settings (docs/signin.md): OpenID Connect Registration, RFC 9126 and RP-initiated
+  // logout names, plus Keyhall's `third_party` (consent is asked only of third-party clients).
+  id_token_signed_response_alg: z.enum(['RS256', 'EdDSA']).optional(),
+  require_pushed_authorization_requests: z.boolean().optional(),
+  post_logout_redirect_uris: z.array(redirectUri).max(50).optional(),
+  third_party: z.boolean().optional(),
 });
 
 export type ClientMetadataInput = z.infer<typeof clientMetadata>;
@@ -79,4 +85,8 @@ export interface ClientView {
   dpop_bound_access_tokens: boolean;
   allowed_resources: string[];
   token_exchange: unknown;
+  id_token_signed_response_alg: 'RS256' | 'EdDSA';
+  require_pushed_authorization_requests: boolean;
+  post_logout_redirect_uris: string[];
+  third_party: boolean;
 }

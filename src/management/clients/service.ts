@@ -9,6 +9,7 @@ import { newId, newSecret } from '../../kernel/ids.js';
 import { oauthErrors } from '../../oauth/errors.js';
 import { usesSecret } from '../../oauth/client-auth/presented.js';
 import { type ClientRecord, GRANT_TYPE } from '../../oauth/types.js';
+import { DEFAULT_CLIENT_SETTINGS, type SigninClientSettings } from '../../oauth/authorize/types.js';
 import type { OAuthClientRepo } from '../../storage/repos/oauth-clients.js';
 import { type ClientMetadataInput, type ClientView, clientMetadata } from './schema.js';
 
@@ -60,7 +61,29 @@ function apply(base: ClientRecord, input: ClientMetadataInput): ClientRecord {
   };
 }
 
-export function toView(c: ClientRecord, secret?: string): ClientView {
+/** Where a client's sign-in settings live (the sign-in store). */
+export interface SigninSettingsPort {
+  clientSettings(tenantId: string, clientId: string): Promise<SigninClientSettings>;
+  saveClientSettings(tenantId: string, clientId: string, s: SigninClientSettings, now: number): Promise<void>;
+}
+
+/** The sign-in settings an input changes, applied onto the current ones; undefined if none. */
+function applySettings(base: SigninClientSettings, input: ClientMetadataInput): SigninClientSettings | undefined {
+  const next: SigninClientSettings = {
+    idTokenAlg: input.id_token_signed_response_alg ?? base.idTokenAlg,
+    requirePar: input.require_pushed_authorization_requests ?? base.requirePar,
+    postLogoutRedirectUris: input.post_logout_redirect_uris ?? base.postLogoutRedirectUris,
+    thirdParty: input.third_party ?? base.thirdParty,
+  };
+  const touched =
+    input.id_token_signed_response_alg !== undefined ||
+    input.require_pushed_authorization_requests !== undefined ||
+    input.post_logout_redirect_uris !== undefined ||
+    input.third_party !== undefined;
+  return touched ? next : undefined;
+}
+
+export function toView(c: ClientRecord, secret?: string, settings: SigninClientSettings = DEFAULT_CLIENT_SETTINGS): ClientView {
   return {
     client_id: c.id,
     client_id_issued_at: Math.floor(c.createdAt / 1000),
@@ -75,6 +98,10 @@ export function toView(c: ClientRecord, secret?: string): ClientView {
     dpop_bound_access_tokens: c.dpopBound,
     allowed_resources: c.allowedResources,
     token_exchange: c.tokenExchange,
+    id_token_signed_response_alg: settings.idTokenAlg,
+    require_pushed_authorization_requests: settings.requirePar,
+    post_logout_redirect_uris: settings.postLogoutRedirectUris,
+    third_party: settings.thirdParty,
   };
 }
 
@@ -88,7 +115,18 @@ export class ClientService {
     private readonly checkJwksUri: (url: string) => Promise<string> = async () => {
       throw oauthErrors.invalidClientMetadata('jwks_uri is not available here');
     },
+    private readonly signin: SigninSettingsPort = {
+      clientSettings: async () => ({ ...DEFAULT_CLIENT_SETTINGS }),
+      saveClientSettings: async () => undefined,
+    },
+    /** Runs a client write and its settings write in one transaction. */
+    private readonly atomic: <T>(fn: (clients: OAuthClientRepo, signin: SigninSettingsPort) => Promise<T>) => Promise<T> = (fn) =>
+      fn(this.repo, this.signin),
   ) {}
+
+  async #view(c: ClientRecord, secret?: string): Promise<ClientView> {
+    return toView(c, secret, await this.signin.clientSettings(c.tenantId, c.id));
+  }
 
   /** The egress check of a new `jwks_uri`, as `invalid_client_metadata`. */
   async #checkRemoteKeys(before: ClientRecord | undefined, next: ClientRecord): Promise<void> {
@@ -123,17 +161,23 @@ export class ClientService {
     await this.#checkRemoteKeys(undefined, client);
     const secret = usesSecret(client.authMethod) ? newSecret(CLIENT_SECRET_PREFIX) : undefined;
     if (secret) client.secretHash = sha256Hex(secret);
-    await this.repo.insert(client);
-    return toView(client, secret);
+    // One transaction: a client never exists without the settings it was registered with
+    // (say, third-party consent).
+    const settings = applySettings({ ...DEFAULT_CLIENT_SETTINGS }, input);
+    await this.atomic(async (clients, signin) => {
+      await clients.insert(client);
+      if (settings) await signin.saveClientSettings(tenantId, client.id, settings, now);
+    });
+    return toView(client, secret, settings);
   }
 
   async get(tenantId: string, clientId: string): Promise<ClientView> {
-    return toView(await this.#find(tenantId, clientId));
+    return this.#view(await this.#find(tenantId, clientId));
   }
 
   async list(tenantId: string, opts: { after?: string; limit?: number } = {}): Promise<ClientView[]> {
     const records = await this.repo.list(tenantId, { after: opts.after, limit: Math.min(Math.max(opts.limit ?? 50, 1), 101) });
-    return records.map((c) => toView(c));
+    return Promise.all(records.map((c) => this.#view(c)));
   }
 
   /**
@@ -153,9 +197,13 @@ export class ClientService {
       next.secretHash = sha256Hex(secret);
       next.secretRotatedAt = next.updatedAt;
     }
-    if (!(await this.repo.update(next))) throw notFound();
+    const settings = applySettings(await this.signin.clientSettings(tenantId, clientId), input);
+    await this.atomic(async (clients, signin) => {
+      if (!(await clients.update(next))) throw notFound();
+      if (settings) await signin.saveClientSettings(tenantId, clientId, settings, next.updatedAt);
+    });
     this.changed(tenantId, clientId);
-    return toView(next, secret);
+    return this.#view(next, secret);
   }
 
   async delete(tenantId: string, clientId: string): Promise<void> {
@@ -172,7 +220,7 @@ export class ClientService {
     const next = { ...current, secretHash: sha256Hex(secret), secretRotatedAt: now, updatedAt: now };
     if (!(await this.repo.update(next))) throw notFound();
     this.changed(tenantId, clientId);
-    return toView(next, secret);
+    return this.#view(next, secret);
   }
 
   async #find(tenantId: string, clientId: string): Promise<ClientRecord> {
