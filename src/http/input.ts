@@ -4,35 +4,43 @@ import { errors } from '../kernel/errors.js';
 // eslint-disable-next-line no-control-regex -- matching NUL is the point
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** Deeper request structures than this are refused: no API of ours nests anywhere near it. */
+export const MAX_INPUT_DEPTH = 64;
+
+type Finding = { kind: 'text'; path: string } | { kind: 'depth'; path: string };
+
 /**
- * Finds the first string (value or key) in a parsed request part that cannot be stored as text
- * on every database (PostgreSQL refuses NUL; lone surrogates would be silently replaced).
- * Returns the dotted path of the offending field, or undefined.
+ * Walks a parsed request part (iteratively: a hostile body cannot exhaust the stack) and
+ * reports the first string, value or key, that no database stores faithfully (PostgreSQL
+ * refuses NUL; lone surrogates would be silently replaced), or the first place nested deeper
+ * than MAX_INPUT_DEPTH.
  */
-export function findUnstorableText(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return UNSTORABLE.test(value) ? path || 'value' : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = findUnstorableText(value[i], path ? `${path}.${i}` : String(i));
-      if (hit) return hit;
+export function inspectInput(root: unknown): Finding | undefined {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: '', depth: 0 }];
+  while (stack.length) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) return { kind: 'text', path: path || 'value' };
+      continue;
     }
-    return undefined;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
+    if (!value || typeof value !== 'object') continue;
+    if (depth >= MAX_INPUT_DEPTH) return { kind: 'depth', path: path || 'value' };
+    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
       const childPath = path ? `${path}.${key}` : key;
-      if (UNSTORABLE.test(key)) return childPath;
-      const hit = findUnstorableText(child, childPath);
-      if (hit) return hit;
+      if (!Array.isArray(value) && UNSTORABLE.test(key)) return { kind: 'text', path: childPath };
+      stack.push({ value: child, path: childPath, depth: depth + 1 });
     }
   }
   return undefined;
 }
 
-/** 400 invalid_request for text no database can store faithfully, before any handler runs. */
+/** 400 invalid_request for unstorable text or absurd nesting, before any handler runs. */
 export function rejectUnstorableText(parts: { body?: unknown; query?: unknown; params?: unknown }): void {
   for (const part of [parts.params, parts.query, parts.body]) {
-    const field = findUnstorableText(part);
-    if (field) throw errors.invalidRequest(`${field}: contains a NUL character or an unpaired surrogate`);
+    const finding = inspectInput(part);
+    if (finding?.kind === 'text') throw errors.invalidRequest(`${finding.path}: contains a NUL character or an unpaired surrogate`);
+    if (finding?.kind === 'depth') throw errors.invalidRequest(`${finding.path}: nested more than ${MAX_INPUT_DEPTH} levels deep`);
   }
 }

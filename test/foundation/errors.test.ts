@@ -66,6 +66,15 @@ describe('request hygiene', () => {
     assert.equal(good.json().name, 'Émile 😀');
   });
 
+  it('refuses absurdly nested bodies with 400 instead of exhausting the stack', async () => {
+    const headers = { authorization: `Bearer ${s.tenant.platformApiKey}`, 'content-type': 'application/json' };
+    const body = `{"name":${'['.repeat(5000)}1${']'.repeat(5000)}}`;
+    const r = await s.request({ method: 'POST', path: '/v1/organizations', headers, body });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json().error, 'invalid_request');
+    assert.match(r.json().error_description, /nested/);
+  });
+
   it('answers a malformed request target with our error body', async () => {
     const r = await s.request({ path: '/v1/organizations/org_%E0%A4%A' });
     assert.equal(r.status, 400);
