@@ -66,11 +66,12 @@ export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: 
 }
 
 /**
- * Removes the user's membership (member.removed) and ends their hosted-login sessions
- * (session.revoked). Sessions are tenant-wide, not per organization, so they are revoked when
- * this directory created the user or the user has no other membership left; a user shared with
- * other organizations keeps their sessions (losing this membership already ends access to it),
- * so one organization's directory cannot sign people out of the others.
+ * Removes the user's membership (member.removed) and, when this directory created the user,
+ * ends their hosted-login sessions (session.revoked). Sessions are tenant-wide, not per
+ * organization, and a directory links any existing tenant user with a matching email, so a user
+ * the directory only linked keeps their sessions whatever other memberships they have (losing
+ * this membership already ends access to this organization): otherwise one organization's
+ * directory could sign out, again and again, anyone it can link by email.
  */
 export async function removeMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
   const members = new MemberRepo(trx);
@@ -78,7 +79,7 @@ export async function removeMember(deps: ScimDeps, trx: Kysely<Database>, conn: 
   if (!removed) return;
   const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor: scimActor(conn) };
   await deps.events.record(trx, { ...base, type: 'member.removed', data: { organization_id: conn.organizationId, user_id: du.userId, role: removed.role } });
-  if (!du.ownsUser && (await members.listByUser(conn.tenantId, du.userId)).length > 0) return;
+  if (!du.ownsUser) return;
   for (const sessionId of await new SigninSessionRepo(trx).revokeAllForUser(conn.tenantId, du.userId, deps.clock.now())) {
     await deps.events.record(trx, { ...base, type: 'session.revoked', data: { user_id: du.userId, session_id: sessionId, reason: 'deprovisioned' } });
   }

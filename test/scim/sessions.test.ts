@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Browser, signIn } from '../signin/helpers.js';
-import { createDirectory, type Directory, eventsOf, PATCH, USER } from './helpers.js';
+import { v1 } from '../helpers/v1.js';
+import { createDirectory, type Directory, eventsOf, PATCH, scimClient, USER } from './helpers.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -55,5 +56,34 @@ describe('SCIM deprovisioning ends hosted-login sessions', () => {
     await d.scim('PATCH', `/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] });
     assert.ok(!(await signedOut(b)), 'membership elsewhere: the session stays');
     assert.equal((await d.api('GET', `/organizations/${other}/members`)).json().data.length, 1);
+  });
+  it('keeps the sessions of a linked user with no other membership (an organization key cannot sign them out)', async () => {
+    // The reviewer's sequence: a user who signed up and belongs to no organization; another
+    // organization's admin, holding only an organization-bound directory:write key, links the
+    // user by email through its own directory, then deprovisions them, repeatedly.
+    const platform = v1(s, s.tenant.platformApiKey);
+    const victim = (await platform('POST', '/users', { email: 'boss@corp.example', password: PASSWORD })).json();
+    const b = await loggedIn('boss@corp.example');
+    const orgX = (await platform('POST', '/organizations', { name: 'X' })).json().id;
+    const key = await platform('POST', `/organizations/${orgX}/api_keys`, { name: 'x-admin', scopes: ['directory:write'] });
+    assert.equal(key.status, 201, key.text);
+    const xkey = v1(s, key.json().key);
+    const conn = await xkey('POST', `/organizations/${orgX}/directory/connections`, { name: 'evil idp' });
+    assert.equal(conn.status, 201, conn.text);
+    const tok = await xkey('POST', `/organizations/${orgX}/directory/scim_token`, { connection_id: conn.json().id });
+    const scim = scimClient(s, tok.json().token);
+
+    for (let round = 0; round < 2; round++) {
+      const c = await scim('POST', '/Users', { schemas: [USER], userName: 'boss@corp.example' });
+      assert.equal(c.status, 201, c.text);
+      const off = await scim('PATCH', `/Users/${c.json().id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: false } }] });
+      assert.equal(off.status, 200, off.text);
+      assert.ok(!(await signedOut(b)), 'deactivating a linked user keeps their session');
+      assert.equal((await scim('DELETE', `/Users/${c.json().id}`)).status, 204);
+      assert.ok(!(await signedOut(b)), 'deleting a linked user keeps their session');
+    }
+    assert.equal((await eventsOf(platform, orgX, 'session.revoked')).length, 0);
+    assert.equal((await eventsOf(platform, orgX, 'member.removed')).length, 2, 'the membership in X is still removed');
+    assert.equal((await platform('GET', `/users/${victim.id}`)).status, 200, 'the tenant user stays');
   });
 });
