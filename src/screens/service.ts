@@ -66,14 +66,26 @@ export class SigninService {
     await this.events.record(trx, { tenantId, type, organizationId: null, actor, data });
   }
 
-  async #limited(tenantId: string, keys: Array<{ hash: string; max: number }>, now: number): Promise<number | undefined> {
+  /**
+   * Reserves this attempt against every limit before the password is checked (one atomic
+   * statement per key, see SigninLoginFailureRepo.reserve), so parallel requests cannot all get a
+   * check. Refused: the reservations already made are given back and the seconds until the
+   * refusing window ends are returned.
+   */
+  async #reserve(tenantId: string, keys: Array<{ hash: string; max: number }>, now: number): Promise<number | undefined> {
     const failures = new SigninLoginFailureRepo(this.db.kysely);
-    let retry: number | undefined;
+    const windowMs = this.settings.loginFailureWindowSeconds * 1000;
+    const reserved: string[] = [];
     for (const k of keys) {
+      if (await failures.reserve(tenantId, k.hash, k.max, now, windowMs)) {
+        reserved.push(k.hash);
+        continue;
+      }
+      for (const h of reserved) await failures.release(tenantId, h, now);
       const c = await failures.current(tenantId, k.hash, now);
-      if (c.count >= k.max) retry = Math.max(retry ?? 0, Math.ceil((c.windowEndsAt - now) / 1000));
+      return Math.max(Math.ceil((c.windowEndsAt - now) / 1000), 1);
     }
-    return retry;
+    return undefined;
   }
 
   /**
@@ -87,25 +99,23 @@ export class SigninService {
     const email = normalizeEmail(emailInput).slice(0, 254);
     const account = { hash: sha256Hex(`account:${email}`), max: this.settings.loginMaxFailuresPerAccount };
     const ip = { hash: sha256Hex(`ip:${meta.ip}`), max: this.settings.loginMaxFailuresPerIp };
-    const retry = await this.#limited(tenantId, [account, ip], now);
-    if (retry !== undefined) return { kind: 'limited', retryAfterSeconds: Math.max(retry, 1) };
+    // The attempt counts as a failure from here on; a success clears the account counter and
+    // gives the IP's reservation back.
+    const retry = await this.#reserve(tenantId, [account, ip], now);
+    if (retry !== undefined) return { kind: 'limited', retryAfterSeconds: retry };
 
     const user = await new UserRepo(this.db.kysely).findByEmail(tenantId, email);
     const ok = await verify(user?.passwordHash ?? (await this.#dummy()), password.slice(0, 1024)).catch(() => false);
     if (!user || !user.passwordHash || !ok) {
-      const windowMs = this.settings.loginFailureWindowSeconds * 1000;
       await this.events.transaction(this.db.kysely, async (trx) => {
-        const failures = new SigninLoginFailureRepo(trx);
-        await failures.fail(tenantId, account.hash, now, windowMs);
-        await failures.fail(tenantId, ip.hash, now, windowMs);
         await this.#record(trx, tenantId, 'login.failed', userActor(user?.id ?? null), { user_id: user?.id ?? null, reason: 'invalid_credentials', ip: meta.ip });
       });
       return { kind: 'invalid' };
     }
-    return this.#startSession(tenantId, user, meta, now, account.hash, previousToken);
+    return this.#startSession(tenantId, user, meta, now, account.hash, ip.hash, previousToken);
   }
 
-  async #startSession(tenantId: string, user: UserRecord, meta: RequestMeta, now: number, accountKey: string, previousToken?: string): Promise<LoginResult> {
+  async #startSession(tenantId: string, user: UserRecord, meta: RequestMeta, now: number, accountKey: string, ipKey: string, previousToken?: string): Promise<LoginResult> {
     const token = randomBytes(32).toString('base64url');
     const session: SessionRecord = {
       id: newId('ses', now),
@@ -128,7 +138,9 @@ export class SigninService {
         if (previous && previous.revokedAt === null) await sessions.revoke(tenantId, previous.userId, previous.id, now);
       }
       await sessions.insert(session, sha256Hex(token));
-      await new SigninLoginFailureRepo(trx).clear(tenantId, accountKey);
+      const failures = new SigninLoginFailureRepo(trx);
+      await failures.clear(tenantId, accountKey);
+      await failures.release(tenantId, ipKey, now);
       await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), { user_id: user.id, session_id: session.id, ip: meta.ip });
     });
     return { kind: 'ok', session, token, user };

@@ -69,6 +69,44 @@ export class SigninLoginFailureRepo {
     return { count: Number(r.count), windowEndsAt: r.window_ends_at };
   }
 
+  /**
+   * Reserves one attempt in the current window of `keyHash`, atomically: one upsert that
+   * increments the counter only while it is under `max` (or starts a new window at 1 when the old
+   * one has ended) and returns the new count. No row returned: the limit is reached and nothing
+   * was counted. Concurrent callers on any instance can never reserve more than `max` attempts.
+   */
+  async reserve(tenantId: string, keyHash: string, max: number, now: number, windowMs: number): Promise<boolean> {
+    if (max <= 0) return false;
+    const ends = now + windowMs;
+    const row = await this.db
+      .insertInto('signin_login_failures')
+      .values({ tenant_id: tenantId, key_hash: keyHash, count: 1, window_ends_at: ends })
+      .onConflict((oc) =>
+        oc
+          .columns(['tenant_id', 'key_hash'])
+          .doUpdateSet((eb) => ({
+            count: eb.case().when('signin_login_failures.window_ends_at', '<=', now).then(1).else(eb('signin_login_failures.count', '+', 1)).end(),
+            window_ends_at: eb.case().when('signin_login_failures.window_ends_at', '<=', now).then(ends).else(eb.ref('signin_login_failures.window_ends_at')).end(),
+          }))
+          .where((eb) => eb.or([eb('signin_login_failures.window_ends_at', '<=', now), eb('signin_login_failures.count', '<', max)])),
+      )
+      .returning('count')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Gives back an attempt reserved with `reserve` (it was not a failure, or was not made). */
+  async release(tenantId: string, keyHash: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('signin_login_failures')
+      .set((eb) => ({ count: eb('count', '-', 1) }))
+      .where('tenant_id', '=', tenantId)
+      .where('key_hash', '=', keyHash)
+      .where('count', '>', 0)
+      .where('window_ends_at', '>', now)
+      .execute();
+  }
+
   async fail(tenantId: string, keyHash: string, now: number, windowMs: number): Promise<void> {
     const ends = now + windowMs;
     await this.db
