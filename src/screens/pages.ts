@@ -80,11 +80,12 @@ ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.
   );
 }
 
-export function consentPage(f: PageFrame, v: { csrf: string; flow: string; clientName: string; scopes: string[] }): Html {
+export function consentPage(f: PageFrame, v: { csrf: string; flow: string; clientName: string; scopes: string[]; resources: string[] }): Html {
   return layout(
     f,
     html`<h1>${v.clientName} wants to access your account</h1>
-<ul>${v.scopes.map((s) => html`<li>${SCOPE_TEXT[s] ?? s}</li>`)}</ul>
+${v.scopes.length === 0 ? html`<p>It asks only to know that you are signed in.</p>` : ''}<ul>${v.scopes.map((s) => html`<li>${SCOPE_TEXT[s] ?? s}</li>`)}</ul>
+${v.resources.length > 0 ? html`<p>On your behalf at:</p><ul>${v.resources.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
 <form method="post" action="/login/consent">
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}
 <button type="submit" name="decision" value="allow">Allow</button>
@@ -122,7 +123,7 @@ export interface SessionsView {
   email: string;
   currentId: string;
   sessions: SessionRecord[];
-  consents: Array<{ clientId: string; clientName: string | null; scopes: string[] }>;
+  consents: Array<{ clientId: string; clientName: string | null; scopes: string[]; resources: string[] }>;
 }
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
@@ -144,7 +145,7 @@ ${revoke('all', 'Sign out everywhere')}
 ${v.consents.length === 0 ? html`<p>None.</p>` : ''}
 <table><tbody>${v.consents.map(
       (c) =>
-        html`<tr><td>${c.clientName ?? c.clientId}</td><td>${c.scopes.join(' ')}</td><td><form method="post" action="/sessions/consents/revoke">${hidden('csrf_token', v.csrf)}${hidden('client_id', c.clientId)}<button type="submit" class="secondary">Revoke</button></form></td></tr>`,
+        html`<tr><td>${c.clientName ?? c.clientId}</td><td>${[...c.scopes, ...c.resources].join(' ')}</td><td><form method="post" action="/sessions/consents/revoke">${hidden('csrf_token', v.csrf)}${hidden('client_id', c.clientId)}<button type="submit" class="secondary">Revoke</button></form></td></tr>`,
     )}</tbody></table>
 <form method="post" action="/logout">${hidden('csrf_token', v.csrf)}<button type="submit">Sign out</button></form>`,
   );

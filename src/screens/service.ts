@@ -193,11 +193,11 @@ export class SigninService {
     });
   }
 
-  async grantConsent(tenantId: string, userId: string, clientId: string, scopes: string[]): Promise<void> {
+  async grantConsent(tenantId: string, userId: string, clientId: string, scopes: string[], resources: string[] = []): Promise<void> {
     const now = this.clock.now();
     await this.events.transaction(this.db.kysely, async (trx) => {
-      await new SigninConsentRepo(trx).grant(tenantId, userId, clientId, scopes, now);
-      await this.#record(trx, tenantId, 'consent.granted', userActor(userId), { user_id: userId, client_id: clientId, scopes });
+      await new SigninConsentRepo(trx).grant(tenantId, userId, clientId, scopes, resources, now);
+      await this.#record(trx, tenantId, 'consent.granted', userActor(userId), { user_id: userId, client_id: clientId, scopes, resources });
     });
   }
 

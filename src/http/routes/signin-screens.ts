@@ -92,7 +92,7 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
     const brand = await brandFor(ctx, tenantOf(request).id, flow.flow.request.organizationId);
     const csrf = csrfFor(request, reply);
     return sendPage(reply, 200, { title: 'Allow access', brand, formTargets: [flow.flow.request.redirectUri] }, (f) =>
-      consentPage(f, { csrf, flow: flow.id, clientName: flow.client.clientName ?? flow.client.id, scopes: flow.flow.request.scopes }),
+      consentPage(f, { csrf, flow: flow.id, clientName: flow.client.clientName ?? flow.client.id, scopes: flow.flow.request.scopes, resources: flow.flow.request.resources }),
     );
   });
 
@@ -104,7 +104,7 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
     const session = await currentSession(ctx, request);
     if (!sessionSatisfies(flow.flow, session)) return seeOther(reply, `/login?flow=${encodeURIComponent(flow.id)}`);
     if (field(request.body, 'decision') !== 'allow') return sendOutcome(reply, await denyFlow(flow, tenant));
-    await service.grantConsent(tenant.id, session.userId, flow.client.id, flow.flow.request.scopes);
+    await service.grantConsent(tenant.id, session.userId, flow.client.id, flow.flow.request.scopes, flow.flow.request.resources);
     return sendOutcome(reply, await continueFlow(flow, tenant, session, engineDeps(), { consented: true }));
   });
 

@@ -140,8 +140,13 @@ export function sessionSatisfies(flow: FlowRecord, session: SessionRecord | unde
 async function needsConsent(f: LoadedFlow, tenant: OAuthTenant, session: SessionRecord, deps: AuthorizeDeps): Promise<boolean> {
   if (f.flow.request.prompt.includes('consent')) return true;
   if (!f.settings.thirdParty) return false;
-  const granted = new Set(await deps.store.consentedScopes(tenant.id, session.userId, f.client.id));
-  return f.flow.request.scopes.some((s) => !granted.has(s));
+  // A third-party client always needs a remembered consent, even when it asks for no scope, and
+  // the consent covers both the scopes and the resources (audiences) the tokens will carry.
+  const consent = await deps.store.consent(tenant.id, session.userId, f.client.id);
+  if (!consent) return true;
+  const scopes = new Set(consent.scopes);
+  const resources = new Set(consent.resources);
+  return f.flow.request.scopes.some((s) => !scopes.has(s)) || f.flow.request.resources.some((r) => !resources.has(r));
 }
 
 /** Login → consent → code. `consented`: the user just approved this flow on the consent page. */

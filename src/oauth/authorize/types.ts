@@ -112,7 +112,8 @@ export interface SigninStore {
   /** Consume-once of a code by its client; returns the record either way so a reuse can be detected. */
   redeemCode(tenantId: string, codeHash: string, clientId: string, now: number): Promise<{ won: boolean; code: CodeRecord | undefined }>;
   recordIssued(tenantId: string, codeHash: string, issued: { jti: string; exp: number; family: string | null }): Promise<void>;
-  consentedScopes(tenantId: string, userId: string, clientId: string): Promise<string[]>;
+  /** The user's remembered consent for a client (scopes and resources), or undefined when there is none. */
+  consent(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined>;
 }
 
 export interface SessionStore {

@@ -1,41 +1,55 @@
-import type { Kysely } from 'kysely';
+import type { ColumnType, Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+
+/** `signin_consents.resources` (migration 0008): space-separated resources granted, '' for none. */
+export type ConsentResourcesColumn = {
+  signin_consents: { resources: ColumnType<string, string | undefined, string> };
+};
+
+const words = (v: string | null | undefined) => (v ? v.split(' ').filter(Boolean) : []);
 
 /** Remembered consents (per user and client) and failed-login counters. */
 export class SigninConsentRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database & ConsentResourcesColumn>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db.withTables<ConsentResourcesColumn>();
+  }
 
-  /** Adds scopes to the user's consent for a client. */
-  async grant(tenantId: string, userId: string, clientId: string, scopes: string[], now: number): Promise<void> {
-    const existing = await this.db
+  /**
+   * Adds scopes and resources to the user's consent for a client. A consent row exists once the
+   * user has approved the client, even with no scope and no resource.
+   */
+  async grant(tenantId: string, userId: string, clientId: string, scopes: string[], resources: string[], now: number): Promise<void> {
+    const existing = await this.#db
       .selectFrom('signin_consents')
-      .select('scope')
+      .select(['scope', 'resources'])
       .where('tenant_id', '=', tenantId)
       .where('user_id', '=', userId)
       .where('client_id', '=', clientId)
       .executeTakeFirst();
-    const scope = [...new Set([...(existing?.scope ? existing.scope.split(' ') : []), ...scopes])].join(' ');
-    await this.db
+    const scope = [...new Set([...words(existing?.scope), ...scopes])].join(' ');
+    const granted = [...new Set([...words(existing?.resources), ...resources])].join(' ');
+    await this.#db
       .insertInto('signin_consents')
-      .values({ tenant_id: tenantId, user_id: userId, client_id: clientId, scope, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['tenant_id', 'user_id', 'client_id']).doUpdateSet({ scope, updated_at: now }))
+      .values({ tenant_id: tenantId, user_id: userId, client_id: clientId, scope, resources: granted, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.columns(['tenant_id', 'user_id', 'client_id']).doUpdateSet({ scope, resources: granted, updated_at: now }))
       .execute();
   }
 
-  async list(tenantId: string, userId: string): Promise<Array<{ clientId: string; clientName: string | null; scopes: string[]; updatedAt: number }>> {
-    const rows = await this.db
+  async list(tenantId: string, userId: string): Promise<Array<{ clientId: string; clientName: string | null; scopes: string[]; resources: string[]; updatedAt: number }>> {
+    const rows = await this.#db
       .selectFrom('signin_consents as c')
       .innerJoin('oauth_clients as k', (j) => j.onRef('k.id', '=', 'c.client_id').onRef('k.tenant_id', '=', 'c.tenant_id'))
-      .select(['c.client_id', 'k.client_name', 'c.scope', 'c.updated_at'])
+      .select(['c.client_id', 'k.client_name', 'c.scope', 'c.resources', 'c.updated_at'])
       .where('c.tenant_id', '=', tenantId)
       .where('c.user_id', '=', userId)
       .orderBy('c.updated_at', 'desc')
       .execute();
-    return rows.map((r) => ({ clientId: r.client_id, clientName: r.client_name, scopes: r.scope.split(' '), updatedAt: r.updated_at }));
+    return rows.map((r) => ({ clientId: r.client_id, clientName: r.client_name, scopes: words(r.scope), resources: words(r.resources), updatedAt: r.updated_at }));
   }
 
   async revoke(tenantId: string, userId: string, clientId: string): Promise<boolean> {
-    const r = await this.db
+    const r = await this.#db
       .deleteFrom('signin_consents')
       .where('tenant_id', '=', tenantId)
       .where('user_id', '=', userId)

@@ -9,6 +9,7 @@ import {
   type SigninStore,
 } from '../../oauth/authorize/types.js';
 import type { Database } from '../schema.js';
+import type { ConsentResourcesColumn } from './signin-accounts.js';
 
 /** How often (in writes) expired PAR, flow and code rows are swept. */
 const SWEEP_EVERY = 200;
@@ -210,14 +211,16 @@ export class SigninStoreRepo implements SigninStore {
       .execute();
   }
 
-  async consentedScopes(tenantId: string, userId: string, clientId: string): Promise<string[]> {
+  async consent(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined> {
     const r = await this.db
+      .withTables<ConsentResourcesColumn>()
       .selectFrom('signin_consents')
-      .select('scope')
+      .select(['scope', 'resources'])
       .where('tenant_id', '=', tenantId)
       .where('user_id', '=', userId)
       .where('client_id', '=', clientId)
       .executeTakeFirst();
-    return r?.scope ? r.scope.split(' ') : [];
+    if (!r) return undefined;
+    return { scopes: r.scope.split(' ').filter(Boolean), resources: r.resources.split(' ').filter(Boolean) };
   }
 }
