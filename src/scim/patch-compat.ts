@@ -7,6 +7,7 @@
  *   `replace` with a filter that matches nothing stays 400 noTarget, as RFC 7644 §3.5.2.3 says.
  */
 import SCIMMY from 'scimmy';
+import { inspectInput } from '../http/input.js';
 import { fromScimmy, scimErrors } from './errors.js';
 import { normalizeBooleans } from './resources.js';
 
@@ -15,9 +16,30 @@ type Operation = { op?: unknown; path?: unknown; value?: unknown };
 
 const TYPE_FILTER = /^([A-Za-z][\w$-]*)\[\s*type\s+eq\s+"([^"\\]*)"\s*\]\.([A-Za-z][\w$-]*)$/i;
 
-/** Cheap shape checks before the transaction (the full validation needs the current resource). */
+const PATH_STRING = /"((?:[^"\\]|\\.)*)"/g;
+
+/**
+ * Cheap shape checks before the transaction (the full validation needs the current resource).
+ * A string literal in a path's value filter (`emails[value eq "\u0000"]`) must not unescape to
+ * a NUL or an unpaired surrogate, text the request-wide check never saw: 400 invalidPath.
+ */
 export function checkPatchBody(body: unknown): asserts body is { Operations?: unknown } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw scimErrors.invalidSyntax('the body must be a PatchOp object');
+  const ops = (body as { Operations?: unknown }).Operations;
+  if (!Array.isArray(ops)) return;
+  ops.forEach((raw: unknown, i) => {
+    const path = typeof raw === 'object' && raw !== null ? (raw as Operation).path : undefined;
+    if (typeof path !== 'string' || !path.includes('\\')) return;
+    for (const [, literal = ''] of path.matchAll(PATH_STRING)) {
+      let text: unknown;
+      try {
+        text = JSON.parse(`"${literal}"`);
+      } catch {
+        throw scimErrors.invalidPath(`operation ${i + 1}: invalid escape in a path filter`);
+      }
+      if (inspectInput(text)) throw scimErrors.invalidPath(`operation ${i + 1}: a path filter string contains a NUL character or an unpaired surrogate`);
+    }
+  });
 }
 
 function adjust(ops: unknown[], resource: Json): unknown[] {

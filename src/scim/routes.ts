@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../context.js';
+import { inspectInput, MAX_INPUT_DEPTH } from '../http/input.js';
 import { tenantOf } from '../http/tenant.js';
 import { isAppError } from '../kernel/errors.js';
 import { DirectoryConnectionRepo } from '../storage/repos/directory-connections.js';
@@ -34,6 +35,16 @@ export function connectionOf(request: FastifyRequest): ScimConnection {
 
 export const baseUrlOf = (request: FastifyRequest) => `${tenantOf(request).issuer.replace(/\/$/, '')}/scim/v2`;
 
+/**
+ * Text no database stores faithfully (NUL, unpaired surrogates) or absurd nesting, found by
+ * `inspectInput` in a body or query parameter: a SCIM 400 rather than the generic one of the
+ * request-wide check (or a database error, for text that escapes produce later).
+ */
+function unstorable(finding: NonNullable<ReturnType<typeof inspectInput>>, text: (detail: string) => ScimError): ScimError {
+  if (finding.kind === 'depth') return scimErrors.invalidSyntax(`${finding.path}: nested more than ${MAX_INPUT_DEPTH} levels deep`);
+  return text(`${finding.path}: contains a NUL character or an unpaired surrogate`);
+}
+
 function toScimError(err: unknown, request: FastifyRequest): ScimError {
   if (err instanceof ScimError) return err;
   if (isAppError(err)) return new ScimError(err.status, undefined, err.description ?? err.code, err.headers);
@@ -54,11 +65,16 @@ export async function scimRoutes(app: FastifyInstance, opts: { ctx: Context }): 
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: ctx.config.bodyLimit }, (_req, body, done) => {
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(body as string));
+      parsed = JSON.parse(body as string);
     } catch {
       done(scimErrors.invalidSyntax('the body is not valid JSON'), undefined);
+      return;
     }
+    const finding = inspectInput(parsed);
+    if (finding) done(unstorable(finding, scimErrors.invalidValue), undefined);
+    else done(null, parsed);
   });
   app.setErrorHandler((err, request, reply) => {
     const e = toScimError(err, request);
@@ -71,6 +87,11 @@ export async function scimRoutes(app: FastifyInstance, opts: { ctx: Context }): 
   app.addHook('onRequest', async (request) => {
     const conn = await authenticateScim(connections, ctx.clock, tenantOf(request).id, request.headers.authorization);
     request.scimConnection = { id: conn.id, tenantId: conn.tenantId, organizationId: conn.organizationId, groupRoles: conn.groupRoles };
+    // Query parameters: the same check as for bodies, as SCIM errors (a filter's is invalidFilter).
+    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+      const finding = inspectInput(value);
+      if (finding) throw unstorable({ ...finding, path: name }, name === 'filter' ? scimErrors.invalidFilter : scimErrors.invalidValue);
+    }
   });
 
   app.get('/ServiceProviderConfig', async (request, reply) => send(reply, 200, serviceProviderConfig(baseUrlOf(request), ctx.config.bodyLimit)));

@@ -50,6 +50,58 @@ describe('SCIM errors: filter injection and malformed input', () => {
     }
   });
 
+  // Escaped in the filter text, so the request-wide check of raw text never sees them; PostgreSQL
+  // refuses NUL and neither database compares lone surrogates faithfully.
+  const unstorable = ['a\\u0000b', '\\u0000', '\\ud800', 'x\\udc00y'];
+
+  it('answers 400 invalidFilter when an escaped filter string holds a NUL or an unpaired surrogate', async () => {
+    for (const lit of unstorable) {
+      for (const filter of [`userName eq "${lit}"`, `displayName co "${lit}"`, `externalId sw "${lit}"`, `emails[type eq "work" and value ew "${lit}"]`]) {
+        expectScimError(await d.scim('GET', `/Users?filter=${encodeURIComponent(filter)}`), 400, 'invalidFilter');
+      }
+      expectScimError(await d.scim('GET', `/Groups?filter=${encodeURIComponent(`members.value eq "${lit}"`)}`), 400, 'invalidFilter');
+      expectScimError(await d.scim('GET', `/Groups?filter=${encodeURIComponent(`displayName eq "${lit}"`)}`), 400, 'invalidFilter');
+      const search = { schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], filter: `userName eq "${lit}"` };
+      expectScimError(await d.scim('POST', '/Users/.search', search), 400, 'invalidFilter');
+    }
+    // a raw NUL in the query string is refused as a filter too
+    expectScimError(await d.scim('GET', '/Users?filter=userName%20eq%20%22%00%22'), 400, 'invalidFilter');
+    const ok = await d.scim('GET', `/Users?filter=${encodeURIComponent('userName eq "alice\\u0040acme.example"')}`);
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.json().totalResults, 1, 'ordinary escapes still work');
+  });
+
+  it('answers 400 invalidPath for a PATCH path filter holding an escaped NUL or unpaired surrogate', async () => {
+    for (const lit of unstorable) {
+      for (const op of ['add', 'replace', 'remove']) {
+        const g = { schemas: [PATCH], Operations: [{ op: 'remove', path: `members[value eq "${lit}"]` }] };
+        expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, g), 400, 'invalidPath');
+        const u = { schemas: [PATCH], Operations: [{ op, path: `emails[type eq "${lit}"].value`, ...(op === 'remove' ? {} : { value: 'x@acme.example' }) }] };
+        expectScimError(await d.scim('PATCH', `/Users/${userId}`, u), 400, 'invalidPath');
+      }
+    }
+  });
+
+  it('answers a SCIM 400 for bodies holding a NUL or an unpaired surrogate', async () => {
+    const bodies: Array<[string, string, string]> = [
+      ['POST', '/Users', `{"schemas":["${USER}"],"userName":"a\\u0000b@acme.example"}`],
+      ['POST', '/Users', `{"schemas":["${USER}"],"userName":"a\\ud800@acme.example"}`],
+      ['POST', '/Users', `{"schemas":["${USER}"],"userName":"key@acme.example","x\\u0000":1}`],
+      ['POST', '/Groups', `{"schemas":["${GROUP}"],"displayName":"G\\u0000"}`],
+      ['PATCH', `/Users/${userId}`, `{"schemas":["${PATCH}"],"Operations":[{"op":"replace","path":"title","value":"\\udfff"}]}`],
+      ['PATCH', `/Groups/${groupId}`, `{"schemas":["${PATCH}"],"Operations":[{"op":"add","path":"members","value":[{"value":"dsu_\\u0000"}]}]}`],
+      ['PUT', `/Groups/${groupId}`, `{"schemas":["${GROUP}"],"displayName":"Staff","externalId":"\\u0000"}`],
+    ];
+    for (const [method, path, body] of bodies) {
+      const r = await d.scim(method, path, body);
+      const scimType = r.json().scimType;
+      assert.ok(scimType === 'invalidValue' || scimType === 'invalidSyntax', `${method} ${path}: ${r.text}`);
+      expectScimError(r, 400, scimType);
+    }
+    expectScimError(await d.scim('POST', '/Users', `{"schemas":["${USER}"],"userName":"deep@acme.example","x":${'['.repeat(100)}${']'.repeat(100)}}`), 400, 'invalidSyntax');
+    assert.equal((await d.scim('GET', `/Groups/${groupId}`)).json().displayName, 'Staff');
+  });
+
   it('answers 400 invalidFilter for a Group filter on a User attribute', async () => {
     expectScimError(await d.scim('GET', `/Groups?filter=${encodeURIComponent('userName eq "a"')}`), 400, 'invalidFilter');
   });

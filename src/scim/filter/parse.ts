@@ -5,6 +5,7 @@
  * input cheap: 1000 characters, nesting depth 8, 50 comparisons. Every failure is 400
  * invalidFilter.
  */
+import { inspectInput } from '../../http/input.js';
 import { scimErrors } from '../errors.js';
 
 export type CompareOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le';
@@ -45,11 +46,16 @@ function tokenize(input: string): Token[] {
         raw += input[j] ?? '';
       }
       if (j >= input.length) throw bad('unterminated string in filter');
+      let v: string;
       try {
-        tokens.push({ t: 'str', v: JSON.parse(`${raw}"`) as string });
+        v = JSON.parse(`${raw}"`) as string;
       } catch {
         throw bad('invalid escape in a filter string');
       }
+      // Escapes (`\u0000`, `\ud800`) can produce text the request-wide check never saw and no
+      // database stores or compares faithfully (PostgreSQL refuses NUL outright).
+      if (inspectInput(v)) throw bad('a filter string contains a NUL character or an unpaired surrogate');
+      tokens.push({ t: 'str', v });
       i = j + 1;
     } else {
       const m = /^[A-Za-z0-9_:.$-]+/.exec(input.slice(i));
