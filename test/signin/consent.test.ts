@@ -22,7 +22,8 @@ describe('third-party consent covers requests with no scope and the requested re
   it('asks for consent (or answers consent_required to prompt=none) when no scope or only resource= is requested', async () => {
     const b = s.browser();
     await signIn(b, '/login', user.email);
-    for (const extra of [{}, { resource: 'https://api.example/' }]) {
+    const extras: Array<Record<string, string>> = [{}, { resource: 'https://api.example/' }];
+    for (const extra of extras) {
       const r = await b.get(authorize(extra));
       assert.equal(r.status, 303, JSON.stringify(extra));
       assert.match(r.headers.location!, /^\/login\/consent\?flow=/, JSON.stringify(extra));
