@@ -13,6 +13,7 @@ import { normalizeEmail } from '../management/users/service.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { Db } from '../storage/db.js';
 import { SigninConsentRepo, SigninLoginFailureRepo } from '../storage/repos/signin-accounts.js';
+import { OAuthRefreshTokenRepo } from '../storage/repos/oauth-refresh-tokens.js';
 import { SigninSessionRepo } from '../storage/repos/signin-sessions.js';
 import { type UserRecord, UserRepo } from '../storage/repos/users.js';
 import { randomBytes } from 'node:crypto';
@@ -205,8 +206,11 @@ export class SigninService {
     return new SigninConsentRepo(this.db.kysely).list(tenantId, userId);
   }
 
+  /** Withdraws the user's consent for a client and revokes that client's refresh tokens for the user. */
   async revokeConsent(tenantId: string, userId: string, clientId: string): Promise<void> {
+    const now = this.clock.now();
     await this.events.transaction(this.db.kysely, async (trx) => {
+      await new OAuthRefreshTokenRepo(trx).revokeForSubject(tenantId, userId, now, clientId);
       if (await new SigninConsentRepo(trx).revoke(tenantId, userId, clientId)) {
         await this.#record(trx, tenantId, 'consent.revoked', userActor(userId), { user_id: userId, client_id: clientId });
       }

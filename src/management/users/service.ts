@@ -4,6 +4,7 @@ import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import { MemberRepo } from '../../storage/repos/members.js';
+import { OAuthRefreshTokenRepo } from '../../storage/repos/oauth-refresh-tokens.js';
 import { SigninSessionRepo } from '../../storage/repos/signin-sessions.js';
 import { type UserPatch, type UserRecord, UserRepo } from '../../storage/repos/users.js';
 import { iso, type ManagementDeps } from '../common.js';
@@ -101,6 +102,8 @@ export class UserService {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const memberships = await new MemberRepo(trx).listByUser(tenantId, id);
       if (!(await new UserRepo(trx).delete(tenantId, id))) throw errors.notFound('user not found');
+      // Sessions and consents go with the user (foreign keys); refresh tokens are revoked.
+      await new OAuthRefreshTokenRepo(trx).revokeForSubject(tenantId, id, this.deps.clock.now());
       for (const m of memberships) {
         await this.deps.events.record(trx, {
           tenantId,

@@ -109,6 +109,23 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
     });
   }
 
+  /**
+   * Revokes every live family of a user (`sub`) in the tenant, or only those of one client:
+   * sign-out everywhere, session revocation by an admin or SCIM, user deletion, consent
+   * withdrawal. Returns how many families were revoked.
+   */
+  async revokeForSubject(tenantId: string, sub: string, now: number, clientId?: string): Promise<number> {
+    let q = this.db
+      .updateTable('oauth_refresh_families')
+      .set({ revoked_at: now })
+      .where('tenant_id', '=', tenantId)
+      .where('sub', '=', sub)
+      .where('revoked_at', 'is', null);
+    if (clientId !== undefined) q = q.where('client_id', '=', clientId);
+    const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
   async revokeFamily(tenantId: string, familyId: string, now: number): Promise<void> {
     await this.db
       .updateTable('oauth_refresh_families')

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { SessionRecord, SessionStore } from '../../oauth/authorize/types.js';
 import type { Database } from '../schema.js';
+import { OAuthRefreshTokenRepo } from './oauth-refresh-tokens.js';
 
 type Row = Database['signin_sessions'];
 const toRecord = (r: Row): SessionRecord => ({
@@ -101,8 +102,13 @@ export class SigninSessionRepo implements SessionStore {
       .execute();
   }
 
-  /** Revokes all of a user's live sessions; the ids revoked. */
+  /**
+   * Revokes all of a user's live sessions, and with them every refresh-token family of the user in
+   * the tenant (run inside the caller's transaction: sign-out everywhere on /sessions,
+   * DELETE /v1/users/{id}/sessions, SCIM deprovisioning). Returns the session ids revoked.
+   */
   async revokeAllForUser(tenantId: string, userId: string, now: number): Promise<string[]> {
+    await new OAuthRefreshTokenRepo(this.db).revokeForSubject(tenantId, userId, now);
     const rows = await this.db
       .updateTable('signin_sessions')
       .set({ revoked_at: now })
