@@ -46,13 +46,24 @@ export function crossOrigin(origin: string | undefined, issuer: string): boolean
 
 const hasControlChars = (v: string) => [...v].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 
-/** Only a relative, same-tenant path: `/x`, never `//host`, `/\host`, a scheme or control characters. */
+/** A path that a browser resolves against the current origin: one `/`, never `//` or `/\`. */
+const originRelative = (v: string) => v.startsWith('/') && !v.startsWith('//') && !/[\\\s]/.test(v) && !hasControlChars(v);
+
+/**
+ * Only a relative, same-tenant path: `/x`, never `//host`, `/\host`, a scheme or control
+ * characters. The check runs on the input and again on the normalised result, because dot
+ * segments can turn a path into a network-path reference (`/.//evil.example/x`,
+ * `/..//evil.example/x` and `/%2e%2e//evil.example/x` all normalise to `//evil.example/x`).
+ */
 export function safeReturnTo(value: string | undefined, issuer: string): string | undefined {
-  if (!value || value.length > 512 || !value.startsWith('/') || value.startsWith('//') || /[\\\s]/.test(value) || hasControlChars(value)) return undefined;
+  if (!value || value.length > 512 || !originRelative(value)) return undefined;
   try {
+    const origin = new URL(issuer).origin;
     const url = new URL(value, issuer);
-    if (url.origin !== new URL(issuer).origin) return undefined;
-    return url.pathname + url.search;
+    if (url.origin !== origin) return undefined;
+    const result = url.pathname + url.search;
+    if (!originRelative(result) || new URL(result, issuer).origin !== origin) return undefined;
+    return result;
   } catch {
     return undefined;
   }
