@@ -10,7 +10,7 @@ import { AuthorizeError } from '../authorize/errors.js';
 import type { SigninStore } from '../authorize/types.js';
 import { checkRedirectUri, PAR_URN, validateAuthorizationRequest } from '../authorize/validate.js';
 import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
-import { DpopError, singleProof, verifyDpopProof } from '../dpop/verify.js';
+import { DpopError, DpopNonceError, singleProof, verifyDpopProof } from '../dpop/verify.js';
 import { oauthErrors } from '../errors.js';
 import type { OAuthDeps } from '../token/types.js';
 import type { OAuthHttpRequest, OAuthTenant } from '../types.js';
@@ -26,9 +26,12 @@ async function proofJkt(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthD
   try {
     const proof = singleProof(req.headers.dpop);
     if (!proof) return undefined;
-    return (await verifyDpopProof(proof, { method: 'POST', url: `${tenant.issuer}${PAR_PATH}`, tenantId: tenant.id, now }, deps.replay)).jkt;
+    // With KEYHALL_DPOP_NONCE the proof must carry a server nonce here too, as at /token.
+    const expectation = { method: 'POST', url: `${tenant.issuer}${PAR_PATH}`, tenantId: tenant.id, now, nonces: deps.dpopNonces };
+    return (await verifyDpopProof(proof, expectation, deps.replay)).jkt;
   } catch (err) {
     if (err instanceof DpopError) throw oauthErrors.invalidDpopProof(err.message);
+    if (err instanceof DpopNonceError) throw oauthErrors.useDpopNonce(err.nonce);
     throw err;
   }
 }
