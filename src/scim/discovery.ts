@@ -2,7 +2,7 @@
 import SCIMMY from 'scimmy';
 import { scimErrors } from './errors.js';
 import { MAX_RESULTS } from './list.js';
-import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, LIST_SCHEMA, USER_SCHEMA } from './resources.js';
+import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, LIST_SCHEMA, MAX_MEMBERS_PER_REQUEST, USER_SCHEMA } from './resources.js';
 
 export function serviceProviderConfig(base: string, maxPayloadSize: number) {
   return {
@@ -42,7 +42,7 @@ function resourceTypes(base: string) {
       id: 'Group',
       name: 'Group',
       endpoint: '/Groups',
-      description: 'A group; membership maps to organization roles',
+      description: `A group; membership maps to organization roles. At most ${MAX_MEMBERS_PER_REQUEST} member values per request (POST, PUT, or all operations of a PATCH)`,
       schema: GROUP_SCHEMA,
       meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/Group` },
     },

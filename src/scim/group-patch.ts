@@ -6,7 +6,7 @@
 import { scimErrors } from './errors.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
 import { normalizePath } from './filter/sql.js';
-import { GROUP_SCHEMA, MAX_INDEXED_LENGTH, PATCH_SCHEMA } from './resources.js';
+import { checkMemberCount, GROUP_SCHEMA, MAX_INDEXED_LENGTH, PATCH_SCHEMA } from './resources.js';
 
 export type GroupChange =
   | { kind: 'set'; id?: string; displayName?: string; externalId?: string | null }
@@ -14,13 +14,16 @@ export type GroupChange =
 
 type Op = 'add' | 'remove' | 'replace';
 
+/** The distinct member ids of an operation's value (a list or one member). */
 function memberIds(value: unknown, where: string): string[] {
   const list = Array.isArray(value) ? value : [value];
-  return list.map((m) => {
+  checkMemberCount(list.length);
+  const ids = list.map((m) => {
     const v = typeof m === 'object' && m !== null ? (m as { value?: unknown }).value : undefined;
     if (typeof v !== 'string' || v === '') throw scimErrors.invalidValue(`${where}: members need a string value`);
     return v;
   });
+  return [...new Set(ids)];
 }
 
 /** `members[value eq "a" or value eq "b"]` → ["a", "b"]; anything else is invalidPath. */
@@ -93,7 +96,7 @@ export function groupPatchChanges(body: unknown): GroupChange[] {
   const { schemas, Operations } = body as { schemas?: unknown; Operations?: unknown };
   if (!Array.isArray(schemas) || schemas.length !== 1 || schemas[0] !== PATCH_SCHEMA) throw scimErrors.invalidSyntax(`schemas must be ["${PATCH_SCHEMA}"]`);
   if (!Array.isArray(Operations) || Operations.length === 0) throw scimErrors.invalidValue('Operations must list at least one operation');
-  return Operations.flatMap((raw: unknown, i: number) => {
+  const changes = Operations.flatMap((raw: unknown, i: number) => {
     const where = `operation ${i + 1}`;
     if (typeof raw !== 'object' || raw === null) throw scimErrors.invalidSyntax(`${where} must be an object`);
     const { op, path, value } = raw as { op?: unknown; path?: unknown; value?: unknown };
@@ -104,4 +107,7 @@ export function groupPatchChanges(body: unknown): GroupChange[] {
     if (path === undefined || path === '') return pathless(name, value, where);
     return [withPath(name, path, value, value !== undefined, where)];
   });
+  // The cap holds for the request as a whole, not only for each operation.
+  checkMemberCount(changes.reduce((n, c) => n + (c.kind === 'members' && c.ids !== 'all' ? c.ids.length : 0), 0));
+  return changes;
 }

@@ -93,7 +93,23 @@ export function userFields(resource: Json): UserFields {
 
 export const coerceUser = (body: unknown) => userFields(coerce(SCIMMY.Schemas.User, body));
 
+/**
+ * The most member values one request may list (a Group's `members` on POST/PUT, or all the
+ * PatchOp operations' member values together, repeats included): larger is 400 invalidValue.
+ * It keeps one request's statements within the databases' bound-parameter limits and its work
+ * bounded; IdPs send members in batches far smaller (Entra ID and Okta: tens to hundreds).
+ */
+export const MAX_MEMBERS_PER_REQUEST = 1000;
+
+export function checkMemberCount(n: number): void {
+  if (n > MAX_MEMBERS_PER_REQUEST) {
+    throw scimErrors.invalidValue(`at most ${MAX_MEMBERS_PER_REQUEST} members may be given in one request; send larger changes as several PATCH requests`);
+  }
+}
+
 export function coerceGroup(body: unknown): { displayName: string; externalId: string | null; memberIds: string[] } {
+  const raw = typeof body === 'object' && body !== null ? (body as { members?: unknown }).members : undefined;
+  if (Array.isArray(raw)) checkMemberCount(raw.length);
   const g = coerce(SCIMMY.Schemas.Group, body);
   const displayName = typeof g.displayName === 'string' ? g.displayName.trim() : '';
   if (!displayName) throw scimErrors.invalidValue('displayName is required');
@@ -102,7 +118,7 @@ export function coerceGroup(body: unknown): { displayName: string; externalId: s
   }
   const members = (Array.isArray(g.members) ? g.members : []) as Array<{ value?: string }>;
   if (members.some((m) => typeof m.value !== 'string')) throw scimErrors.invalidValue('members[].value is required');
-  return { displayName, externalId: typeof g.externalId === 'string' ? g.externalId : null, memberIds: members.map((m) => m.value as string) };
+  return { displayName, externalId: typeof g.externalId === 'string' ? g.externalId : null, memberIds: [...new Set(members.map((m) => m.value as string))] };
 }
 
 export const etagOf = (version: number) => `W/"${version}"`;

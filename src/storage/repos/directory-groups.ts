@@ -1,5 +1,6 @@
 import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { Database } from '../schema.js';
+import { chunks } from './directory-users.js';
 
 export interface DirectoryGroupRecord {
   id: string;
@@ -123,15 +124,16 @@ export class DirectoryGroupRepo {
   /** Members of several groups in one query (a page of a group list). */
   async membersOfGroups(groupIds: string[]): Promise<Map<string, GroupMember[]>> {
     const out = new Map<string, GroupMember[]>(groupIds.map((id) => [id, []]));
-    if (groupIds.length === 0) return out;
-    const rows = await this.db
-      .selectFrom('directory_group_members as m')
-      .innerJoin('directory_users as u', 'u.id', 'm.member_id')
-      .select(['m.group_id', 'u.id', 'u.user_name', 'u.display_name'])
-      .where('m.group_id', 'in', groupIds)
-      .orderBy('u.id')
-      .execute();
-    for (const r of rows) out.get(r.group_id)?.push({ id: r.id, userName: r.user_name, displayName: r.display_name });
+    for (const chunk of chunks([...out.keys()])) {
+      const rows = await this.db
+        .selectFrom('directory_group_members as m')
+        .innerJoin('directory_users as u', 'u.id', 'm.member_id')
+        .select(['m.group_id', 'u.id', 'u.user_name', 'u.display_name'])
+        .where('m.group_id', 'in', chunk)
+        .orderBy('u.id')
+        .execute();
+      for (const r of rows) out.get(r.group_id)?.push({ id: r.id, userName: r.user_name, displayName: r.display_name });
+    }
     return out;
   }
 
@@ -139,28 +141,40 @@ export class DirectoryGroupRepo {
     return (await this.db.selectFrom('directory_group_members').select('member_id').where('group_id', '=', groupId).execute()).map((r) => r.member_id);
   }
 
-  /** Adds members (ignoring ones already there, race-free); returns the ids actually added. */
+  /**
+   * Adds members (ignoring ones already there, race-free); returns the ids actually added.
+   * Distinct ids, in chunks (bound-parameter limits).
+   */
   async addMembers(tenantId: string, groupId: string, memberIds: string[]): Promise<string[]> {
-    const ids = [...new Set(memberIds)];
-    if (ids.length === 0) return [];
-    const rows = await this.db
-      .insertInto('directory_group_members')
-      .values(ids.map((member_id) => ({ tenant_id: tenantId, group_id: groupId, member_id })))
-      .onConflict((oc) => oc.columns(['group_id', 'member_id']).doNothing())
-      .returning('member_id')
-      .execute();
-    return rows.map((r) => r.member_id);
+    const added: string[] = [];
+    for (const chunk of chunks([...new Set(memberIds)])) {
+      const rows = await this.db
+        .insertInto('directory_group_members')
+        .values(chunk.map((member_id) => ({ tenant_id: tenantId, group_id: groupId, member_id })))
+        .onConflict((oc) => oc.columns(['group_id', 'member_id']).doNothing())
+        .returning('member_id')
+        .execute();
+      added.push(...rows.map((r) => r.member_id));
+    }
+    return added;
   }
 
+  /**
+   * Removes members; returns the ids actually removed. Distinct ids, in chunks: a PUT that
+   * empties a large group removes every current member, however many requests added them.
+   */
   async removeMembers(groupId: string, memberIds: string[]): Promise<string[]> {
-    if (memberIds.length === 0) return [];
-    const rows = await this.db
-      .deleteFrom('directory_group_members')
-      .where('group_id', '=', groupId)
-      .where('member_id', 'in', memberIds)
-      .returning('member_id')
-      .execute();
-    return rows.map((r) => r.member_id);
+    const removed: string[] = [];
+    for (const chunk of chunks([...new Set(memberIds)])) {
+      const rows = await this.db
+        .deleteFrom('directory_group_members')
+        .where('group_id', '=', groupId)
+        .where('member_id', 'in', chunk)
+        .returning('member_id')
+        .execute();
+      removed.push(...rows.map((r) => r.member_id));
+    }
+    return removed;
   }
 
   /** Lower-cased displayNames of the groups a SCIM user belongs to. */

@@ -33,6 +33,15 @@ export interface ListQuery {
   limit: number;
 }
 
+/** Ids per `IN (…)` list or multi-row insert: far below every database's bound-parameter limit. */
+export const ID_CHUNK = 500;
+
+export function chunks<T>(items: T[], size = ID_CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 type Row = Database['directory_users'];
 const toRecord = (r: Row): DirectoryUserRecord => ({
   id: r.id,
@@ -114,11 +123,18 @@ export class DirectoryUserRepo {
     return row && toRecord(row);
   }
 
-  /** Existing ids among `ids` in this connection (to validate group members). */
+  /**
+   * Existing ids among `ids` in this connection (to validate group members). Distinct ids are
+   * queried in chunks, so no statement nears the bound-parameter limits (SQLite 32,766,
+   * PostgreSQL 65,535) whatever the caller passes.
+   */
   async existingIds(connectionId: string, ids: string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const rows = await this.db.selectFrom('directory_users').select('id').where('connection_id', '=', connectionId).where('id', 'in', ids).execute();
-    return new Set(rows.map((r) => r.id));
+    const found = new Set<string>();
+    for (const chunk of chunks([...new Set(ids)])) {
+      const rows = await this.db.selectFrom('directory_users').select('id').where('connection_id', '=', connectionId).where('id', 'in', chunk).execute();
+      for (const r of rows) found.add(r.id);
+    }
+    return found;
   }
 
   async list(connectionId: string, q: ListQuery): Promise<DirectoryUserRecord[]> {
