@@ -109,7 +109,10 @@ export interface SigninStore {
    * one transaction. False when the flow or its request_uri was already completed.
    */
   completeFlow(tenantId: string, flowHash: string, parHash: string | null, codeHash: string, code: CodeRecord, now: number): Promise<boolean>;
-  /** Consume-once of a code by its client; returns the record either way so a reuse can be detected. */
+  /**
+   * Consume-once of a code by its client, only while the browser session it was issued in is live;
+   * returns the record either way so a reuse can be detected.
+   */
   redeemCode(tenantId: string, codeHash: string, clientId: string, now: number): Promise<{ won: boolean; code: CodeRecord | undefined }>;
   recordIssued(tenantId: string, codeHash: string, issued: { jti: string; exp: number; family: string | null }): Promise<void>;
   /** The user's remembered consent for a client (scopes and resources), or undefined when there is none. */

@@ -186,6 +186,23 @@ export class SigninStoreRepo implements SigninStore {
       .where('client_id', '=', clientId)
       .where('consumed_at', 'is', null)
       .where('expires_at', '>', now)
+      // Bound to the browser session it was issued in: once that session is logged out, revoked,
+      // timed out or gone with its user, the code cannot be redeemed (decided in the same statement).
+      .where((eb) =>
+        eb.or([
+          eb('signin_codes.session_id', 'is', null),
+          eb.exists(
+            eb
+              .selectFrom('signin_sessions as s')
+              .select('s.id')
+              .whereRef('s.id', '=', 'signin_codes.session_id')
+              .where('s.tenant_id', '=', tenantId)
+              .where('s.revoked_at', 'is', null)
+              .where('s.expires_at', '>', now)
+              .where('s.idle_expires_at', '>', now),
+          ),
+        ]),
+      )
       .executeTakeFirst();
     const r = await this.db.selectFrom('signin_codes').selectAll().where('tenant_id', '=', tenantId).where('code_hash', '=', codeHash).executeTakeFirst();
     const code: CodeRecord | undefined = r && {

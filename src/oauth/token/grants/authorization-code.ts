@@ -52,7 +52,8 @@ async function redeem(ctx: GrantContext, codeHash: string): Promise<CodeRecord> 
     await revokeIssued(ctx, code);
     throw oauthErrors.invalidGrant('authorization code was already used');
   }
-  throw oauthErrors.invalidGrant('authorization code expired');
+  if (code.expiresAt <= ctx.now) throw oauthErrors.invalidGrant('authorization code expired');
+  throw oauthErrors.invalidGrant('the sign-in session this code was issued in has ended');
 }
 
 function checkRedirectUri(ctx: GrantContext, code: CodeRecord): void {
