@@ -150,3 +150,61 @@ describe('SCIM discovery, filters, paging, sorting and projection', () => {
     assert.deepEqual(single.json(), { schemas: [USER, ENTERPRISE], id: ids[0], displayName: 'CAROL' });
   });
 });
+
+describe('SCIM filters: co/sw/ew on case-exact attributes compare case-sensitively on both databases', () => {
+  let s: TestServer;
+  let d: Directory;
+  before(async () => {
+    s = await startTestServer();
+    d = await createDirectory(s);
+    for (const [i, externalId] of ['Ext-A1', 'ext-b2', 'naïve-😀ß', '100%_x'].entries()) {
+      const r = await d.scim('POST', '/Users', { schemas: [USER], userName: `u${i}@acme.example`, externalId });
+      assert.equal(r.status, 201, r.text);
+    }
+    for (const externalId of ['Grp-One', 'grp-two']) {
+      const r = await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: externalId, externalId });
+      assert.equal(r.status, 201, r.text);
+    }
+  });
+  after(() => s.close());
+
+  const matches = async (resource: 'Users' | 'Groups', filter: string) => {
+    const r = await d.scim('GET', `/${resource}?filter=${encodeURIComponent(filter)}`);
+    assert.equal(r.status, 200, r.text);
+    return r.json().Resources.map((x: { externalId: string }) => x.externalId).sort();
+  };
+
+  it('matches externalId and id by exact case', async () => {
+    assert.deepEqual(await matches('Users', 'externalId sw "Ext"'), ['Ext-A1']);
+    assert.deepEqual(await matches('Users', 'externalId sw "ext"'), ['ext-b2']);
+    assert.deepEqual(await matches('Users', 'externalId sw "EXT"'), []);
+    assert.deepEqual(await matches('Users', 'externalId ew "a1"'), []);
+    assert.deepEqual(await matches('Users', 'externalId ew "A1"'), ['Ext-A1']);
+    assert.deepEqual(await matches('Users', 'externalId co "XT"'), []);
+    assert.deepEqual(await matches('Users', 'externalId co "t-A"'), ['Ext-A1']);
+    assert.deepEqual(await matches('Users', 'externalId co "t-a"'), []);
+    assert.deepEqual(await matches('Users', 'not (externalId co "T-A")'), ['100%_x', 'Ext-A1', 'ext-b2', 'naïve-😀ß']);
+    assert.deepEqual(await matches('Groups', 'externalId sw "grp"'), ['grp-two']);
+    assert.deepEqual(await matches('Groups', 'externalId ew "ONE"'), []);
+    assert.equal((await matches('Users', 'id sw "DSU_"')).length, 0);
+    assert.equal((await matches('Users', 'id sw "dsu_"')).length, 4);
+    assert.equal((await matches('Groups', 'id co "SG_"')).length, 0);
+    assert.equal((await matches('Groups', 'id co "sg_"')).length, 2);
+  });
+
+  it('keeps LIKE metacharacters literal, counts characters not bytes, and matches everything with ""', async () => {
+    assert.deepEqual(await matches('Users', 'externalId co "%_"'), ['100%_x']);
+    assert.deepEqual(await matches('Users', 'externalId co "_"'), ['100%_x']);
+    assert.deepEqual(await matches('Users', 'externalId sw "1%"'), []);
+    assert.deepEqual(await matches('Users', 'externalId sw "naïve"'), ['naïve-😀ß']);
+    assert.deepEqual(await matches('Users', 'externalId sw "NAÏVE"'), []);
+    assert.deepEqual(await matches('Users', 'externalId ew "😀ß"'), ['naïve-😀ß']);
+    assert.deepEqual(await matches('Users', 'externalId ew "-😀ß"'), ['naïve-😀ß']);
+    assert.deepEqual(await matches('Users', 'externalId ew "naïve-😀ß-longer-than-the-value"'), []);
+    assert.deepEqual(await matches('Users', 'externalId co "😀"'), ['naïve-😀ß']);
+    assert.equal((await matches('Users', 'externalId sw ""')).length, 4);
+    assert.equal((await matches('Users', 'externalId ew ""')).length, 4);
+    // case-insensitive attributes still ignore case
+    assert.equal((await matches('Users', 'userName sw "U0@"')).length, 1);
+  });
+});

@@ -34,9 +34,30 @@ export function normalizePath(path: string, coreSchema: string): string {
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/**
+ * co / sw / ew of a case-exact attribute (id, externalId). LIKE would do on PostgreSQL, but
+ * SQLite's LIKE ignores (ASCII) case, so these use forms that compare exactly on both:
+ * `replace` (the value occurs iff removing it changes the text), and `substr` of the value's
+ * length in characters (code points, as both databases count them; filter strings hold no
+ * unpaired surrogates). An empty value matches every non-null value, like `LIKE '%'`.
+ */
+function caseExactMatch(ref: RawBuilder<unknown>, op: 'co' | 'sw' | 'ew', v: string): RawBuilder<SqlBool> {
+  if (v === '') return sql<SqlBool>`${ref} is not null`;
+  const n = [...v].length;
+  switch (op) {
+    case 'co':
+      return sql<SqlBool>`replace(${ref}, ${v}, '') <> ${ref}`;
+    case 'sw':
+      return sql<SqlBool>`substr(${ref}, 1, ${n}) = ${v}`;
+    case 'ew':
+      return sql<SqlBool>`(length(${ref}) >= ${n} and substr(${ref}, length(${ref}) - ${n} + 1) = ${v})`;
+  }
+}
+
 function stringCompare(spec: Extract<AttributeSpec, { kind: 'string' }>, op: CompareOp, value: Literal, path: string): RawBuilder<SqlBool> {
   if (typeof value !== 'string') throw bad(`'${path}' compares with a string`);
   const ref = sql.ref(spec.column);
+  if (spec.caseExact && (op === 'co' || op === 'sw' || op === 'ew')) return caseExactMatch(ref, op, value);
   const lhs = spec.caseExact || spec.storedLower ? ref : sql`lower(${ref})`;
   const v = spec.caseExact ? value : value.toLowerCase();
   switch (op) {
