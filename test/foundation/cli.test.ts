@@ -1,29 +1,13 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.js';
-import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
-import { randomBytes } from 'node:crypto';
+import { freshInstallation } from '../helpers/db.js';
 
 describe('keyhall CLI', () => {
   let env: Record<string, string>;
   let cleanup: () => Promise<void>;
   before(async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-cli-'));
-    env = { KEYHALL_DATA_DIR: dataDir };
-    let drop: (() => Promise<void>) | undefined;
-    if (onPostgres) {
-      const db = await freshPostgresDatabase();
-      drop = db.drop;
-      env.KEYHALL_DATABASE_URL = db.url;
-      env.KEYHALL_MASTER_KEY = randomBytes(32).toString('base64');
-    }
-    cleanup = async () => {
-      await drop?.();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    };
+    ({ env, cleanup } = await freshInstallation());
   });
   after(() => cleanup());
 

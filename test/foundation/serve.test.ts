@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { spawnServer } from '../helpers/cli.js';
 import { getJson } from '../helpers/http.js';
-import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
+import { freshInstallation } from '../helpers/db.js';
 
 interface Proc {
   child: ChildProcess;
@@ -37,19 +33,7 @@ describe('keyhall serve (a real process)', () => {
   let env: Record<string, string>;
   let cleanup: () => Promise<void>;
   before(async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-serve-'));
-    env = { KEYHALL_DATA_DIR: dataDir, KEYHALL_LOG_LEVEL: 'info' };
-    let drop: (() => Promise<void>) | undefined;
-    if (onPostgres) {
-      const db = await freshPostgresDatabase();
-      drop = db.drop;
-      env.KEYHALL_DATABASE_URL = db.url;
-      env.KEYHALL_MASTER_KEY = randomBytes(32).toString('base64');
-    }
-    cleanup = async () => {
-      await drop?.();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    };
+    ({ env, cleanup } = await freshInstallation({ KEYHALL_LOG_LEVEL: 'info' }));
   });
   after(() => cleanup());
 

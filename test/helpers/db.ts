@@ -31,3 +31,29 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop: () =
     },
   };
 }
+
+/**
+ * The environment of a fresh, empty Keyhall installation for a separate process: a temp data
+ * dir, plus a new PostgreSQL database and master key when the suite runs on PostgreSQL.
+ */
+export async function freshInstallation(extra: Record<string, string> = {}): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dataDir = mkdtempSync(join(tmpdir(), 'keyhall-install-'));
+  const env: Record<string, string> = { KEYHALL_DATA_DIR: dataDir, ...extra };
+  let drop: (() => Promise<void>) | undefined;
+  if (onPostgres) {
+    const db = await freshPostgresDatabase();
+    drop = db.drop;
+    env.KEYHALL_DATABASE_URL = db.url;
+    env.KEYHALL_MASTER_KEY = randomBytes(32).toString('base64');
+  }
+  return {
+    env,
+    cleanup: async () => {
+      await drop?.();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
