@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { spawnServer } from '../helpers/cli.js';
-import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
+import { freshInstallation } from '../helpers/db.js';
 import { fail500, ok, type Receiver, startReceiver } from '../helpers/receiver.js';
 
 async function until(fn: () => boolean, ms = 90_000): Promise<void> {
@@ -32,26 +28,17 @@ describe('webhook backlog survives SIGKILL', () => {
   let cleanup: () => Promise<void>;
   before(async () => {
     rx = await startReceiver(fail500);
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-crash-'));
-    env = {
-      KEYHALL_DATA_DIR: dataDir,
+    const install = await freshInstallation({
       KEYHALL_LOG_LEVEL: 'info',
       KEYHALL_EGRESS_ALLOW: '127.0.0.1/32',
       // A short schedule (seconds) so the restart finds retries waiting, not hours away.
       KEYHALL_WEBHOOK_RETRY_SCHEDULE: '0,2,2,2,2',
       KEYHALL_DISPATCH_INTERVAL_MS: '100',
-    };
-    let drop: (() => Promise<void>) | undefined;
-    if (onPostgres) {
-      const db = await freshPostgresDatabase();
-      drop = db.drop;
-      env.KEYHALL_DATABASE_URL = db.url;
-      env.KEYHALL_MASTER_KEY = randomBytes(32).toString('base64');
-    }
+    });
+    env = install.env;
     cleanup = async () => {
       await rx.close();
-      await drop?.();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await install.cleanup();
     };
   });
   after(() => cleanup());
