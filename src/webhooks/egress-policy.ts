@@ -36,8 +36,9 @@ export const systemResolver: EgressResolver = (hostname) => lookup(hostname, { a
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const limit = new Promise<never>((_, reject) => {
+    // Not unref'd: whoever awaits the result must be woken even if nothing else keeps the
+    // process alive; the timer is cleared as soon as the race settles, so it never lingers.
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    timer.unref(); // a look-up nobody waits for any more must not hold the process open
   });
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }
