@@ -81,6 +81,8 @@ const schema = z.object({
   loginMaxFailuresPerIp: z.coerce.number().int().min(1).default(100),
   /** KEYHALL_LOGIN_FAILURE_WINDOW_SECONDS: the failed-login window; a limit lifts when it ends. */
   loginFailureWindowSeconds: z.coerce.number().int().min(1).default(900),
+  /** KEYHALL_API_RATE_LIMIT: /v1 requests per API key per minute (all instances together). */
+  apiRateLimit: z.coerce.number().int().min(1).max(1_000_000).default(6000),
   /** KEYHALL_BOOTSTRAP: on an empty database, create a tenant for localhost:<port> at start. */
   bootstrap: z
     .enum(['true', 'false', '1', '0'])
@@ -106,6 +108,7 @@ const envNames: Record<keyof Config, string> = {
   cacheTtlMs: 'KEYHALL_CACHE_TTL_MS',
   shutdownTimeoutMs: 'KEYHALL_SHUTDOWN_TIMEOUT_MS',
   bootstrap: 'KEYHALL_BOOTSTRAP',
+  apiRateLimit: 'KEYHALL_API_RATE_LIMIT',
   egressAllow: 'KEYHALL_EGRESS_ALLOW',
   webhookTimeoutMs: 'KEYHALL_WEBHOOK_TIMEOUT_MS',
   webhookRetrySchedule: 'KEYHALL_WEBHOOK_RETRY_SCHEDULE',

@@ -32,6 +32,8 @@ export const errors = {
     new AppError(401, 'invalid_token', description, { 'www-authenticate': `${scheme} error="invalid_token"` }),
   forbidden: (description?: string) => new AppError(403, 'forbidden', description),
   insufficientScope: (description?: string) => new AppError(403, 'insufficient_scope', description),
+  tooManyRequests: (retryAfterSeconds: number) =>
+    new AppError(429, 'rate_limited', 'too many requests; retry later', { 'retry-after': String(retryAfterSeconds) }),
   unavailable: (description?: string) => new AppError(503, 'temporarily_unavailable', description),
   serverError: () => new AppError(500, 'server_error'),
 };

@@ -18,6 +18,7 @@ import { MemberService } from './members/service.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { OrganizationService } from './organizations/service.js';
 import type { Permission } from './permissions.js';
+import { RateLimitRepo } from '../storage/repos/rate-limits.js';
 import { userRoutes } from './users/routes.js';
 import { UserService } from './users/service.js';
 import { webhookRoutes } from './webhooks/routes.js';
@@ -67,6 +68,7 @@ export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Pr
     transform: jsonSchemaTransform,
   });
 
+  const limits = new RateLimitRepo(ctx.db.kysely);
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
@@ -74,6 +76,9 @@ export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Pr
     const tenant = tenantOf(request);
     const principal = await authenticateApiKey(ctx.repos.apiKeys, ctx.clock, tenant.id, request.headers.authorization);
     request.principal = principal;
+    // One limit per key across all instances; the 429 comes before any work is done.
+    const waitMs = await limits.hit(tenant.id, `api_key:${principal.keyId}`, ctx.config.apiRateLimit, 60_000, ctx.clock.now());
+    if (waitMs > 0) throw errors.tooManyRequests(Math.ceil(waitMs / 1000));
     if (!config.permission || !config.access) throw errors.serverError();
     const params = request.params as { orgId?: string };
     authorize(principal, { permission: config.permission, access: config.access, orgId: params.orgId });

@@ -1,5 +1,6 @@
 import type { FoundationTables } from './tables/foundation.js';
 import type { DirectoryTables } from './tables/directory.js';
+import type { LimitTables } from './tables/limits.js';
 import type { ManagementTables } from './tables/management.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { OAuthTables } from './tables/oauth.js';
@@ -10,4 +11,4 @@ import type { SigninTables } from './tables/signin.js';
  * Conventions (both dialects): times are integer epoch milliseconds, JSON is text, booleans are
  * 0/1 integers, secrets are stored only as SHA-256 hex or as envelope ciphertext.
  */
-export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables {}
+export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables, LimitTables {}

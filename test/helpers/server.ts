@@ -49,6 +49,8 @@ export async function startTestServer(
     port: 0,
     host: '127.0.0.1',
     bootstrap: 'false',
+    // Suites hammer /v1 with one key; the limit itself is tested with its own setting.
+    apiRateLimit: 1_000_000,
     logLevel: process.env.KEYHALL_TEST_LOG_LEVEL ?? 'silent',
     ...opts.config,
   });

@@ -7,6 +7,7 @@ import * as m0005 from './0005_webhooks.js';
 import * as m0006 from './0006_signin.js';
 import * as m0007 from './0007_oauth_remote_keys.js';
 import * as m0008 from './0008_signin_consent_resources.js';
+import * as m0009 from './0009_rate_limits.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0006_signin': m0006,
   '0007_oauth_remote_keys': m0007,
   '0008_signin_consent_resources': m0008,
+  '0009_rate_limits': m0009,
 };
 
 export const migrationProvider: MigrationProvider = {
