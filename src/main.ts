@@ -3,4 +3,3 @@ import { runCli } from './cli/index.js';
 // Process entry: `node dist/main.js <command>`; with no command it serves.
 const code = await runCli(process.argv.slice(2));
 if (code !== 0) process.exitCode = code;
-else if (process.argv[2] !== undefined && process.argv[2] !== 'serve') process.exitCode = 0;

@@ -18,22 +18,13 @@ function describeValidation(err: FastifyError): string {
 /** Maps what Fastify throws for malformed requests to our error type (always a 4xx). */
 function fromFastify(err: FastifyError): AppError | undefined {
   if (err.validation) return errors.invalidRequest(describeValidation(err));
-  switch (err.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return errors.payloadTooLarge();
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return errors.unsupportedMediaType('unsupported content type');
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return errors.invalidRequest('the body is not valid JSON');
+  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return errors.invalidRequest('the body is not valid JSON');
   }
-  if (err instanceof SyntaxError) return errors.invalidRequest('the body is not valid JSON');
-  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-    if (err.statusCode === 413) return errors.payloadTooLarge();
-    if (err.statusCode === 415) return errors.unsupportedMediaType('unsupported content type');
-    return errors.invalidRequest('malformed request');
-  }
-  return undefined;
+  if (typeof err.statusCode !== 'number' || err.statusCode < 400 || err.statusCode >= 500) return undefined;
+  if (err.statusCode === 413) return errors.payloadTooLarge();
+  if (err.statusCode === 415) return errors.unsupportedMediaType('unsupported content type');
+  return errors.invalidRequest('malformed request');
 }
 
 /** The single error renderer: `{error, error_description?}` JSON, never a stack trace. */
