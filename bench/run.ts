@@ -64,7 +64,7 @@ async function benchKeyhall(db: 'sqlite' | 'postgres'): Promise<Row[]> {
   try {
     const host = `127.0.0.1:${server.port}`;
     const { tenant } = await server.ctx.tenants.create({ host });
-    const client = await server.ctx.oauth.clients.create(tenant.id, { grant_types: ['client_credentials'], scope: 'read' });
+    const client = await server.ctx.management.clients.create(tenant.id, { grant_types: ['client_credentials'], scope: 'read' });
     const authorization = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
     const form = { 'content-type': 'application/x-www-form-urlencoded', authorization };
     const first = await fetch(`http://${host}/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' });

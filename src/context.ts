@@ -1,90 +1,264 @@
+/**
+ * The composition root: the one place that builds storage, keys, the event recorder, outbound
+ * HTTP, the OAuth server, the sign-in, management and SCIM services and the webhook dispatcher,
+ * and hands each consumer the narrow pieces it uses.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Config } from './config/index.js';
-import { type Clock, systemClock } from './kernel/clock.js';
+import { createEgressAgent, type EgressAgent } from './egress/agent.js';
+import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './egress/policy.js';
+import { checkEgressUrlResolved } from './egress/url.js';
+import { EventRecorder } from './events/recorder.js';
+import { RemoteJwksCache } from './http/oauth/remote-jwks.js';
+import { type Clock, monotonicClock, systemClock } from './kernel/clock.js';
 import { Envelope, EnvelopeError } from './kernel/crypto/envelope.js';
 import { Keystore } from './kernel/crypto/keystore.js';
 import { loadMasterKey, MasterKeyError } from './kernel/crypto/master-key.js';
-import { type Db, migrate, openDatabase } from './storage/db.js';
-import { EventRecorder } from './events/recorder.js';
+import { createLogger, type Logger } from './kernel/logging.js';
+import { ApiKeyService } from './management/api-keys/service.js';
+import { ManagementAuth } from './management/auth.js';
+import { ClientService } from './management/clients/service.js';
+import { TokenSettingsService } from './management/clients/settings.js';
+import type { ManagementDeps } from './management/common.js';
+import { DirectoryService } from './management/directory/service.js';
+import { MemberService } from './management/members/service.js';
+import { OrganizationService } from './management/organizations/service.js';
+import { UserService } from './management/users/service.js';
+import { WebhookService } from './management/webhooks/service.js';
+import { CachedClientStore } from './oauth/client-cache.js';
+import { composeOAuth, type OAuthServer } from './oauth/compose.js';
+import { DpopNonces } from './oauth/dpop/nonce.js';
+import { oauthErrors } from './oauth/errors.js';
+import { TenantLifetimes } from './oauth/token/lifetimes.js';
+import type { Atomically } from './oauth/token/types.js';
+import { SigninService } from './screens/service.js';
+import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
 import { ApiKeyRepo } from './storage/repos/api-keys.js';
 import { EventRepo } from './storage/repos/events.js';
 import { MetaRepo } from './storage/repos/meta.js';
+import { OAuthClientRepo } from './storage/repos/oauth-clients.js';
+import { OAuthRefreshTokenRepo } from './storage/repos/oauth-refresh-tokens.js';
+import { OAuthReplayRepo, OAuthRevokedTokenRepo } from './storage/repos/oauth-replay.js';
+import { OAuthSettingsRepo } from './storage/repos/oauth-settings.js';
+import { RateLimitRepo } from './storage/repos/rate-limits.js';
+import { SigninStoreRepo } from './storage/repos/signin-store.js';
 import { SigningKeyRepo } from './storage/repos/signing-keys.js';
 import { TenantRepo } from './storage/repos/tenants.js';
+import { WebhookDeliveryRepo } from './storage/repos/webhook-deliveries.js';
+import { WebhookEndpointRepo } from './storage/repos/webhook-endpoints.js';
 import { TenantService } from './tenants/service.js';
-import { createOAuthModule, type OAuthModule } from './oauth-http/module.js';
-import { createSigninModule, type SigninModule } from './screens/module.js';
-import { createEgressAgent, type EgressAgent } from './webhooks/egress-agent.js';
-import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './webhooks/egress-policy.js';
+import { Dispatcher } from './webhooks/dispatcher.js';
 import { webhookOutbox } from './webhooks/outbox.js';
+import { RetrySchedule } from './webhooks/schedule.js';
+
+/** The /v1 services, one per feature module. */
+export interface ManagementServices {
+  auth: ManagementAuth;
+  organizations: OrganizationService;
+  users: UserService;
+  members: MemberService;
+  apiKeys: ApiKeyService;
+  events: EventRepo;
+  directory: DirectoryService;
+  clients: ClientService;
+  tokenSettings: TokenSettingsService;
+  webhooks: WebhookService;
+}
 
 /** Everything a running Keyhall needs, wired once per process. */
 export interface Context {
   config: Config;
   clock: Clock;
+  log: Logger;
   db: Db;
   envelope: Envelope;
   keystore: Keystore;
-  repos: { tenants: TenantRepo; signingKeys: SigningKeyRepo; apiKeys: ApiKeyRepo; meta: MetaRepo; events: EventRepo };
   /** Writes audit events inside the caller's transaction. */
   events: EventRecorder;
+  /** Tenants by host (the HTTP tenant hook) and tenant administration (CLI, bootstrap). */
+  tenantRepo: TenantRepo;
   tenants: TenantService;
-  /** OAuth clients, token ports and services (src/oauth-http/module.ts). */
-  oauth: OAuthModule;
-  /** Sign-in: PAR, /authorize, codes, hosted screens and sessions (src/screens/module.ts). */
-  signin: SigninModule;
+  /** The OAuth/OpenID server composed from its ports (src/oauth/compose.ts). */
+  oauth: OAuthServer;
+  /** Hosted sign-in: logins, sessions, consents, profiles, branding. */
+  signin: SigninService;
+  management: ManagementServices;
   /** Outbound HTTP: the egress policy, the resolver it checks with, and the guarded agent. */
   egress: { policy: EgressPolicy; resolver?: EgressResolver; agent: EgressAgent };
+  /** The webhook delivery loop of this instance (started by the server, not by the CLI). */
+  dispatcher: Dispatcher;
   close(): Promise<void>;
 }
 
 const MASTER_KEY_CHECK = 'master_key_check';
+const NONCE_KEY = 'dpop_nonce_key';
 
-/** Opens the database, migrates it, loads the master key and checks it against the database. */
 export interface ContextOptions {
   clock?: Clock;
   /** How outbound host names are resolved (tests inject one to stage DNS rebinding). */
   egressResolver?: EgressResolver;
 }
 
+/** The master key must be the one the database was created with. */
+async function checkMasterKey(db: Db, envelope: Envelope): Promise<void> {
+  const check = await new MetaRepo(db.kysely).setIfAbsent(MASTER_KEY_CHECK, envelope.encrypt('keyhall', MASTER_KEY_CHECK));
+  try {
+    envelope.decrypt(check, MASTER_KEY_CHECK);
+  } catch (err) {
+    if (err instanceof EnvelopeError) throw new MasterKeyError('the master key does not match the one this database was created with');
+    throw err;
+  }
+}
+
+/** The DPoP nonce HMAC key: made once, shared by all instances through the database, encrypted. */
+function nonceSecret(db: Db, envelope: Envelope): () => Promise<Buffer> {
+  return async () => {
+    const stored = await new MetaRepo(db.kysely).setIfAbsent(NONCE_KEY, envelope.encrypt(randomBytes(32).toString('base64'), NONCE_KEY));
+    return Buffer.from(envelope.decrypt(stored, NONCE_KEY), 'base64');
+  };
+}
+
+/**
+ * One transaction for the OAuth core: its stores bound to it, and its audit events recorded in
+ * it (actor: the client named in the event, as `system`).
+ */
+function oauthTransactions(db: Db, events: EventRecorder): Atomically {
+  return (fn) =>
+    events.transaction(db.kysely, (trx) =>
+      fn({
+        refreshTokens: new OAuthRefreshTokenRepo(trx),
+        revoked: new OAuthRevokedTokenRepo(trx),
+        audit: async (event) => {
+          const clientId = typeof event.data.client_id === 'string' ? event.data.client_id : null;
+          await events.record(trx, { tenantId: event.tenantId, type: event.type, organizationId: null, actor: { type: 'system', id: clientId }, data: event.data });
+        },
+      }),
+    );
+}
+
+/** The registration-time egress check of a client `jwks_uri`. */
+function jwksUriCheck(policy: EgressPolicy, resolver: EgressResolver | undefined): (url: string) => Promise<string> {
+  return async (url) => {
+    const decision = await checkEgressUrlResolved(url, policy, { field: 'jwks_uri', resolver });
+    if (!decision.ok) throw oauthErrors.invalidClientMetadata(`jwks_uri: ${decision.reason}`);
+    return decision.url;
+  };
+}
+
+/** With the real clock, due-ness and leases are judged by one clock all instances share. */
+function dispatcherClock(db: Db, injected: boolean): (() => Promise<number>) | undefined {
+  if (injected) return undefined;
+  if (db.dialect === 'postgres') return () => databaseNow(db);
+  const clock = monotonicClock();
+  return async () => clock.now();
+}
+
+/** Opens the database, migrates it, checks the master key, and wires every module. */
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<Context> {
   const clock = opts.clock ?? systemClock;
+  const log = createLogger(config.logLevel);
   const masterKey = loadMasterKey({ env: config.masterKey, dataDir: config.dataDir, allowKeyFile: !config.databaseUrl });
   const envelope = new Envelope(masterKey);
   masterKey.fill(0);
   const db = openDatabase(config);
   try {
     await migrate(db);
-    const meta = new MetaRepo(db.kysely);
-    const check = await meta.setIfAbsent(MASTER_KEY_CHECK, envelope.encrypt('keyhall', MASTER_KEY_CHECK));
-    try {
-      envelope.decrypt(check, MASTER_KEY_CHECK);
-    } catch (err) {
-      if (err instanceof EnvelopeError) {
-        throw new MasterKeyError('the master key does not match the one this database was created with');
-      }
-      throw err;
-    }
-    const signingKeys = new SigningKeyRepo(db.kysely, db.dialect);
-    const keystore = new Keystore(signingKeys, envelope, clock, config.cacheTtlMs);
-    const events = new EventRepo(db.kysely, db.dialect);
-    const recorder = new EventRecorder(events, clock);
-    recorder.onRecorded(webhookOutbox(clock, db.dialect, config.webhookRetrySchedule.length));
+    await checkMasterKey(db, envelope);
+    const keystore = new Keystore(new SigningKeyRepo(db.kysely, db.dialect), envelope, clock, config.cacheTtlMs);
+    const eventRepo = new EventRepo(db.kysely, db.dialect);
+    const events = new EventRecorder(eventRepo, clock);
+    const schedule = new RetrySchedule(config.webhookRetrySchedule);
+    events.onRecorded(webhookOutbox(clock, db.dialect, schedule));
+
     const policy = parseEgressAllowlist(config.egressAllow);
-    const agent = createEgressAgent(policy, { resolver: opts.egressResolver });
+    const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
+
+    const clientRepo = new OAuthClientRepo(db.kysely);
+    const clients = new CachedClientStore(clientRepo, config.cacheTtlMs);
+    const settingsRepo = new OAuthSettingsRepo(db.kysely);
+    const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds };
+    const lifetimes = new TenantLifetimes(settingsRepo, defaults, config.cacheTtlMs);
+    const signinStore = new SigninStoreRepo(db.kysely);
+    const oauth = composeOAuth({
+      clients,
+      refreshTokens: new OAuthRefreshTokenRepo(db.kysely),
+      replay: new OAuthReplayRepo(db.kysely),
+      revoked: new OAuthRevokedTokenRepo(db.kysely),
+      keys: keystore,
+      clock,
+      settings: defaults,
+      lifetimes,
+      // A set lacking a key is fetched again at most once per KEYHALL_CACHE_TTL_MS.
+      remoteKeys: new RemoteJwksCache(egress.agent, policy, () => performance.now(), { minRefreshMs: config.cacheTtlMs }),
+      ...(config.dpopNonce ? { dpopNonces: new DpopNonces(nonceSecret(db, envelope)) } : {}),
+      atomically: oauthTransactions(db, events),
+      signin: signinStore,
+      authorize: { codeTtlSeconds: config.codeTtlSeconds, flowTtlSeconds: config.loginFlowTtlSeconds },
+      parTtlSeconds: config.parTtlSeconds,
+    });
+
+    const signin = new SigninService(db, clock, events, {
+      sessionIdleSeconds: config.sessionIdleSeconds,
+      sessionMaxSeconds: config.sessionMaxSeconds,
+      loginMaxFailuresPerAccount: config.loginMaxFailuresPerAccount,
+      loginMaxFailuresPerIp: config.loginMaxFailuresPerIp,
+      loginFailureWindowSeconds: config.loginFailureWindowSeconds,
+    });
+
+    const deps: ManagementDeps = { db, clock, events };
+    const apiKeys = new ApiKeyRepo(db.kysely);
+    const management: ManagementServices = {
+      auth: new ManagementAuth(apiKeys, new RateLimitRepo(db.kysely), clock, config.apiRateLimit),
+      organizations: new OrganizationService(deps),
+      users: new UserService(deps),
+      members: new MemberService(deps),
+      apiKeys: new ApiKeyService(deps, apiKeys),
+      events: eventRepo,
+      directory: new DirectoryService(deps),
+      clients: new ClientService(
+        clientRepo,
+        clock,
+        (tenantId, clientId) => clients.invalidate(tenantId, clientId),
+        jwksUriCheck(policy, opts.egressResolver),
+        signinStore,
+        (fn) => db.kysely.transaction().execute((trx) => fn(new OAuthClientRepo(trx), new SigninStoreRepo(trx))),
+      ),
+      tokenSettings: new TokenSettingsService(settingsRepo, lifetimes, clock),
+      webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
+    };
+
+    const dispatcher = new Dispatcher({
+      deliveries: new WebhookDeliveryRepo(db.kysely, db.dialect),
+      endpoints: new WebhookEndpointRepo(db.kysely),
+      envelope,
+      agent: egress.agent,
+      clock,
+      log,
+      schedule,
+      timeoutMs: config.webhookTimeoutMs,
+      intervalMs: config.dispatchIntervalMs,
+      dueNow: dispatcherClock(db, opts.clock !== undefined),
+    });
+
+    const tenantRepo = new TenantRepo(db.kysely);
     return {
       config,
       clock,
+      log,
       db,
       envelope,
       keystore,
-      repos: { tenants: new TenantRepo(db.kysely), signingKeys, apiKeys: new ApiKeyRepo(db.kysely), meta, events },
-      events: recorder,
+      events,
+      tenantRepo,
       tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000),
-      oauth: createOAuthModule({ db, clock, keystore, envelope, config, events: recorder, egress: { policy, resolver: opts.egressResolver, agent } }),
-      signin: createSigninModule(db, clock, recorder, config),
-      egress: { policy, resolver: opts.egressResolver, agent },
+      oauth,
+      signin,
+      management,
+      egress,
+      dispatcher,
       close: async () => {
-        await agent.close();
+        await egress.agent.close();
         await db.close();
       },
     };

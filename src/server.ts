@@ -3,12 +3,8 @@ import type { Config } from './config/index.js';
 import { type Context, type ContextOptions, createContext } from './context.js';
 import { buildApp } from './http/app.js';
 import type { CreatedTenant } from './tenants/service.js';
-import { monotonicClock } from './kernel/clock.js';
 import { TenantInputError } from './kernel/tenancy.js';
-import { databaseNow } from './storage/db.js';
-import { WebhookDeliveryRepo } from './storage/repos/webhook-deliveries.js';
-import { WebhookEndpointRepo } from './storage/repos/webhook-endpoints.js';
-import { Dispatcher } from './webhooks/dispatcher.js';
+import type { Dispatcher } from './webhooks/dispatcher.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -20,12 +16,6 @@ export interface RunningServer {
   bootstrapped?: CreatedTenant;
   /** Stops accepting, lets in-flight requests finish (up to the timeout), closes the database. */
   close(): Promise<void>;
-}
-
-function dueClock(ctx: Context): () => Promise<number> {
-  if (ctx.db.dialect === 'postgres') return () => databaseNow(ctx.db);
-  const clock = monotonicClock();
-  return async () => clock.now();
 }
 
 /** config → database → app → listen. Used by `keyhall serve` and by the tests. */
@@ -52,20 +42,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
     }
   }
 
-  const dispatcher = new Dispatcher({
-    deliveries: new WebhookDeliveryRepo(ctx.db.kysely, ctx.db.dialect),
-    endpoints: new WebhookEndpointRepo(ctx.db.kysely),
-    envelope: ctx.envelope,
-    agent: ctx.egress.agent,
-    clock: ctx.clock,
-    log: app.log,
-    schedule: config.webhookRetrySchedule,
-    timeoutMs: config.webhookTimeoutMs,
-    intervalMs: config.dispatchIntervalMs,
-    // With the real clock, judge due-ness and leases by one clock all instances share (the
-    // database's on PostgreSQL; a step-proof monotonic clock for the single SQLite instance).
-    dueNow: opts.clock ? undefined : dueClock(ctx),
-  });
+  const dispatcher = ctx.dispatcher;
   dispatcher.start();
 
   let closing: Promise<void> | undefined;

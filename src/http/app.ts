@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Context } from '../context.js';
@@ -5,13 +6,17 @@ import { errors } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { loggerOptions } from '../kernel/logging.js';
 import { v1Routes } from '../management/v1.js';
-import { oauthRoutes } from '../oauth-http/routes.js';
 import { scimRoutes } from '../scim/routes.js';
+import { ping } from '../storage/db.js';
+import { documentRoutes } from './documents.js';
 import { renderError } from './errors.js';
+import { healthRoutes } from './health.js';
 import { rejectUnstorableText } from './input.js';
-import { healthRoutes } from './routes/health.js';
-import { signinRoutes } from './routes/signin-routes.js';
-import { wellKnownRoutes } from './routes/well-known.js';
+import { authorizeRoutes } from './oauth/authorize.js';
+import { parRoutes } from './oauth/par.js';
+import { tokenRoutes } from './oauth/token.js';
+import { userinfoRoutes } from './oauth/userinfo.js';
+import { screenRoutes } from './screens/routes.js';
 import { registerTenantResolution } from './tenant.js';
 
 /** KEYHALL_TRUST_PROXY: `true` (any peer) or a comma-separated list of proxy addresses/CIDRs. */
@@ -21,7 +26,10 @@ function trustProxySetting(value: string | undefined): boolean | string[] {
   return value.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-/** Assembles the HTTP application. The only place (with routes.ts files) that knows Fastify. */
+/**
+ * Assembles the HTTP application from the composed services; each route plugin gets only the
+ * services it uses. The only place (with routes.ts files) that knows Fastify.
+ */
 export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
@@ -37,8 +45,16 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     bodyLimit: ctx.config.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    // Malformed request targets (bad percent-encoding…) get our error body too.
-    frameworkErrors: (_err, request, reply) => renderError(errors.invalidRequest('malformed request target'), request, reply),
+    // Path parameters are ids: a long one must still reach the route, which answers 404.
+    maxParamLength: 2048,
+    // Malformed request targets (bad percent-encoding…) get our error body too; a path
+    // parameter longer than any id names nothing.
+    frameworkErrors: (err, request, reply) =>
+      renderError(
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? errors.notFound('no such resource: an id in the path is too long') : errors.invalidRequest('malformed request target'),
+        request,
+        reply,
+      ),
   });
 
   app.setErrorHandler((err, request, reply) => renderError(err, request, reply));
@@ -52,12 +68,17 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   });
 
   await app.register(formbody, { bodyLimit: ctx.config.bodyLimit });
-  await app.register(healthRoutes, { db: ctx.db });
-  registerTenantResolution(app, ctx.repos.tenants, ctx.config.cacheTtlMs);
-  await app.register(wellKnownRoutes, { keystore: ctx.keystore });
-  await app.register(v1Routes, { prefix: '/v1', ctx });
+  // Hosted pages and /authorize read the host-scoped session and CSRF cookies.
+  await app.register(cookie);
+  await app.register(healthRoutes, { ping: () => ping(ctx.db) });
+  registerTenantResolution(app, ctx.tenantRepo, ctx.config.cacheTtlMs);
+  await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore });
+  await app.register(v1Routes, { prefix: '/v1', services: ctx.management });
   await app.register(scimRoutes, { prefix: '/scim/v2', ctx });
-  await app.register(oauthRoutes, { oauth: ctx.oauth });
-  await app.register(signinRoutes, { ctx });
+  await app.register(tokenRoutes, { oauth: ctx.oauth });
+  await app.register(parRoutes, { oauth: ctx.oauth });
+  await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
+  await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin });
+  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   return app;
 }

@@ -17,6 +17,8 @@ function describeValidation(err: FastifyError): string {
 
 /** Maps what Fastify throws for malformed requests to our error type (always a 4xx). */
 function fromFastify(err: FastifyError): AppError | undefined {
+  // A path parameter names a resource: one that cannot exist (a malformed id) is not found.
+  if (err.validation && err.validationContext === 'params') return errors.notFound(`no such resource: ${describeValidation(err)}`);
   if (err.validation) return errors.invalidRequest(describeValidation(err));
   if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
     return errors.invalidRequest('the body is not valid JSON');
@@ -27,13 +29,26 @@ function fromFastify(err: FastifyError): AppError | undefined {
   return errors.invalidRequest('malformed request');
 }
 
-/** The single error renderer: `{error, error_description?}` JSON, never a stack trace. */
-export function renderError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  let appError = isAppError(err) ? err : fromFastify(err as FastifyError);
+/**
+ * The AppError for anything thrown: itself, a mapped Fastify error, or `server_error` (logged
+ * with its stack). A cause or detail attached to an AppError is logged here, never sent.
+ */
+export function toAppError(err: unknown, request: FastifyRequest): AppError {
+  const appError = isAppError(err) ? err : fromFastify(err as FastifyError);
   if (!appError) {
     request.log.error({ err }, 'unhandled error');
-    appError = errors.serverError();
+    return errors.serverError();
   }
+  if (appError.detail !== undefined || appError.cause !== undefined) {
+    const level = appError.status >= 500 ? 'error' : 'info';
+    request.log[level]({ error: appError.code, detail: appError.detail, err: appError.cause }, 'request refused');
+  }
+  return appError;
+}
+
+/** The single error renderer: `{error, error_description?}` JSON, never a stack trace. */
+export function renderError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const appError = toAppError(err, request);
   for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
   return reply.code(appError.status).header('cache-control', 'no-store').type('application/json').send(appError.toBody());
 }

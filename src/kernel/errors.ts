@@ -2,8 +2,14 @@
  * The one error type of Keyhall. Everything a client can be told is an AppError; anything else
  * is rendered as `server_error` with the details kept for the log only.
  * Error codes are made here, by factories, never written as literals in handlers.
+ *
+ * `cause` (the underlying failure) and `detail` (what an operator needs to know) are logged by
+ * the renderer and never sent: the client sees only `error` and `error_description`.
  */
 export class AppError extends Error {
+  /** Log-only explanation; never rendered. */
+  detail: string | undefined;
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -12,6 +18,13 @@ export class AppError extends Error {
   ) {
     super(description ? `${code}: ${description}` : code);
     this.name = 'AppError';
+  }
+
+  /** Attaches the underlying failure and a log-only detail; returns this error for `throw`. */
+  because(cause: unknown, detail?: string): this {
+    Object.defineProperty(this, 'cause', { value: cause, enumerable: false, configurable: true, writable: true });
+    if (detail !== undefined) this.detail = detail;
+    return this;
   }
 
   toBody(): { error: string; error_description?: string } {
@@ -27,6 +40,11 @@ export const errors = {
   methodNotAllowed: (allow: string) => new AppError(405, 'method_not_allowed', undefined, { allow }),
   conflict: (description?: string) => new AppError(409, 'conflict', description),
   payloadTooLarge: () => new AppError(413, 'request_too_large', 'The request body is too large'),
+  /** A hosted page's form or link has expired or was already used. */
+  pageExpired: (description: string) => new AppError(400, 'invalid_request', description),
+  /** A hosted-page form post that failed the CSRF check. */
+  csrfFailed: () =>
+    new AppError(403, 'csrf_failed', 'This form has expired or did not come from this site. Go back, reload the page and try again.'),
   unsupportedMediaType: (description?: string) => new AppError(415, 'unsupported_media_type', description),
   invalidToken: (description?: string, scheme = 'Bearer') =>
     new AppError(401, 'invalid_token', description, { 'www-authenticate': `${scheme} error="invalid_token"` }),

@@ -1,4 +1,4 @@
-import type { LoggerOptions } from 'pino';
+import { type Logger, type LoggerOptions, pino } from 'pino';
 
 /**
  * Logger options shared by the server and the CLI. Credentials never reach a log line: the
@@ -26,4 +26,11 @@ export function loggerOptions(level: string): LoggerOptions {
     level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
+}
+
+export type { Logger };
+
+/** The process logger for work outside requests (the webhook dispatcher); requests log through Fastify. */
+export function createLogger(level: string): Logger {
+  return pino(loggerOptions(level));
 }

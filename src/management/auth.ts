@@ -2,6 +2,7 @@ import type { Clock } from '../kernel/clock.js';
 import { sha256Hex } from '../kernel/crypto/hash.js';
 import { AppError, errors } from '../kernel/errors.js';
 import type { ApiKeyRepo } from '../storage/repos/api-keys.js';
+import type { RateLimitRepo } from '../storage/repos/rate-limits.js';
 import { API_KEY_PREFIX } from './api-keys/service.js';
 import { isPermission, type Permission } from './permissions.js';
 
@@ -72,4 +73,25 @@ export function authorize(p: Principal, route: { permission: Permission; access:
     }
   }
   if (!p.scopes.has(route.permission)) throw errors.insufficientScope(`this route needs the ${route.permission} permission`);
+}
+
+/** Authentication and the per-key rate limit of /v1 requests (src/management/v1.ts). */
+export class ManagementAuth {
+  constructor(
+    private readonly keys: ApiKeyRepo,
+    private readonly limits: RateLimitRepo,
+    private readonly clock: Clock,
+    /** Requests per key per minute (KEYHALL_API_RATE_LIMIT). */
+    private readonly perMinute: number,
+  ) {}
+
+  authenticate(tenantId: string, authorization: string | undefined): Promise<Principal> {
+    return authenticateApiKey(this.keys, this.clock, tenantId, authorization);
+  }
+
+  /** One limit per key across all instances; `429 rate_limited` before any work is done. */
+  async checkRateLimit(p: Principal): Promise<void> {
+    const waitMs = await this.limits.hit(p.tenantId, `api_key:${p.keyId}`, this.perMinute, 60_000, this.clock.now());
+    if (waitMs > 0) throw errors.tooManyRequests(Math.ceil(waitMs / 1000));
+  }
 }

@@ -11,7 +11,7 @@ export interface ManagementDeps {
 }
 
 export const idOf = (prefix: string) =>
-  z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`);
+  z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be a ${prefix}_ id (${prefix}_ and 26 lower-case letters or digits)`);
 
 export const pageQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),

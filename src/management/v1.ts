@@ -1,28 +1,20 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type { Context } from '../context.js';
+import type { ManagementServices } from '../context.js';
 import type { Actor } from '../events/catalogue.js';
 import { tenantOf } from '../http/tenant.js';
 import { errors } from '../kernel/errors.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import { clientRoutes } from './clients/routes.js';
-import { ApiKeyService } from './api-keys/service.js';
-import { authenticateApiKey, authorize, type Principal, type RouteAccess } from './auth.js';
-import type { ManagementDeps } from './common.js';
+import { authorize, type Principal, type RouteAccess } from './auth.js';
 import { directoryRoutes } from './directory/routes.js';
-import { DirectoryService } from './directory/service.js';
 import { eventRoutes } from './events/routes.js';
 import { memberRoutes } from './members/routes.js';
-import { MemberService } from './members/service.js';
 import { organizationRoutes } from './organizations/routes.js';
-import { OrganizationService } from './organizations/service.js';
 import type { Permission } from './permissions.js';
-import { RateLimitRepo } from '../storage/repos/rate-limits.js';
 import { userRoutes } from './users/routes.js';
-import { UserService } from './users/service.js';
 import { webhookRoutes } from './webhooks/routes.js';
-import { WebhookService } from './webhooks/service.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -50,9 +42,8 @@ export const actorOf = (request: FastifyRequest): Actor => ({ type: 'api_key', i
  * The management API under /v1: API-key authentication and per-route authorization, zod
  * validation, and an OpenAPI 3.1 document generated from the route schemas.
  */
-export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
-  const { ctx } = opts;
-  const deps: ManagementDeps = { db: ctx.db, clock: ctx.clock, events: ctx.events };
+export async function v1Routes(app: FastifyInstance, opts: { services: ManagementServices }): Promise<void> {
+  const { services } = opts;
 
   // /v1 takes JSON bodies only: anything else is 415 unsupported_media_type.
   app.removeContentTypeParser(['text/plain', 'application/x-www-form-urlencoded']);
@@ -68,32 +59,26 @@ export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Pr
     transform: jsonSchemaTransform,
   });
 
-  const limits = new RateLimitRepo(ctx.db.kysely);
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     if (config.public) return;
-    const tenant = tenantOf(request);
-    const principal = await authenticateApiKey(ctx.repos.apiKeys, ctx.clock, tenant.id, request.headers.authorization);
+    const principal = await services.auth.authenticate(tenantOf(request).id, request.headers.authorization);
     request.principal = principal;
-    // One limit per key across all instances; the 429 comes before any work is done.
-    const waitMs = await limits.hit(tenant.id, `api_key:${principal.keyId}`, ctx.config.apiRateLimit, 60_000, ctx.clock.now());
-    if (waitMs > 0) throw errors.tooManyRequests(Math.ceil(waitMs / 1000));
+    await services.auth.checkRateLimit(principal);
     if (!config.permission || !config.access) throw errors.serverError();
     const params = request.params as { orgId?: string };
     authorize(principal, { permission: config.permission, access: config.access, orgId: params.orgId });
   });
 
-  await app.register(organizationRoutes(new OrganizationService(deps)));
-  await app.register(userRoutes(new UserService(deps)));
-  await app.register(memberRoutes(new MemberService(deps)));
-  await app.register(apiKeyRoutes(new ApiKeyService(deps, ctx.repos.apiKeys)));
-  await app.register(eventRoutes(ctx.repos.events));
-  await app.register(directoryRoutes(new DirectoryService(deps)));
-  await app.register(clientRoutes(ctx.oauth.clients, ctx.oauth.settings));
-  await app.register(
-    webhookRoutes(new WebhookService({ ...deps, envelope: ctx.envelope, egressPolicy: ctx.egress.policy, resolver: ctx.egress.resolver })),
-  );
+  await app.register(organizationRoutes(services.organizations));
+  await app.register(userRoutes(services.users));
+  await app.register(memberRoutes(services.members));
+  await app.register(apiKeyRoutes(services.apiKeys));
+  await app.register(eventRoutes(services.events));
+  await app.register(directoryRoutes(services.directory));
+  await app.register(clientRoutes(services.clients, services.tokenSettings));
+  await app.register(webhookRoutes(services.webhooks));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

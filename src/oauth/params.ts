@@ -1,49 +1,50 @@
-/** Reading form parameters the way RFC 6749 §3.2 asks: each at most once, empty means absent. */
+/** The one reader of request parameters (RFC 6749 §3.1, §3.2): each at most once, empty means absent. */
 import { oauthErrors } from './errors.js';
-import type { OAuthHttpRequest } from './types.js';
+
+/** Parsed form or query parameters; a repeated parameter is an array. */
+export type RawParams = Record<string, string | string[] | undefined>;
 
 /** Parameters that may legitimately repeat (RFC 8707 `resource`, RFC 8693 `audience`). */
 const MULTI = new Set(['resource', 'audience']);
 
-/** A single-valued parameter; a repeated one is `invalid_request`. */
-export function param(body: OAuthHttpRequest['body'], name: string): string | undefined {
-  const value = body[name];
+/**
+ * One value of a parameter. A repeated one throws what `repeated` makes, or, without it, counts
+ * as absent (hosted-page forms, where the answer is a page, not an error code).
+ */
+export function readParam(raw: RawParams | undefined, name: string, repeated?: (description: string) => Error): string | undefined {
+  const value = raw?.[name];
   if (Array.isArray(value)) {
     if (MULTI.has(name)) throw new Error(`${name} is multi-valued: use params()`);
-    throw oauthErrors.invalidRequest(`parameter ${name} is repeated`);
+    if (repeated) throw repeated(`parameter ${name} is repeated`);
+    return undefined;
   }
   return value === undefined || value === '' ? undefined : value;
 }
 
-export function requiredParam(body: OAuthHttpRequest['body'], name: string): string {
+/** A single-valued parameter of an OAuth endpoint; a repeated one is `invalid_request`. */
+export function param(body: RawParams, name: string): string | undefined {
+  return readParam(body, name, oauthErrors.invalidRequest);
+}
+
+export function requiredParam(body: RawParams, name: string): string {
   const value = param(body, name);
   if (value === undefined) throw oauthErrors.invalidRequest(`missing parameter ${name}`);
   return value;
 }
 
-/** A parameter that may repeat; empty values dropped. */
-export function params(body: OAuthHttpRequest['body'], name: string): string[] {
+/** A parameter that may repeat; empty values and repeats dropped. */
+export function params(body: RawParams, name: string): string[] {
   const value = body[name];
   if (value === undefined) return [];
-  return (Array.isArray(value) ? value : [value]).filter((v) => v !== '');
+  return [...new Set((Array.isArray(value) ? value : [value]).filter((v) => v !== ''))];
 }
 
 /** One header value; a repeated header is `invalid_request`. */
-export function header(req: OAuthHttpRequest, name: string): string | undefined {
-  const value = req.headers[name];
+export function header(headers: RawParams, name: string): string | undefined {
+  const value = headers[name];
   if (Array.isArray(value)) {
     if (value.length > 1) throw oauthErrors.invalidRequest(`header ${name} is repeated`);
     return value[0];
   }
   return value;
-}
-
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-
-/** Parses a `scope` parameter (RFC 6749 §3.3) into a de-duplicated list. */
-export function parseScope(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
-  const scopes = value.split(' ').filter(Boolean);
-  for (const s of scopes) if (!SCOPE_TOKEN.test(s)) throw oauthErrors.invalidScope('malformed scope');
-  return [...new Set(scopes)];
 }

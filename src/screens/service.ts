@@ -11,11 +11,15 @@ import { sha256Hex } from '../kernel/crypto/hash.js';
 import { newId } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
+import type { UserInfoSource } from '../oauth/userinfo/claims.js';
 import type { Db } from '../storage/db.js';
 import { SigninConsentRepo, SigninLoginFailureRepo } from '../storage/repos/signin-accounts.js';
 import { OAuthRefreshTokenRepo } from '../storage/repos/oauth-refresh-tokens.js';
 import { SigninSessionRepo } from '../storage/repos/signin-sessions.js';
 import { type UserRecord, UserRepo } from '../storage/repos/users.js';
+import { MemberRepo } from '../storage/repos/members.js';
+import { OrganizationRepo } from '../storage/repos/organizations.js';
+import { type Brand, brandOf, DEFAULT_BRAND } from './brand.js';
 import { randomBytes } from 'node:crypto';
 
 export interface SigninSettings {
@@ -169,6 +173,26 @@ export class SigninService {
 
   async user(tenantId: string, userId: string): Promise<UserRecord | undefined> {
     return new UserRepo(this.db.kysely).find(tenantId, userId);
+  }
+
+  /** What /userinfo tells about a user: profile and organization memberships. */
+  async profile(tenantId: string, userId: string): Promise<UserInfoSource | undefined> {
+    const user = await new UserRepo(this.db.kysely).find(tenantId, userId);
+    if (!user) return undefined;
+    const memberships = await new MemberRepo(this.db.kysely).listByUser(tenantId, user.id);
+    return {
+      id: user.id,
+      email: user.email,
+      emailVerified: user.emailVerified,
+      name: user.name,
+      organizations: memberships.map((m) => ({ id: m.organizationId, role: m.role })),
+    };
+  }
+
+  /** The branding of the organization a sign-in names, or Keyhall's. */
+  async brand(tenantId: string, organizationId: string | null | undefined): Promise<Brand> {
+    if (!organizationId) return DEFAULT_BRAND;
+    return brandOf(await new OrganizationRepo(this.db.kysely).find(tenantId, organizationId));
   }
 
   listSessions(tenantId: string, userId: string): Promise<SessionRecord[]> {

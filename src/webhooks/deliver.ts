@@ -1,8 +1,8 @@
 import { request } from 'undici';
 import type { Clock } from '../kernel/clock.js';
-import { checkEgressUrlShape } from './egress.js';
-import type { EgressAgent } from './egress-agent.js';
-import { isEgressRefusedError } from './egress-policy.js';
+import { checkEgressUrlShape } from '../egress/url.js';
+import type { EgressAgent } from '../egress/agent.js';
+import { isEgressRefusedError } from '../egress/policy.js';
 
 /**
  * One webhook delivery attempt: a POST of exact bytes through the egress agent, under a total

@@ -5,7 +5,9 @@ import { newId } from '../kernel/ids.js';
 import type { DeliveryRecord, WebhookDeliveryRepo } from '../storage/repos/webhook-deliveries.js';
 import type { WebhookEndpointRepo } from '../storage/repos/webhook-endpoints.js';
 import { attemptDelivery } from './deliver.js';
-import type { EgressAgent } from './egress-agent.js';
+import { openEndpointSecret } from './endpoint-secret.js';
+import type { RetrySchedule } from './schedule.js';
+import type { EgressAgent } from '../egress/agent.js';
 import { webhookHeaders } from './signer.js';
 
 function bump(counts: Map<string, number>, key: string, by: number): void {
@@ -14,8 +16,6 @@ function bump(counts: Map<string, number>, key: string, by: number): void {
   else counts.delete(key);
 }
 
-export const webhookSecretContext = (tenantId: string, endpointId: string) => `webhook_secret:${tenantId}:${endpointId}`;
-
 export interface DispatcherOptions {
   deliveries: WebhookDeliveryRepo;
   endpoints: WebhookEndpointRepo;
@@ -23,8 +23,8 @@ export interface DispatcherOptions {
   agent: EgressAgent;
   clock: Clock;
   log: { warn: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void };
-  /** Seconds before each attempt; schedule[0] is the first attempt (0). */
-  schedule: readonly number[];
+  /** When each attempt is due (webhooks/schedule.ts). */
+  schedule: RetrySchedule;
   timeoutMs: number;
   intervalMs: number;
   /** Attempts in flight at once per endpoint on this instance (default 2). */
@@ -134,7 +134,7 @@ export class Dispatcher {
     const startedAt = this.o.clock.now();
     let secret: string;
     try {
-      secret = this.o.envelope.decrypt(endpoint.secretEnc, webhookSecretContext(endpoint.tenantId, endpoint.id));
+      secret = openEndpointSecret(this.o.envelope, endpoint);
     } catch (err) {
       // Counted as a failed attempt, so the delivery cannot stay claimed forever.
       this.o.log.error({ err, endpoint: endpoint.id }, 'webhook secret cannot be decrypted');
@@ -162,7 +162,6 @@ export class Dispatcher {
     const attempt = d.attempts + 1;
     const now = await this.#dueNow();
     const last = attempt >= d.attemptLimit;
-    const delay = this.o.schedule[attempt] ?? this.o.schedule[this.o.schedule.length - 1] ?? 0;
     const recorded = await this.o.deliveries.complete(
       d,
       this.#owner,
@@ -177,7 +176,7 @@ export class Dispatcher {
       },
       {
         status: result.ok ? 'delivered' : last ? 'failed' : 'pending',
-        nextAttemptAt: result.ok || last ? d.nextAttemptAt : now + delay * 1000,
+        nextAttemptAt: result.ok || last ? d.nextAttemptAt : now + this.o.schedule.delayAfterMs(attempt),
         statusCode: result.status ?? null,
         error: result.ok ? null : (result.error ?? 'failed'),
       },

@@ -6,6 +6,7 @@ import { newId } from '../kernel/ids.js';
 import type { Dialect } from '../storage/db.js';
 import { WebhookDeliveryRepo } from '../storage/repos/webhook-deliveries.js';
 import { WebhookEndpointRepo } from '../storage/repos/webhook-endpoints.js';
+import type { RetrySchedule } from './schedule.js';
 
 /** True when an endpoint subscribed to `events` receives `type` (["*"] means every webhook type). */
 export function subscribes(events: readonly string[], type: string): boolean {
@@ -17,7 +18,7 @@ export function subscribes(events: readonly string[], type: string): boolean {
  * subscribed endpoint of the event's organization. The envelope is serialised once here, so every
  * attempt sends the same bytes.
  */
-export function webhookOutbox(clock: Clock, dialect: Dialect, attemptLimit: number): EventListener {
+export function webhookOutbox(clock: Clock, dialect: Dialect, schedule: RetrySchedule): EventListener {
   return async (trx, event) => {
     if (!event.organizationId || !EVENT_TYPES[event.type as EventType]?.webhook) return;
     const endpoints = (await new WebhookEndpointRepo(trx).listByOrganization(event.tenantId, event.organizationId, dialect)).filter((e) =>
@@ -44,7 +45,7 @@ export function webhookOutbox(clock: Clock, dialect: Dialect, attemptLimit: numb
         body,
         status: 'pending',
         attempts: 0,
-        attemptLimit,
+        attemptLimit: schedule.attemptLimit,
         nextAttemptAt: now,
         leaseOwner: null,
         leaseUntil: null,

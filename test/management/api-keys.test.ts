@@ -144,7 +144,8 @@ describe('/v1 authentication and API keys', () => {
     // A key of org A cannot be revoked through org B's path.
     const k2 = await mintOrgKey(orgA, ['members:read']);
     expectError(await platform('DELETE', `/organizations/${orgB}/api_keys/${k2.id}`), 404, 'not_found');
-    expectError(await platform('DELETE', `/organizations/${orgA}/api_keys/not-an-id`), 400, 'invalid_request');
+    // A malformed id names nothing: 404, like an unknown one.
+    expectError(await platform('DELETE', `/organizations/${orgA}/api_keys/not-an-id`), 404, 'not_found');
   });
 
   it('writes last_used_at at about five-minute resolution', async () => {

@@ -17,7 +17,7 @@ describe('OAuth audit events', () => {
   it('records token exchange, refresh-token reuse and revocation in /v1/events', async () => {
     const app = await serviceClient(s, { grant_types: ['refresh_token', 'client_credentials'] });
     const auth = basic(app.client_id, app.client_secret!);
-    const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.client_id, sub: 'user_9', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.deps, Date.now());
+    const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.client_id, sub: 'user_9', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
     const first = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth })).json();
     assert.ok(first.access_token, 'refreshed');
     const reuse = await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth });

@@ -179,7 +179,7 @@ describe('client authentication', () => {
     });
 
     it('stops accepting the old secret after a rotation', async () => {
-      const rotated = await s.server.ctx.oauth.clients.rotateSecret(s.tenant.tenant.id, id);
+      const rotated = await s.server.ctx.management.clients.rotateSecret(s.tenant.tenant.id, id);
       assert.notEqual(rotated.client_secret, secret);
       assert.equal((await s.post('/token', { grant_type: 'client_credentials' }, { authorization: basic(id, secret) })).status, 401);
       assert.equal((await s.post('/token', { grant_type: 'client_credentials' }, { authorization: basic(id, rotated.client_secret!) })).status, 200);

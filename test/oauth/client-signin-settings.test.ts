@@ -26,7 +26,7 @@ describe('/v1/clients sign-in settings', () => {
     assert.equal(c.id_token_signed_response_alg, 'EdDSA');
     assert.equal(c.require_pushed_authorization_requests, true);
     assert.deepEqual(c.post_logout_redirect_uris, ['https://partner.example/bye']);
-    const stored = await s.server.ctx.signin.store.clientSettings(s.tenant.tenant.id, c.client_id);
+    const stored = await s.server.ctx.oauth.ports.signin.clientSettings(s.tenant.tenant.id, c.client_id);
     assert.deepEqual(stored, { thirdParty: true, idTokenAlg: 'EdDSA', requirePar: true, postLogoutRedirectUris: ['https://partner.example/bye'] });
 
     const patched = await api('PATCH', `/clients/${c.client_id}`, { third_party: false });

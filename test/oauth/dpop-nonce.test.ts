@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { renderError } from '../../src/http/errors.js';
-import { requireAccessToken } from '../../src/oauth-http/guard.js';
+import { requireAccessToken } from '../../src/http/oauth/guard.js';
 import { ath, makeProof, type ProofKey, proofKey } from './dpop-helpers.js';
 import { basic, type OAuthTestServer, serviceClient, startOAuthServer } from './helpers.js';
 
@@ -60,7 +60,7 @@ describe('DPoP server nonces (KEYHALL_DPOP_NONCE)', () => {
 
   it("refuses another tenant's nonce", async () => {
     const b = await s.createTenant('b.localhost');
-    const c = await s.server.ctx.oauth.clients.create(b.tenant.id, { grant_types: ['client_credentials'] });
+    const c = await s.server.ctx.management.clients.create(b.tenant.id, { grant_types: ['client_credentials'] });
     const bProof = (nonce?: string) => makeProof(key, { htm: 'POST', htu: `${b.tenant.issuer}/token`, iat: iat(), nonce });
     const bToken = async (nonce?: string) =>
       s.request({
@@ -84,7 +84,7 @@ describe('DPoP server nonces (KEYHALL_DPOP_NONCE)', () => {
     before(async () => {
       rs = Fastify();
       rs.setErrorHandler((err, request, reply) => renderError(err, request, reply));
-      rs.get('/data', { preHandler: requireAccessToken(s.server.ctx.oauth.deps, { tenant: () => s.tenant.tenant, url: () => url }) }, async () => ({ ok: true }));
+      rs.get('/data', { preHandler: requireAccessToken(s.server.ctx.oauth, { tenant: () => s.tenant.tenant, url: () => url }) }, async () => ({ ok: true }));
       await rs.listen({ port: 0, host: '127.0.0.1' });
       const address = rs.server.address();
       url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/data`;

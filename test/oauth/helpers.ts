@@ -29,7 +29,7 @@ export async function startOAuthServer(opts: { clock?: Clock; config?: Partial<R
   return Object.assign(s, {
     issuer,
     as,
-    createClient: (metadata: Record<string, unknown>) => s.server.ctx.oauth.clients.create(s.tenant.tenant.id, metadata),
+    createClient: (metadata: Record<string, unknown>) => s.server.ctx.management.clients.create(s.tenant.tenant.id, metadata),
     post: (path: string, form: Record<string, string | string[]>, headers: Record<string, string | string[]> = {}) => {
       const body = new URLSearchParams();
       for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);

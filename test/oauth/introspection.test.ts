@@ -51,7 +51,7 @@ describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
   });
 
   it('describes a refresh token only to its own client', async () => {
-    const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.deps, Date.now());
+    const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
     const own = (await introspect(rt, {}, { authorization: app.auth })).json();
     assert.equal(own.active, true);
     assert.equal(own.token_type, 'refresh_token');
@@ -108,7 +108,7 @@ describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
     });
 
     it("refuses a user's access token with 401 invalid_client", async () => {
-      const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.deps, Date.now());
+      const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
       const userToken = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: app.auth })).json().access_token;
       const r = await introspect(await token(), {}, { authorization: `Bearer ${userToken}` });
       assert.equal(r.status, 401);
@@ -147,7 +147,7 @@ describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
 
   describe('revocation', () => {
     it('revokes a refresh token family (oauth4webapi)', async () => {
-      const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.deps, Date.now());
+      const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
       const rt2 = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: app.auth })).json().refresh_token;
       const [id, secret] = Buffer.from(app.auth.slice(6), 'base64').toString().split(':') as [string, string];
       const client = { client_id: id };

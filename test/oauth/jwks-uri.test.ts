@@ -53,7 +53,7 @@ describe('private_key_jwt with jwks_uri (fetched through the egress policy)', ()
       await oauth.processClientCredentialsResponse(s.as, client, res);
     }
     assert.equal(fetches - before, 1);
-    assert.equal((await s.server.ctx.oauth.clients.get(s.tenant.tenant.id, clientId)).jwks_uri, jwksUrl);
+    assert.equal((await s.server.ctx.management.clients.get(s.tenant.tenant.id, clientId)).jwks_uri, jwksUrl);
   });
 
   it('fetches again when an assertion names a key the cached set lacks (rotation)', async () => {

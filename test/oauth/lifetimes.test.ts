@@ -39,7 +39,7 @@ describe('token lifetimes per tenant (/v1/oauth/settings)', () => {
     const claims = await s.verifyAt(r.json().access_token);
     assert.equal((claims.exp as number) - (claims.iat as number), 120);
 
-    const rt = await startRefreshFamily(s.tenant.tenant, { clientId, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.deps, Date.now());
+    const rt = await startRefreshFamily(s.tenant.tenant, { clientId, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
     const next = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth })).json();
     assert.equal(next.expires_in, 120);
     assert.equal((await settings('PUT', { access_token_ttl_seconds: null, refresh_token_ttl_seconds: null })).status, 200);
@@ -49,7 +49,7 @@ describe('token lifetimes per tenant (/v1/oauth/settings)', () => {
   it('does not change another tenant', async () => {
     await settings('PUT', { access_token_ttl_seconds: 60, refresh_token_ttl_seconds: null });
     const b = await s.createTenant('b.localhost');
-    const c = await s.server.ctx.oauth.clients.create(b.tenant.id, { grant_types: ['client_credentials'] });
+    const c = await s.server.ctx.management.clients.create(b.tenant.id, { grant_types: ['client_credentials'] });
     const r = await s.request({
       method: 'POST',
       path: '/token',

@@ -12,7 +12,7 @@ function grant(s: OAuthTestServer, g: Partial<NewGrant> & { clientId: string }) 
   return startRefreshFamily(
     s.tenant.tenant,
     { sub: 'user_1', scopes: ['read', 'write'], resources: [], jkt: null, ...g },
-    s.server.ctx.oauth.deps,
+    s.server.ctx.oauth.ports,
     s.server.ctx.clock.now(),
   );
 }
@@ -101,8 +101,8 @@ describe('refresh_token grant', () => {
       }, 400, 'invalid_grant'],
       ['a refresh token of another tenant', async () => {
         const b = await s.createTenant('b.localhost');
-        const c = await s.server.ctx.oauth.clients.create(b.tenant.id, { grant_types: ['refresh_token'] });
-        const rt = await startRefreshFamily(b.tenant, { clientId: c.client_id, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.deps, clock.now());
+        const c = await s.server.ctx.management.clients.create(b.tenant.id, { grant_types: ['refresh_token'] });
+        const rt = await startRefreshFamily(b.tenant, { clientId: c.client_id, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, clock.now());
         return refresh(rt);
       }, 400, 'invalid_grant'],
       ['a revoked refresh token', async () => {

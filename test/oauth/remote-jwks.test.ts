@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { RemoteJwksCache } from '../../src/oauth-http/remote-jwks.js';
-import { createEgressAgent } from '../../src/webhooks/egress-agent.js';
-import { parseEgressAllowlist } from '../../src/webhooks/egress-policy.js';
+import { RemoteJwksCache } from '../../src/http/oauth/remote-jwks.js';
+import { createEgressAgent } from '../../src/egress/agent.js';
+import { parseEgressAllowlist } from '../../src/egress/policy.js';
 
 describe('jwks_uri cache', () => {
   let server: http.Server;

@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { type CryptoKey, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { renderError } from '../../src/http/errors.js';
-import { requireAccessToken } from '../../src/oauth-http/guard.js';
+import { requireAccessToken } from '../../src/http/oauth/guard.js';
 import { ath, makeProof, type ProofKey, proofKey, rawJwt } from './dpop-helpers.js';
 import { basic, insecure, type OAuthTestServer, serviceClient, startOAuthServer } from './helpers.js';
 
@@ -25,9 +25,9 @@ describe('resource-server guard', () => {
     s = await startOAuthServer();
     rs = Fastify();
     rs.setErrorHandler((err, request, reply) => renderError(err, request, reply));
-    const guard = requireAccessToken(s.server.ctx.oauth.deps, { tenant: () => s.tenant.tenant, resource: () => RESOURCE, url: () => url });
+    const guard = requireAccessToken(s.server.ctx.oauth, { tenant: () => s.tenant.tenant, resource: () => RESOURCE, url: () => url });
     rs.get('/data', { preHandler: guard }, async (request) => ({ sub: request.accessToken?.sub }));
-    const scoped = requireAccessToken(s.server.ctx.oauth.deps, { tenant: () => s.tenant.tenant, resource: () => RESOURCE, scope: 'admin', url: () => url });
+    const scoped = requireAccessToken(s.server.ctx.oauth, { tenant: () => s.tenant.tenant, resource: () => RESOURCE, scope: 'admin', url: () => url });
     rs.get('/admin', { preHandler: scoped }, async () => ({ ok: true }));
     await rs.listen({ port: 0, host: '127.0.0.1' });
     const address = rs.server.address();

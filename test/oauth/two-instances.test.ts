@@ -57,7 +57,7 @@ describe('two instances on one database', () => {
   });
 
   it('detects at one instance the reuse of a refresh token rotated at the other', async () => {
-    const rt1 = await startRefreshFamily(s.tenant.tenant, { clientId, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.deps, Date.now());
+    const rt1 = await startRefreshFamily(s.tenant.tenant, { clientId, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
     const rt2 = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt1 }, { authorization: auth })).json().refresh_token;
     const reuse = await post2('/token', { grant_type: 'refresh_token', refresh_token: rt1 }, { authorization: auth });
     assert.equal(reuse.json().error, 'invalid_grant');
@@ -65,7 +65,7 @@ describe('two instances on one database', () => {
   });
 
   it('lets exactly one of two parallel uses win across instances', async () => {
-    const rt = await startRefreshFamily(s.tenant.tenant, { clientId, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.deps, Date.now());
+    const rt = await startRefreshFamily(s.tenant.tenant, { clientId, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
     const results = await Promise.all([
       s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth }),
       post2('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth }),

@@ -1,3 +1,4 @@
+import { SigninStoreRepo } from '../../src/storage/repos/signin-store.js';
 import { request, type HttpResponse } from '../helpers/http.js';
 import type { Clock } from '../../src/kernel/clock.js';
 import { UserService } from '../../src/management/users/service.js';
@@ -29,7 +30,7 @@ export async function startSigninServer(opts: { clock?: Clock; config?: Partial<
       return { id: u.id, email: u.email };
     },
     clientSettings: (clientId: string, settings: Partial<SigninClientSettings>) =>
-      ctx.signin.store.saveClientSettings(s.tenant.tenant.id, clientId, { ...DEFAULT_CLIENT_SETTINGS, ...settings }, ctx.clock.now()),
+      new SigninStoreRepo(ctx.db.kysely).saveClientSettings(s.tenant.tenant.id, clientId, { ...DEFAULT_CLIENT_SETTINGS, ...settings }, ctx.clock.now()),
     publicClient: (extra: Record<string, unknown> = {}) =>
       s.createClient({ token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT], ...extra }),
     webClient: async (extra: Record<string, unknown> = {}) => {

@@ -53,7 +53,7 @@ describe('sign-in: discovery, tenant isolation, limits and timing', () => {
     assert.equal(uriAtB.headers.location, undefined);
     const cb = await signIn(br, toLogin, 'iso@example.com');
     const code = new URL(cb.headers.location!).searchParams.get('code')!;
-    const clientB = await s.server.ctx.oauth.clients.create((await s.server.ctx.repos.tenants.findByHost(hostB))!.id, {
+    const clientB = await s.server.ctx.management.clients.create((await s.server.ctx.tenantRepo.findByHost(hostB))!.id, {
       grant_types: ['authorization_code'],
       redirect_uris: [REDIRECT],
     });

@@ -4,14 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock, systemClock, type Clock } from '../../src/kernel/clock.js';
 import { attemptDelivery, MAX_LOGGED_RESPONSE_BYTES, type DeliveryAttempt, type DeliveryResult } from '../../src/webhooks/deliver.js';
-import {
-  checkEgressUrlResolved,
-  createEgressAgent,
-  defaultEgressPolicy,
-  parseEgressAllowlist,
-  type EgressAgent,
-  type EgressResolver,
-} from '../../src/webhooks/egress.js';
+import { createEgressAgent, type EgressAgent } from '../../src/egress/agent.js';
+import { defaultEgressPolicy, parseEgressAllowlist, type EgressResolver } from '../../src/egress/policy.js';
+import { checkEgressUrlResolved } from '../../src/egress/url.js';
 import { newWebhookSecret, verifyWebhookSignature, webhookHeaders } from '../../src/webhooks/signer.js';
 
 interface Received {

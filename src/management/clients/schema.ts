@@ -1,9 +1,9 @@
 /** Wire schemas of OAuth clients, with RFC 7591 metadata names. */
 import { z } from 'zod';
 import { isLoopbackHost } from '../../kernel/tenancy.js';
+import { isPublicJwk } from '../../oauth/jwk.js';
+import { SCOPE_LIST } from '../../oauth/scope.js';
 import { AUTH_METHODS, GRANT_TYPE } from '../../oauth/types.js';
-
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 const absoluteUri = z.string().max(2000).refine((v) => {
   try {
@@ -35,13 +35,13 @@ const redirectUri = z.string().max(2000).refine((v) => {
 
 const publicJwk = z
   .looseObject({ kty: z.enum(['OKP', 'EC', 'RSA']), kid: z.string().max(200).optional(), alg: z.string().optional() })
-  .refine((k) => !PRIVATE_MEMBERS.some((m) => m in k), 'jwks must hold public keys only');
+  .refine(isPublicJwk, 'jwks must hold public keys only');
 
 const jwks = z
   .object({ keys: z.array(publicJwk).min(1).max(10) })
   .refine((s) => new Set(s.keys.map((k) => k.kid ?? '')).size === s.keys.length, 'kids must be unique');
 
-const scopeString = z.string().max(2000).regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'space-separated scope tokens');
+const scopeString = z.string().max(2000).regex(SCOPE_LIST, 'space-separated scope tokens');
 
 export const tokenExchangePolicy = z.strictObject({
   subject_clients: z.array(z.string().max(100)).max(100).default([]),

@@ -6,9 +6,9 @@ import { newId } from '../../kernel/ids.js';
 import { OrganizationRepo } from '../../storage/repos/organizations.js';
 import { type DeliveryStatus, WebhookDeliveryRepo } from '../../storage/repos/webhook-deliveries.js';
 import { type WebhookEndpointRecord, WebhookEndpointRepo } from '../../storage/repos/webhook-endpoints.js';
-import { webhookSecretContext } from '../../webhooks/dispatcher.js';
-import { assertEgressUrl } from '../../webhooks/egress.js';
-import type { EgressPolicy, EgressResolver } from '../../webhooks/egress-policy.js';
+import { assertEgressUrl } from '../../egress/url.js';
+import type { EgressPolicy, EgressResolver } from '../../egress/policy.js';
+import { sealEndpointSecret } from '../../webhooks/endpoint-secret.js';
 import { newWebhookSecret } from '../../webhooks/signer.js';
 import type { ManagementDeps } from '../common.js';
 
@@ -52,7 +52,7 @@ export class WebhookService {
       organizationId: orgId,
       url,
       events,
-      secretEnc: this.deps.envelope.encrypt(secret, webhookSecretContext(tenantId, id)),
+      secretEnc: sealEndpointSecret(this.deps.envelope, { tenantId, id }, secret),
       createdAt: now,
     };
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {

@@ -2,31 +2,28 @@
  * Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636, RFC 8707, OIDC Core
  * §3.1.2), one check per function. Shared by GET/POST /authorize and POST /par.
  */
+import { params, type RawParams, readParam } from '../params.js';
+import { parseScope } from '../scope.js';
+import { checkResourceSyntax } from '../token/targets.js';
 import type { ClientRecord, ClientStore, OAuthTenant } from '../types.js';
 import { GRANT_TYPE } from '../types.js';
 import { AuthorizeError, authorizeErrors as E } from './errors.js';
 import type { AuthorizationRequest, SigninClientSettings } from './types.js';
 
-export type RawParams = Record<string, string | string[] | undefined>;
+export type { RawParams };
 
 /** Scopes every client may ask for, on top of its registered ones. */
 export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
 export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const;
 export const PAR_URN = 'urn:ietf:params:oauth:request_uri:';
 
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const JKT = /^[A-Za-z0-9_-]{43}$/;
 const ORG_ID = /^org_[0-9a-z]{26}$/;
 
 /** One value of a parameter; repeated → `invalid_request` (as a page error when `page`). */
 export function single(raw: RawParams, name: string, page = false): string | undefined {
-  const v = raw[name];
-  if (Array.isArray(v)) {
-    const d = `parameter ${name} is repeated`;
-    throw page ? E.pageInvalidRequest(d) : E.invalidRequest(d);
-  }
-  return v === undefined || v === '' ? undefined : v;
+  return readParam(raw, name, page ? E.pageInvalidRequest : E.invalidRequest);
 }
 
 /** The client named by `client_id`; unknown or missing → error page. */
@@ -63,13 +60,9 @@ function checkNoRequestObject(raw: RawParams): void {
 }
 
 function checkScopes(raw: RawParams, client: ClientRecord): string[] {
-  const value = single(raw, 'scope');
-  if (value === undefined) return [];
-  const scopes = [...new Set(value.split(' ').filter(Boolean))];
+  const scopes = parseScope(single(raw, 'scope'), E.invalidScope) ?? [];
   const allowed = new Set<string>([...OIDC_SCOPES, ...client.scopes]);
-  for (const s of scopes) {
-    if (!SCOPE_TOKEN.test(s) || !allowed.has(s)) throw E.invalidScope(`scope not allowed: ${s}`);
-  }
+  for (const s of scopes) if (!allowed.has(s)) throw E.invalidScope(`scope not allowed: ${s}`);
   return scopes;
 }
 
@@ -114,16 +107,9 @@ function checkLength(raw: RawParams, name: string, max: number): string | null {
 
 /** RFC 8707: absolute URIs without fragment, each registered for the client (or the issuer). */
 function checkResources(raw: RawParams, client: ClientRecord, tenant: OAuthTenant): string[] {
-  const v = raw.resource;
-  const list = [...new Set((v === undefined ? [] : Array.isArray(v) ? v : [v]).filter((x) => x !== ''))];
+  const list = params(raw, 'resource');
   for (const r of list) {
-    let url: URL;
-    try {
-      url = new URL(r);
-    } catch {
-      throw E.invalidTarget('resource must be an absolute URI');
-    }
-    if (url.hash || r.includes('#')) throw E.invalidTarget('resource must not contain a fragment');
+    checkResourceSyntax(r, E.invalidTarget);
     if (!client.allowedResources.includes(r) && r !== tenant.issuer) throw E.invalidTarget(`resource not allowed for this client: ${r}`);
   }
   return list;

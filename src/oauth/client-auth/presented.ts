@@ -26,7 +26,7 @@ function parseBasic(value: string): { clientId: string; secret: string } {
 
 /** Finds the one authentication method used; two at once is `invalid_request`. */
 export function presentedCredentials(req: OAuthHttpRequest): Presented {
-  const authorization = header(req, 'authorization');
+  const authorization = header(req.headers, 'authorization');
   const basic = authorization && /^basic /i.test(authorization) ? parseBasic(authorization) : undefined;
   const bodyClientId = param(req.body, 'client_id');
   const bodySecret = param(req.body, 'client_secret');

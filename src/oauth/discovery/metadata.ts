@@ -12,23 +12,27 @@ export type Metadata = Record<string, unknown>;
 
 export const JWKS_PATH = '/.well-known/jwks.json';
 
+/** What the composed server implements beyond the fixed members (src/oauth/compose.ts). */
+export interface ServerFeatures {
+  /** The grant table's keys. */
+  grantTypes: readonly string[];
+}
+
 /** Members contributed by implemented features, in one place. */
-const serverFeatures: Array<(issuer: string) => Metadata> = [
+const serverFeatures: Array<(issuer: string, f: ServerFeatures) => Metadata> = [
   (issuer) => ({ jwks_uri: `${issuer}${JWKS_PATH}` }),
   // Tenants sign ID tokens with RS256 by default (OpenID interop) and offer EdDSA.
   () => ({ id_token_signing_alg_values_supported: ['RS256', 'EdDSA'], subject_types_supported: ['public'] }),
   // /token, /introspect, /revoke, DPoP (src/oauth/token/metadata.ts).
-  tokenServiceMetadata,
+  (issuer, f) => tokenServiceMetadata(issuer, f.grantTypes),
   // /authorize, /par, /userinfo, /logout, ID tokens (src/oauth/authorize/metadata.ts).
   signinMetadata,
 ];
 
 /** RFC 8414 authorization server metadata; the OpenID configuration is the same document. */
-export function authorizationServerMetadata(issuer: string): Metadata {
-  return Object.assign({ issuer }, ...serverFeatures.map((f) => f(issuer))) as Metadata;
+export function authorizationServerMetadata(issuer: string, features: ServerFeatures): Metadata {
+  return Object.assign({ issuer }, ...serverFeatures.map((f) => f(issuer, features))) as Metadata;
 }
-
-export const openidConfiguration = authorizationServerMetadata;
 
 /** RFC 9728 protected resource metadata for the tenant's own resource endpoints. */
 export function protectedResourceMetadata(issuer: string): Metadata {

@@ -10,6 +10,7 @@ import {
   type JWTPayload,
   type ProtectedHeaderParameters,
 } from 'jose';
+import { isPublicJwk } from '../jwk.js';
 import type { ReplayCache } from '../types.js';
 import type { DpopNonces } from './nonce.js';
 
@@ -17,7 +18,6 @@ import type { DpopNonces } from './nonce.js';
 export const DPOP_ALGS = ['EdDSA', 'Ed25519', 'ES256', 'PS256'] as const;
 /** How far a proof's `iat` may be from the server's clock. */
 export const DPOP_IAT_WINDOW_S = 60;
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 /** A failed check; callers turn it into the right error for their endpoint (400 or 401). */
 export class DpopError extends Error {}
@@ -74,7 +74,7 @@ function checkAlgorithm(h: ProtectedHeaderParameters): void {
 function checkPublicJwk(h: ProtectedHeaderParameters): JWK {
   const jwk = h.jwk;
   if (!jwk || typeof jwk !== 'object') throw new DpopError('the DPoP proof has no jwk');
-  if (jwk.kty === 'oct' || PRIVATE_MEMBERS.some((m) => m in jwk)) throw new DpopError('the DPoP jwk must be a public key');
+  if (!isPublicJwk(jwk)) throw new DpopError('the DPoP jwk must be a public key');
   return jwk;
 }
 

@@ -95,12 +95,19 @@ export async function handleRevocation(req: OAuthHttpRequest, tenant: OAuthTenan
   const token = requiredParam(req.body, 'token');
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
     const t = await deps.refreshTokens.find(tenant.id, sha256Hex(token));
-    if (t && t.family.clientId === client.id) await deps.refreshTokens.revokeFamily(tenant.id, t.family.id, now);
+    if (!t || t.family.clientId !== client.id || t.family.revokedAt !== null) return;
+    await deps.atomically(async (unit) => {
+      await unit.refreshTokens.revokeFamily(tenant.id, t.family.id, now);
+      await unit.audit({ type: 'token.revoked', tenantId: tenant.id, data: { client_id: client.id, token_type: 'refresh_token', family_id: t.family.id } });
+    });
     return;
   }
   const claims = await accessTokenClaims(token, tenant, deps, now);
   if (claims && claims.client_id === client.id) {
-    await deps.revoked.revoke(tenant.id, claims.jti, claims.exp * 1000, now);
-    await deps.onEvent?.({ type: 'token.revoked', tenantId: tenant.id, data: { client_id: client.id, jti: claims.jti } });
+    // The deny-list entry and its audit row commit together.
+    await deps.atomically(async (unit) => {
+      await unit.revoked.revoke(tenant.id, claims.jti, claims.exp * 1000, now);
+      await unit.audit({ type: 'token.revoked', tenantId: tenant.id, data: { client_id: client.id, token_type: 'access_token', jti: claims.jti } });
+    });
   }
 }

@@ -10,8 +10,7 @@ import { AuthorizeError } from '../authorize/errors.js';
 import type { SigninStore } from '../authorize/types.js';
 import { checkRedirectUri, PAR_URN, validateAuthorizationRequest } from '../authorize/validate.js';
 import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
-import { DpopError, DpopNonceError, singleProof, verifyDpopProof } from '../dpop/verify.js';
-import { oauthErrors } from '../errors.js';
+import { authorizationServerProof } from '../dpop/proofs.js';
 import type { OAuthDeps } from '../token/types.js';
 import type { OAuthHttpRequest, OAuthTenant } from '../types.js';
 
@@ -20,20 +19,6 @@ export const PAR_PATH = '/par';
 export interface ParResponse {
   request_uri: string;
   expires_in: number;
-}
-
-async function proofJkt(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps, now: number): Promise<string | undefined> {
-  try {
-    const proof = singleProof(req.headers.dpop);
-    if (!proof) return undefined;
-    // With KEYHALL_DPOP_NONCE the proof must carry a server nonce here too, as at /token.
-    const expectation = { method: 'POST', url: `${tenant.issuer}${PAR_PATH}`, tenantId: tenant.id, now, nonces: deps.dpopNonces };
-    return (await verifyDpopProof(proof, expectation, deps.replay)).jkt;
-  } catch (err) {
-    if (err instanceof DpopError) throw oauthErrors.invalidDpopProof(err.message);
-    if (err instanceof DpopNonceError) throw oauthErrors.useDpopNonce(err.nonce);
-    throw err;
-  }
 }
 
 /** At /par every authorization error is a JSON 400 (RFC 9126 §2.3). */
@@ -50,7 +35,8 @@ export async function handlePushedAuthorizationRequest(
 ): Promise<ParResponse> {
   const now = deps.clock.now();
   const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
-  const jkt = await proofJkt(req, tenant, deps, now);
+  // With KEYHALL_DPOP_NONCE the proof must carry a server nonce here too, as at /token.
+  const jkt = (await authorizationServerProof(req, tenant, deps, now))?.jkt;
   let request;
   try {
     const redirectUri = checkRedirectUri(client, req.body);

@@ -1,10 +1,12 @@
 /**
  * The resource-server guard (RFC 6750, RFC 9068 §4, RFC 9449 §7): one function used by every
  * protected endpoint (/userinfo, /credentials/*, /mcp). Framework-free; the Fastify preHandler
- * is src/oauth-http/guard.ts.
+ * is src/http/oauth/guard.ts.
  */
-import { DPOP_ALGS, DpopError, DpopNonceError, singleProof, verifyDpopProof } from '../dpop/verify.js';
+import { resourceServerFailures, withDpopFailures } from '../dpop/proofs.js';
+import { DPOP_ALGS, DpopError, singleProof, verifyDpopProof } from '../dpop/verify.js';
 import { type Challenge, resourceErrors } from '../errors.js';
+import { hasScope } from '../scope.js';
 import type { OAuthDeps } from '../token/types.js';
 import { type AccessTokenClaims, TokenInvalid, verifyAccessToken } from '../tokens/verify-access-token.js';
 import type { OAuthTenant } from '../types.js';
@@ -61,22 +63,17 @@ async function checkBinding(req: ProtectedRequest, p: Presented, claims: AccessT
     return;
   }
   if (p.scheme !== 'DPoP') throw resourceErrors.invalidToken(challengeFor(tenant, 'DPoP'), 'DPoP-bound token sent as Bearer');
-  const c = challengeFor(tenant, 'DPoP');
-  try {
+  await withDpopFailures(resourceServerFailures(challengeFor(tenant, 'DPoP')), async () => {
     const proof = singleProof(req.headers.dpop);
     if (!proof) throw new DpopError('missing DPoP proof');
     const verified = await verifyDpopProof(proof, { method: req.method, url: req.url, accessToken: p.token, tenantId: tenant.id, now, nonces: deps.dpopNonces }, deps.replay);
     if (verified.jkt !== jkt) throw new DpopError('the DPoP proof is signed by another key');
-  } catch (err) {
-    if (err instanceof DpopError) throw resourceErrors.invalidDpopProof(c, err.message);
-    if (err instanceof DpopNonceError) throw resourceErrors.useDpopNonce(c, err.nonce);
-    throw err;
-  }
+  });
 }
 
 function checkScope(claims: AccessTokenClaims, p: Presented, tenant: OAuthTenant, scope: string | undefined): void {
   if (scope === undefined) return;
-  if (!(claims.scope ?? '').split(' ').includes(scope)) throw resourceErrors.insufficientScope(challengeFor(tenant, p.scheme), scope);
+  if (!hasScope(claims.scope, scope)) throw resourceErrors.insufficientScope(challengeFor(tenant, p.scheme), scope);
 }
 
 /** Returns the verified claims of the request's access token, or throws a 401/403 AppError. */

@@ -2,14 +2,14 @@
 import { ASSERTION_ALGS } from '../client-auth/assertion.js';
 import { DPOP_ALGS } from '../dpop/verify.js';
 import { AUTH_METHODS } from '../types.js';
-import { GRANTS } from './grants/index.js';
 
 const CONFIDENTIAL_METHODS = AUTH_METHODS.filter((m) => m !== 'none');
 
-export function tokenServiceMetadata(issuer: string): Record<string, unknown> {
+/** `grantTypes`: the keys of the composed grant table (src/oauth/compose.ts). */
+export function tokenServiceMetadata(issuer: string, grantTypes: readonly string[]): Record<string, unknown> {
   return {
     token_endpoint: `${issuer}/token`,
-    grant_types_supported: [...GRANTS.keys()],
+    grant_types_supported: [...grantTypes],
     token_endpoint_auth_methods_supported: [...AUTH_METHODS],
     token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
     dpop_signing_alg_values_supported: [...DPOP_ALGS],

@@ -20,12 +20,25 @@ export interface OAuthSettings {
   refreshTokenTtlSeconds: number;
 }
 
-/** Audit events the OAuth core reports (wired to the event catalogue by its owner). */
+/** Audit events of the OAuth core (the acting party is the client named in `data.client_id`). */
 export interface OAuthEvent {
   type: 'token.exchanged' | 'refresh_token.reused' | 'token.revoked';
   tenantId: string;
   data: Record<string, unknown>;
 }
+
+/**
+ * The stores of one transaction, and the audit trail written in it: a revocation and its audit
+ * row commit together or not at all.
+ */
+export interface OAuthUnit {
+  refreshTokens: RefreshTokenStore;
+  revoked: RevokedTokenStore;
+  audit(event: OAuthEvent): Promise<void>;
+}
+
+/** Runs `fn` in one database transaction (src/context.ts provides it). */
+export type Atomically = <T>(fn: (unit: OAuthUnit) => Promise<T>) => Promise<T>;
 
 export interface OAuthDeps {
   clients: ClientStore;
@@ -42,16 +55,19 @@ export interface OAuthDeps {
   remoteKeys?: RemoteKeySource;
   /** Set when DPoP proofs must carry a server nonce (KEYHALL_DPOP_NONCE). */
   dpopNonces?: DpopNonces;
-  onEvent?: (event: OAuthEvent) => void | Promise<void>;
+  /** Writes that must commit together with their audit event. */
+  atomically: Atomically;
 }
 
+/** One /token request, as a grant sees it (its stores come from its factory). */
 export interface GrantContext {
   tenant: OAuthTenant;
   client: ClientRecord;
   req: OAuthHttpRequest;
   /** The verified DPoP proof of this request, if any. */
   dpop: VerifiedDpop | undefined;
-  deps: OAuthDeps;
+  /** The tenant's token lifetimes. */
+  lifetimes: OAuthSettings;
   now: number;
 }
 
@@ -65,7 +81,7 @@ export interface TokenResponse {
   issued_token_type?: string;
 }
 
-/** One grant type. The sign-in issue adds `authorization_code`, OID4VCI `pre-authorized_code`. */
+/** One grant type; src/oauth/compose.ts builds the table from the grant factories. */
 export interface GrantHandler {
   /** Whether public (`none`) clients may use this grant. */
   publicClients: boolean;

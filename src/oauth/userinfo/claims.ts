@@ -9,6 +9,11 @@ export interface UserInfoSource {
   organizations: Array<{ id: string; role: string }>;
 }
 
+/** Where the profile of a token's user comes from (src/screens/service.ts). */
+export interface UserProfileSource {
+  profile(tenantId: string, userId: string): Promise<UserInfoSource | undefined>;
+}
+
 /**
  * `openid` → sub; `email` → email, email_verified; `profile` → name and `orgs` (the user's
  * organization memberships, `[{id, role}]`).

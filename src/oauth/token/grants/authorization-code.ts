@@ -9,47 +9,37 @@ import type { CodeRecord, SigninStore } from '../../authorize/types.js';
 import { oauthErrors } from '../../errors.js';
 import { type IdTokenAlg, signIdToken } from '../../id-token/sign.js';
 import { param, requiredParam } from '../../params.js';
-import { issueAccessToken } from '../../tokens/access-token.js';
-import { GRANT_TYPE } from '../../types.js';
+import { issueAccessToken, type KeySource } from '../../tokens/access-token.js';
+import { GRANT_TYPE, type RefreshTokenStore } from '../../types.js';
 import { startRefreshFamily } from '../refresh.js';
-import type { GrantContext, GrantHandler, OAuthDeps, TokenResponse } from '../types.js';
+import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
 
-/** What the code grant needs beyond the token service's deps, provided once per process. */
-export interface CodeGrantPorts {
-  store: SigninStore;
-}
+/** The code store: single-use codes and the tokens each one issued (src/storage/repos/signin-store.ts). */
+export type CodeStore = Pick<SigninStore, 'redeemCode' | 'recordIssued' | 'clientSettings'>;
 
-/**
- * The ports ride on the token service's deps under a symbol (an own enumerable property, so the
- * copies the token endpoint makes of its deps keep it) instead of widening OAuthDeps.
- */
-const CODE_PORTS = Symbol('keyhall.codeGrantPorts');
-type WithPorts = OAuthDeps & { [CODE_PORTS]?: CodeGrantPorts };
-
-/** Attaches the sign-in store to a token service instance (src/http/routes/signin-routes.ts). */
-export function provideCodeGrantPorts(deps: OAuthDeps, p: CodeGrantPorts): void {
-  Object.defineProperty(deps, CODE_PORTS, { value: p, enumerable: true, configurable: true, writable: true });
-}
-
-function portsOf(deps: OAuthDeps): CodeGrantPorts {
-  const p = (deps as WithPorts)[CODE_PORTS];
-  if (!p) throw new Error('the authorization_code grant is not wired (provideCodeGrantPorts)');
-  return p;
+export interface AuthorizationCodeGrantPorts {
+  codes: CodeStore;
+  refreshTokens: RefreshTokenStore;
+  keys: KeySource;
+  atomically: Atomically;
 }
 
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
-async function revokeIssued(ctx: GrantContext, code: CodeRecord): Promise<void> {
-  if (code.issuedJti !== null && code.issuedExp !== null) await ctx.deps.revoked.revoke(ctx.tenant.id, code.issuedJti, code.issuedExp, ctx.now);
-  if (code.issuedFamily !== null) await ctx.deps.refreshTokens.revokeFamily(ctx.tenant.id, code.issuedFamily, ctx.now);
+/** What the first redemption issued is revoked in one transaction. */
+async function revokeIssued(ctx: GrantContext, ports: AuthorizationCodeGrantPorts, code: CodeRecord): Promise<void> {
+  await ports.atomically(async (unit) => {
+    if (code.issuedJti !== null && code.issuedExp !== null) await unit.revoked.revoke(ctx.tenant.id, code.issuedJti, code.issuedExp, ctx.now);
+    if (code.issuedFamily !== null) await unit.refreshTokens.revokeFamily(ctx.tenant.id, code.issuedFamily, ctx.now);
+  });
 }
 
-async function redeem(ctx: GrantContext, codeHash: string): Promise<CodeRecord> {
-  const { won, code } = await portsOf(ctx.deps).store.redeemCode(ctx.tenant.id, codeHash, ctx.client.id, ctx.now);
+async function redeem(ctx: GrantContext, ports: AuthorizationCodeGrantPorts, codeHash: string): Promise<CodeRecord> {
+  const { won, code } = await ports.codes.redeemCode(ctx.tenant.id, codeHash, ctx.client.id, ctx.now);
   if (!code || code.clientId !== ctx.client.id) throw oauthErrors.invalidGrant('unknown authorization code');
   if (won) return code;
   if (code.consumedAt !== null) {
-    await revokeIssued(ctx, code);
+    await revokeIssued(ctx, ports, code);
     throw oauthErrors.invalidGrant('authorization code was already used');
   }
   if (code.expiresAt <= ctx.now) throw oauthErrors.invalidGrant('authorization code expired');
@@ -77,7 +67,7 @@ function checkDpopKey(ctx: GrantContext, code: CodeRecord): void {
 }
 
 /** Refresh tokens only for `offline_access`, and only to clients registered for the grant. */
-async function maybeRefreshToken(ctx: GrantContext, code: CodeRecord): Promise<{ token: string; familyId: string } | undefined> {
+async function maybeRefreshToken(ctx: GrantContext, ports: AuthorizationCodeGrantPorts, code: CodeRecord): Promise<{ token: string; familyId: string } | undefined> {
   if (!code.grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
   const token = await startRefreshFamily(
     ctx.tenant,
@@ -89,29 +79,29 @@ async function maybeRefreshToken(ctx: GrantContext, code: CodeRecord): Promise<{
       // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5).
       jkt: ctx.client.authMethod === 'none' ? (ctx.dpop?.jkt ?? null) : null,
     },
-    ctx.deps,
+    { refreshTokens: ports.refreshTokens, settings: ctx.lifetimes },
     ctx.now,
   );
-  const found = await ctx.deps.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
+  const found = await ports.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
   return { token, familyId: found!.family.id };
 }
 
-async function handle(ctx: GrantContext): Promise<TokenResponse> {
+async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Promise<TokenResponse> {
   const codeHash = sha256Hex(requiredParam(ctx.req.body, 'code'));
-  const code = await redeem(ctx, codeHash);
+  const code = await redeem(ctx, ports, codeHash);
   checkRedirectUri(ctx, code);
   checkPkce(ctx, code);
   checkDpopKey(ctx, code);
   const scopes = code.grant.scopes;
-  const ttl = ctx.deps.settings.accessTokenTtlSeconds;
+  const ttl = ctx.lifetimes.accessTokenTtlSeconds;
   const at = await issueAccessToken(
     ctx.tenant,
     { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl },
-    { keys: ctx.deps.keys, now: ctx.now },
+    { keys: ports.keys, now: ctx.now },
   );
-  const rt = await maybeRefreshToken(ctx, code);
-  await portsOf(ctx.deps).store.recordIssued(ctx.tenant.id, codeHash, { jti: at.jti, exp: ctx.now + ttl * 1000, family: rt?.familyId ?? null });
-  const settings = await portsOf(ctx.deps).store.clientSettings(ctx.tenant.id, ctx.client.id);
+  const rt = await maybeRefreshToken(ctx, ports, code);
+  await ports.codes.recordIssued(ctx.tenant.id, codeHash, { jti: at.jti, exp: ctx.now + ttl * 1000, family: rt?.familyId ?? null });
+  const settings = await ports.codes.clientSettings(ctx.tenant.id, ctx.client.id);
   const idToken = scopes.includes('openid')
     ? await signIdToken(
         ctx.tenant,
@@ -125,7 +115,7 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
           sessionId: code.grant.sessionId,
           ttlSeconds: ttl,
         },
-        { keys: ctx.deps.keys, now: ctx.now },
+        { keys: ports.keys, now: ctx.now },
       )
     : undefined;
   return {
@@ -138,4 +128,6 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   };
 }
 
-export const authorizationCodeGrant: GrantHandler = { publicClients: true, handle };
+export function authorizationCodeGrant(ports: AuthorizationCodeGrantPorts): GrantHandler {
+  return { publicClients: true, handle: (ctx) => handle(ctx, ports) };
+}

@@ -2,16 +2,21 @@
 import { sha256Hex } from '../../../kernel/crypto/hash.js';
 import { oauthErrors } from '../../errors.js';
 import { requiredParam } from '../../params.js';
-import { issueAccessToken } from '../../tokens/access-token.js';
-import type { Actor } from '../../tokens/access-token.js';
-import type { PresentedRefreshToken } from '../../types.js';
+import { type Actor, issueAccessToken, type KeySource } from '../../tokens/access-token.js';
+import type { PresentedRefreshToken, RefreshTokenStore } from '../../types.js';
 import { rotateRefreshToken } from '../refresh.js';
 import { narrowScope, requestedResources } from '../targets.js';
-import type { GrantContext, GrantHandler, TokenResponse } from '../types.js';
+import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
 
-async function findToken(ctx: GrantContext): Promise<PresentedRefreshToken> {
+export interface RefreshTokenGrantPorts {
+  refreshTokens: RefreshTokenStore;
+  keys: KeySource;
+  atomically: Atomically;
+}
+
+async function findToken(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise<PresentedRefreshToken> {
   const token = requiredParam(ctx.req.body, 'refresh_token');
-  const found = await ctx.deps.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
+  const found = await ports.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
   if (!found) throw oauthErrors.invalidGrant('unknown refresh token');
   return found;
 }
@@ -25,18 +30,21 @@ function checkNotRevoked(t: PresentedRefreshToken): void {
 }
 
 /** A token older than the family's current one was already rotated: revoke the whole family. */
-async function checkNotReused(ctx: GrantContext, t: PresentedRefreshToken): Promise<void> {
+async function checkNotReused(ctx: GrantContext, ports: RefreshTokenGrantPorts, t: PresentedRefreshToken): Promise<void> {
   if (t.generation === t.family.generation) return;
-  await revokeForReuse(ctx, t);
+  await revokeForReuse(ctx, ports, t);
   throw oauthErrors.invalidGrant('refresh token was already used');
 }
 
-async function revokeForReuse(ctx: GrantContext, t: PresentedRefreshToken): Promise<void> {
-  await ctx.deps.refreshTokens.revokeFamily(ctx.tenant.id, t.family.id, ctx.now);
-  await ctx.deps.onEvent?.({
-    type: 'refresh_token.reused',
-    tenantId: ctx.tenant.id,
-    data: { client_id: t.family.clientId, sub: t.family.sub, family_id: t.family.id },
+/** The family's revocation and its audit event commit together. */
+async function revokeForReuse(ctx: GrantContext, ports: RefreshTokenGrantPorts, t: PresentedRefreshToken): Promise<void> {
+  await ports.atomically(async (unit) => {
+    await unit.refreshTokens.revokeFamily(ctx.tenant.id, t.family.id, ctx.now);
+    await unit.audit({
+      type: 'refresh_token.reused',
+      tenantId: ctx.tenant.id,
+      data: { client_id: t.family.clientId, sub: t.family.sub, family_id: t.family.id },
+    });
   });
 }
 
@@ -51,20 +59,20 @@ function checkBinding(ctx: GrantContext, t: PresentedRefreshToken): void {
   if (ctx.dpop.jkt !== t.family.jkt) throw oauthErrors.invalidGrant('refresh token is bound to another DPoP key');
 }
 
-async function handle(ctx: GrantContext): Promise<TokenResponse> {
-  const t = await findToken(ctx);
+async function handle(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise<TokenResponse> {
+  const t = await findToken(ctx, ports);
   checkClient(ctx, t);
   checkNotRevoked(t);
-  await checkNotReused(ctx, t);
+  await checkNotReused(ctx, ports, t);
   checkNotExpired(ctx, t);
   checkBinding(ctx, t);
   const family = t.family;
   const scopes = narrowScope(ctx.req, family.scopes);
   const requested = requestedResources(ctx.req, family.resources);
-  const next = await rotateRefreshToken(ctx.tenant, family, t.generation, ctx.deps, ctx.now);
+  const next = await rotateRefreshToken(ctx.tenant, family, t.generation, ports, ctx.now);
   if (!next) {
     // Another request rotated this token first: a parallel use is a reuse.
-    await revokeForReuse(ctx, t);
+    await revokeForReuse(ctx, ports, t);
     throw oauthErrors.invalidGrant('refresh token was already used');
   }
   const at = await issueAccessToken(
@@ -76,9 +84,9 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
       audience: requested.length > 0 ? requested : family.resources,
       jkt: family.jkt ?? ctx.dpop?.jkt,
       act: family.extra?.act as Actor | undefined,
-      ttlSeconds: ctx.deps.settings.accessTokenTtlSeconds,
+      ttlSeconds: ctx.lifetimes.accessTokenTtlSeconds,
     },
-    { keys: ctx.deps.keys, now: ctx.now },
+    { keys: ports.keys, now: ctx.now },
   );
   return {
     access_token: at.token,
@@ -89,4 +97,6 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   };
 }
 
-export const refreshTokenGrant: GrantHandler = { publicClients: true, handle };
+export function refreshTokenGrant(ports: RefreshTokenGrantPorts): GrantHandler {
+  return { publicClients: true, handle: (ctx) => handle(ctx, ports) };
+}

@@ -4,11 +4,17 @@
  */
 import { oauthErrors } from '../../errors.js';
 import { param, params, requiredParam } from '../../params.js';
-import { type Actor, issueAccessToken } from '../../tokens/access-token.js';
+import { type Actor, issueAccessToken, type KeySource } from '../../tokens/access-token.js';
 import { type AccessTokenClaims, TokenInvalid, verifyAccessToken } from '../../tokens/verify-access-token.js';
-import type { TokenExchangePolicy } from '../../types.js';
+import type { RevokedTokenStore, TokenExchangePolicy } from '../../types.js';
 import { checkResourceSyntax, narrowScope } from '../targets.js';
-import type { GrantContext, GrantHandler, TokenResponse } from '../types.js';
+import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
+
+export interface TokenExchangeGrantPorts {
+  keys: KeySource;
+  revoked: RevokedTokenStore;
+  atomically: Atomically;
+}
 
 export const TOKEN_TYPE_ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
 
@@ -18,11 +24,11 @@ function policyOf(ctx: GrantContext): TokenExchangePolicy {
   return policy;
 }
 
-async function verifyPresentedToken(ctx: GrantContext, token: string, type: string | undefined, what: string): Promise<AccessTokenClaims> {
+async function verifyPresentedToken(ctx: GrantContext, ports: TokenExchangeGrantPorts, token: string, type: string | undefined, what: string): Promise<AccessTokenClaims> {
   if (type === undefined) throw oauthErrors.invalidRequest(`missing ${what}_type`);
   if (type !== TOKEN_TYPE_ACCESS_TOKEN) throw oauthErrors.invalidRequest(`unsupported ${what}_type`);
   try {
-    return await verifyAccessToken(token, ctx.tenant, { keys: ctx.deps.keys, revoked: ctx.deps.revoked, now: ctx.now });
+    return await verifyAccessToken(token, ctx.tenant, { keys: ports.keys, revoked: ports.revoked, now: ctx.now });
   } catch (err) {
     if (err instanceof TokenInvalid) throw oauthErrors.invalidRequest(`invalid ${what}`);
     throw err;
@@ -35,12 +41,12 @@ function checkSubjectAllowed(policy: TokenExchangePolicy, subject: AccessTokenCl
   }
 }
 
-async function actorOf(ctx: GrantContext): Promise<AccessTokenClaims | undefined> {
+async function actorOf(ctx: GrantContext, ports: TokenExchangeGrantPorts): Promise<AccessTokenClaims | undefined> {
   const token = param(ctx.req.body, 'actor_token');
   const type = param(ctx.req.body, 'actor_token_type');
   if (token === undefined && type !== undefined) throw oauthErrors.invalidRequest('actor_token_type without actor_token');
   if (token === undefined) return undefined;
-  return verifyPresentedToken(ctx, token, type, 'actor_token');
+  return verifyPresentedToken(ctx, ports, token, type, 'actor_token');
 }
 
 /** RFC 8693 §4.4: when the subject token names who may act for it, the actor must be that one. */
@@ -52,7 +58,7 @@ function checkMayAct(subject: AccessTokenClaims, actor: Actor): void {
 /** The requested `resource`/`audience` values, each allowed by the client's exchange policy. */
 function targetAudience(ctx: GrantContext, policy: TokenExchangePolicy): string[] {
   const resources = params(ctx.req.body, 'resource');
-  resources.forEach(checkResourceSyntax);
+  for (const r of resources) checkResourceSyntax(r);
   const requested = [...new Set([...resources, ...params(ctx.req.body, 'audience')])];
   const allowed = new Set([...policy.audiences, ...ctx.client.allowedResources]);
   for (const aud of requested) if (!allowed.has(aud)) throw oauthErrors.invalidTarget(`audience not allowed: ${aud}`);
@@ -71,11 +77,11 @@ function nestedActor(ctx: GrantContext, subject: AccessTokenClaims, actor: Acces
   return current;
 }
 
-async function handle(ctx: GrantContext): Promise<TokenResponse> {
+async function handle(ctx: GrantContext, ports: TokenExchangeGrantPorts): Promise<TokenResponse> {
   const policy = policyOf(ctx);
-  const subject = await verifyPresentedToken(ctx, requiredParam(ctx.req.body, 'subject_token'), param(ctx.req.body, 'subject_token_type'), 'subject_token');
+  const subject = await verifyPresentedToken(ctx, ports, requiredParam(ctx.req.body, 'subject_token'), param(ctx.req.body, 'subject_token_type'), 'subject_token');
   checkSubjectAllowed(policy, subject);
-  const actorToken = await actorOf(ctx);
+  const actorToken = await actorOf(ctx, ports);
   const act = nestedActor(ctx, subject, actorToken);
   checkMayAct(subject, act);
   checkRequestedType(ctx);
@@ -83,14 +89,16 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   const scopes = narrowScope(ctx.req, subject.scope ? subject.scope.split(' ') : []);
   const at = await issueAccessToken(
     ctx.tenant,
-    { sub: subject.sub, clientId: ctx.client.id, scopes, audience, jkt: ctx.dpop?.jkt, act, ttlSeconds: ctx.deps.settings.accessTokenTtlSeconds },
-    { keys: ctx.deps.keys, now: ctx.now },
+    { sub: subject.sub, clientId: ctx.client.id, scopes, audience, jkt: ctx.dpop?.jkt, act, ttlSeconds: ctx.lifetimes.accessTokenTtlSeconds },
+    { keys: ports.keys, now: ctx.now },
   );
-  await ctx.deps.onEvent?.({
-    type: 'token.exchanged',
-    tenantId: ctx.tenant.id,
-    data: { client_id: ctx.client.id, sub: subject.sub, act, aud: audience, subject_client_id: subject.client_id },
-  });
+  await ports.atomically((unit) =>
+    unit.audit({
+      type: 'token.exchanged',
+      tenantId: ctx.tenant.id,
+      data: { client_id: ctx.client.id, sub: subject.sub, act, aud: audience, subject_client_id: subject.client_id },
+    }),
+  );
   return {
     access_token: at.token,
     issued_token_type: TOKEN_TYPE_ACCESS_TOKEN,
@@ -100,4 +108,6 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   };
 }
 
-export const tokenExchangeGrant: GrantHandler = { publicClients: false, handle };
+export function tokenExchangeGrant(ports: TokenExchangeGrantPorts): GrantHandler {
+  return { publicClients: false, handle: (ctx) => handle(ctx, ports) };
+}

@@ -10,32 +10,13 @@ import {
   type EgressPolicy,
   type EgressReason,
   type EgressResolver,
-} from './egress-policy.js';
+} from './policy.js';
 
 /**
  * Egress checks on URLs, for registration time (webhook endpoints, upstream endpoints, client
- * `jwks_uri`). Connections themselves are guarded by `createEgressAgent` (egress-agent.ts), which
+ * `jwks_uri`). Connections themselves are guarded by `createEgressAgent` (agent.ts), which
  * re-checks every address actually connected to. Rules and reasons: docs/webhooks.md.
  */
-
-export {
-  checkDestination,
-  defaultEgressPolicy,
-  EgressConfigError,
-  egressReasons,
-  EgressRefusedError,
-  forbiddenRange,
-  isEgressRefusedError,
-  isWebPort,
-  parseEgressAllowlist,
-  REFUSED_HIGH_PORTS,
-  systemResolver,
-  withTimeout,
-  type EgressPolicy,
-  type EgressResolver,
-  type ResolvedAddress,
-} from './egress-policy.js';
-export { createEgressAgent, EgressAgent, type EgressAgentOptions } from './egress-agent.js';
 
 export const MAX_EGRESS_URL_LENGTH = 2048;
 

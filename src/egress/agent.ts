@@ -12,7 +12,7 @@ import {
   withTimeout,
   type EgressPolicy,
   type EgressResolver,
-} from './egress-policy.js';
+} from './policy.js';
 
 /**
  * The connection-time guard: an undici Agent whose connector resolves the host itself, checks

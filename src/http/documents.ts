@@ -1,13 +1,10 @@
+/** Public documents: discovery (RFC 8414, OpenID Discovery), RFC 9728 metadata and the JWKS. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Keystore } from '../../kernel/crypto/keystore.js';
-import { errors } from '../../kernel/errors.js';
-import {
-  authorizationServerMetadata,
-  JWKS_PATH,
-  openidConfiguration,
-  protectedResourceMetadata,
-} from '../../oauth/discovery/metadata.js';
-import { tenantOf } from '../tenant.js';
+import { errors } from '../kernel/errors.js';
+import type { OAuthServer } from '../oauth/compose.js';
+import { JWKS_PATH } from '../oauth/discovery/metadata.js';
+import type { KeySource } from '../oauth/tokens/access-token.js';
+import { tenantOf } from './tenant.js';
 
 /** Public documents may be cached briefly; a rotated key is published before it is needed. */
 const CACHE_CONTROL = 'public, max-age=300';
@@ -19,12 +16,14 @@ function publicDocument(reply: FastifyReply): FastifyReply {
     .header('cache-control', CACHE_CONTROL);
 }
 
-export async function wellKnownRoutes(app: FastifyInstance, opts: { keystore: Keystore }): Promise<void> {
+export async function documentRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'metadata'>; keys: Pick<KeySource, 'jwks'> }): Promise<void> {
+  const { metadata } = opts.oauth;
   const documents: Record<string, (issuer: string, tenantId: string) => Promise<unknown> | unknown> = {
-    '/.well-known/openid-configuration': (issuer) => openidConfiguration(issuer),
-    '/.well-known/oauth-authorization-server': (issuer) => authorizationServerMetadata(issuer),
-    '/.well-known/oauth-protected-resource': (issuer) => protectedResourceMetadata(issuer),
-    [JWKS_PATH]: (_issuer, tenantId) => opts.keystore.jwks(tenantId),
+    // The OpenID configuration is the same document as the RFC 8414 metadata.
+    '/.well-known/openid-configuration': (issuer) => metadata.authorizationServer(issuer),
+    '/.well-known/oauth-authorization-server': (issuer) => metadata.authorizationServer(issuer),
+    '/.well-known/oauth-protected-resource': (issuer) => metadata.protectedResource(issuer),
+    [JWKS_PATH]: (_issuer, tenantId) => opts.keys.jwks(tenantId),
   };
   for (const [path, build] of Object.entries(documents)) {
     app.get(path, async (request, reply) => {

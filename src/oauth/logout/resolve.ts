@@ -2,11 +2,11 @@
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2–3): `post_logout_redirect_uri`
  * is followed only when it is registered for the client named by `id_token_hint` or `client_id`.
  */
-import { redirectTo } from '../oauth/authorize/errors.js';
-import type { SigninStore } from '../oauth/authorize/types.js';
-import { verifyIdTokenHint } from '../oauth/id-token/verify-hint.js';
-import type { KeySource } from '../oauth/tokens/access-token.js';
-import type { ClientStore, OAuthTenant } from '../oauth/types.js';
+import { redirectTo } from '../authorize/errors.js';
+import type { SigninStore } from '../authorize/types.js';
+import { verifyIdTokenHint } from '../id-token/verify-hint.js';
+import type { KeySource } from '../tokens/access-token.js';
+import type { ClientStore, OAuthTenant } from '../types.js';
 
 export interface LogoutParams {
   idTokenHint?: string;

@@ -3,42 +3,39 @@
  * GET renders and changes nothing; every POST checks CSRF and answers with a 303.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Context } from '../../context.js';
-import { continueFlow, denyFlow, type LoadedFlow, loadFlow, sessionSatisfies } from '../../oauth/authorize/engine.js';
+import { errors } from '../../kernel/errors.js';
+import { type LoadedFlow, sessionSatisfies } from '../../oauth/authorize/engine.js';
+import type { OAuthServer } from '../../oauth/compose.js';
+import type { LogoutParams } from '../../oauth/logout/resolve.js';
 import { safeReturnTo } from '../../screens/cookies.js';
-import { resolveLogout, type LogoutParams } from '../../screens/logout.js';
 import { consentPage, loginPage, logoutPage, sessionsPage, signedOutPage } from '../../screens/pages.js';
+import type { SigninService } from '../../screens/service.js';
+import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
-import {
-  brandFor,
-  clearSessionCookie,
-  csrfFor,
-  csrfOk,
-  currentSession,
-  field,
-  rejectCsrf,
-  sendError,
-  sendOutcome,
-  sendPage,
-  sessionToken,
-  setSessionCookie,
-} from './signin-common.js';
+import { sendPage } from './csp.js';
+import { csrfFor, csrfOk } from './csrf.js';
+import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
+import { clearSessionCookie, currentSession, sessionToken, setSessionCookie } from './session-cookie.js';
 
 /** The same words for an unknown email and a wrong password (no account enumeration). */
 const BAD_CREDENTIALS = 'The email or password is incorrect.';
 const FLOW_GONE = 'This sign-in page has expired or was already used. Go back to the application and start again.';
 
-const seeOther = (reply: FastifyReply, location: string) => reply.code(303).header('location', location).send();
+export interface ScreenRoutesOptions {
+  oauth: Pick<OAuthServer, 'authorize' | 'logout'>;
+  signin: SigninService;
+}
 
-export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
-  const { ctx } = opts;
-  const service = ctx.signin.service;
-  const engineDeps = () => ({ clients: ctx.oauth.deps.clients, store: ctx.signin.store, settings: ctx.signin.authorize, keys: ctx.keystore, now: ctx.clock.now() });
-  const flowOf = (request: FastifyRequest, source: unknown) => loadFlow(field(source, 'flow'), tenantOf(request), engineDeps());
+export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptions): Promise<void> {
+  const { oauth, signin: service } = opts;
+  const flowOf = (request: FastifyRequest, source: unknown) => oauth.authorize.load(field(source, 'flow'), tenantOf(request));
+  const session = (request: FastifyRequest) => currentSession(service, request);
+  const flowGone = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.pageExpired(FLOW_GONE));
+  const rejectCsrf = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.csrfFailed());
 
   const renderLogin = async (request: FastifyRequest, reply: FastifyReply, status: number, flow: LoadedFlow | undefined, extra: { email?: string; message?: string; returnTo?: string }) => {
     const tenant = tenantOf(request);
-    const brand = await brandFor(ctx, tenant.id, flow?.flow.request.organizationId);
+    const brand = await service.brand(tenant.id, flow?.flow.request.organizationId);
     const csrf = csrfFor(request, reply);
     return sendPage(reply, status, { title: 'Sign in', brand, formTargets: flow ? [flow.flow.request.redirectUri] : [] }, (f) =>
       loginPage(f, {
@@ -55,16 +52,16 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
   app.get('/login', async (request, reply) => {
     const flowParam = field(request.query, 'flow');
     const flow = flowParam === undefined ? undefined : await flowOf(request, request.query);
-    if (flowParam !== undefined && !flow) return sendError(reply, 400, 'invalid_request', FLOW_GONE);
+    if (flowParam !== undefined && !flow) return flowGone(request, reply);
     return renderLogin(request, reply, 200, flow, { returnTo: safeReturnTo(field(request.query, 'return_to'), tenantOf(request).issuer) });
   });
 
   app.post('/login', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(reply);
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
     const tenant = tenantOf(request);
     const flowParam = field(request.body, 'flow');
     const flow = flowParam === undefined ? undefined : await flowOf(request, request.body);
-    if (flowParam !== undefined && !flow) return sendError(reply, 400, 'invalid_request', FLOW_GONE);
+    if (flowParam !== undefined && !flow) return flowGone(request, reply);
     const returnTo = safeReturnTo(field(request.body, 'return_to'), tenant.issuer);
     const email = field(request.body, 'email') ?? '';
     const result = await service.login(
@@ -81,15 +78,15 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
     if (result.kind === 'invalid') return renderLogin(request, reply, 401, flow, { email, returnTo, message: BAD_CREDENTIALS });
     setSessionCookie(request, reply, result.token, service.settings.sessionMaxSeconds);
     if (!flow) return seeOther(reply, returnTo ?? '/sessions');
-    return sendOutcome(reply, await continueFlow(flow, tenant, result.session, engineDeps(), { consented: false }));
+    return sendOutcome(request, reply, await oauth.authorize.continue(flow, tenant, result.session, { consented: false }));
   });
 
   app.get('/login/consent', async (request, reply) => {
     const flow = await flowOf(request, request.query);
-    if (!flow) return sendError(reply, 400, 'invalid_request', FLOW_GONE);
-    const session = await currentSession(ctx, request);
-    if (!sessionSatisfies(flow.flow, session)) return seeOther(reply, `/login?flow=${encodeURIComponent(flow.id)}`);
-    const brand = await brandFor(ctx, tenantOf(request).id, flow.flow.request.organizationId);
+    if (!flow) return flowGone(request, reply);
+    const current = await session(request);
+    if (!sessionSatisfies(flow.flow, current)) return seeOther(reply, `/login?flow=${encodeURIComponent(flow.id)}`);
+    const brand = await service.brand(tenantOf(request).id, flow.flow.request.organizationId);
     const csrf = csrfFor(request, reply);
     return sendPage(reply, 200, { title: 'Allow access', brand, formTargets: [flow.flow.request.redirectUri] }, (f) =>
       consentPage(f, { csrf, flow: flow.id, clientName: flow.client.clientName ?? flow.client.id, scopes: flow.flow.request.scopes, resources: flow.flow.request.resources }),
@@ -97,15 +94,15 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
   });
 
   app.post('/login/consent', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(reply);
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
     const tenant = tenantOf(request);
     const flow = await flowOf(request, request.body);
-    if (!flow) return sendError(reply, 400, 'invalid_request', FLOW_GONE);
-    const session = await currentSession(ctx, request);
-    if (!sessionSatisfies(flow.flow, session)) return seeOther(reply, `/login?flow=${encodeURIComponent(flow.id)}`);
-    if (field(request.body, 'decision') !== 'allow') return sendOutcome(reply, await denyFlow(flow, tenant));
-    await service.grantConsent(tenant.id, session.userId, flow.client.id, flow.flow.request.scopes, flow.flow.request.resources);
-    return sendOutcome(reply, await continueFlow(flow, tenant, session, engineDeps(), { consented: true }));
+    if (!flow) return flowGone(request, reply);
+    const current = await session(request);
+    if (!sessionSatisfies(flow.flow, current)) return seeOther(reply, `/login?flow=${encodeURIComponent(flow.id)}`);
+    if (field(request.body, 'decision') !== 'allow') return sendOutcome(request, reply, await oauth.authorize.deny(flow, tenant));
+    await service.grantConsent(tenant.id, current.userId, flow.client.id, flow.flow.request.scopes, flow.flow.request.resources);
+    return sendOutcome(request, reply, await oauth.authorize.continue(flow, tenant, current, { consented: true }));
   });
 
   const logoutParams = (source: unknown): LogoutParams => ({
@@ -114,12 +111,11 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
     postLogoutRedirectUri: field(source, 'post_logout_redirect_uri'),
     state: field(source, 'state'),
   });
-  const logoutDeps = () => ({ keys: ctx.keystore, clients: ctx.oauth.deps.clients, store: ctx.signin.store });
 
   app.get('/logout', async (request, reply) => {
     const params = logoutParams(request.query);
-    const target = await resolveLogout(params, tenantOf(request), logoutDeps());
-    if (!target.ok) return sendError(reply, 400, 'invalid_request', target.description);
+    const target = await oauth.logout(params, tenantOf(request));
+    if (!target.ok) return sendErrorPage(request, reply, errors.invalidRequest(target.description));
     const csrf = csrfFor(request, reply);
     return sendPage(reply, 200, { title: 'Sign out', formTargets: target.redirect ? [target.redirect] : [] }, (f) =>
       logoutPage(f, { csrf, clientName: target.clientName, ...params }),
@@ -127,12 +123,12 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
   });
 
   app.post('/logout', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(reply);
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
     const tenant = tenantOf(request);
-    const target = await resolveLogout(logoutParams(request.body), tenant, logoutDeps());
-    if (!target.ok) return sendError(reply, 400, 'invalid_request', target.description);
-    const session = await currentSession(ctx, request);
-    if (session) await service.logout(tenant.id, session);
+    const target = await oauth.logout(logoutParams(request.body), tenant);
+    if (!target.ok) return sendErrorPage(request, reply, errors.invalidRequest(target.description));
+    const current = await session(request);
+    if (current) await service.logout(tenant.id, current);
     clearSessionCookie(request, reply);
     return seeOther(reply, target.redirect ?? '/login/signed-out');
   });
@@ -141,22 +137,22 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
 
   app.get('/sessions', async (request, reply) => {
     const tenant = tenantOf(request);
-    const session = await currentSession(ctx, request);
-    if (!session) return seeOther(reply, '/login?return_to=%2Fsessions');
-    const user = await service.user(tenant.id, session.userId);
-    const [sessions, consents] = await Promise.all([service.listSessions(tenant.id, session.userId), service.listConsents(tenant.id, session.userId)]);
+    const current = await session(request);
+    if (!current) return seeOther(reply, '/login?return_to=%2Fsessions');
+    const user = await service.user(tenant.id, current.userId);
+    const [sessions, consents] = await Promise.all([service.listSessions(tenant.id, current.userId), service.listConsents(tenant.id, current.userId)]);
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, 200, { title: 'Sessions' }, (f) => sessionsPage(f, { csrf, email: user?.email ?? '', currentId: session.id, sessions, consents }));
+    return sendPage(reply, 200, { title: 'Sessions' }, (f) => sessionsPage(f, { csrf, email: user?.email ?? '', currentId: current.id, sessions, consents }));
   });
 
   app.post('/sessions/revoke', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(reply);
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
     const tenant = tenantOf(request);
-    const session = await currentSession(ctx, request);
-    if (!session) return seeOther(reply, '/login?return_to=%2Fsessions');
+    const current = await session(request);
+    if (!current) return seeOther(reply, '/login?return_to=%2Fsessions');
     const which = field(request.body, 'session_id') ?? '';
-    const revoked = await service.revokeSessions(tenant.id, session.userId, which);
-    if (revoked.includes(session.id)) {
+    const revoked = await service.revokeSessions(tenant.id, current.userId, which);
+    if (revoked.includes(current.id)) {
       clearSessionCookie(request, reply);
       return seeOther(reply, '/login/signed-out');
     }
@@ -164,11 +160,11 @@ export async function signinScreenRoutes(app: FastifyInstance, opts: { ctx: Cont
   });
 
   app.post('/sessions/consents/revoke', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(reply);
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
     const tenant = tenantOf(request);
-    const session = await currentSession(ctx, request);
-    if (!session) return seeOther(reply, '/login?return_to=%2Fsessions');
-    await service.revokeConsent(tenant.id, session.userId, field(request.body, 'client_id') ?? '');
+    const current = await session(request);
+    if (!current) return seeOther(reply, '/login?return_to=%2Fsessions');
+    await service.revokeConsent(tenant.id, current.userId, field(request.body, 'client_id') ?? '');
     return seeOther(reply, '/sessions');
   });
 }

@@ -6,22 +6,18 @@ import type { TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { AppError } from '../../src/kernel/errors.js';
+import { createEgressAgent, type EgressAgentOptions } from '../../src/egress/agent.js';
 import {
-  assertEgressUrl,
-  checkEgressUrl,
-  checkEgressUrlResolved,
-  checkEgressUrlShape,
-  createEgressAgent,
   defaultEgressPolicy,
   EgressConfigError,
   EgressRefusedError,
   forbiddenRange,
   isWebPort,
   parseEgressAllowlist,
-  type EgressAgentOptions,
   type EgressPolicy,
   type EgressResolver,
-} from '../../src/webhooks/egress.js';
+} from '../../src/egress/policy.js';
+import { assertEgressUrl, checkEgressUrl, checkEgressUrlResolved, checkEgressUrlShape } from '../../src/egress/url.js';
 import ipaddr from 'ipaddr.js';
 
 const none = defaultEgressPolicy;

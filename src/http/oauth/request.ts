@@ -1,7 +1,7 @@
 /** FastifyRequest → the framework-free request shape of the OAuth core. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { oauthErrors } from '../oauth/errors.js';
-import type { OAuthHttpRequest } from '../oauth/types.js';
+import { oauthErrors } from '../../oauth/errors.js';
+import type { OAuthHttpRequest } from '../../oauth/types.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 

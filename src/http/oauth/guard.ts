@@ -1,10 +1,9 @@
 /** The resource-server guard as a Fastify preHandler (core: src/oauth/resource-server/guard.ts). */
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { tenantOf } from '../http/tenant.js';
-import { authorizeResourceRequest } from '../oauth/resource-server/guard.js';
-import type { OAuthDeps } from '../oauth/token/types.js';
-import type { AccessTokenClaims } from '../oauth/tokens/verify-access-token.js';
-import type { OAuthTenant } from '../oauth/types.js';
+import type { OAuthServer } from '../../oauth/compose.js';
+import type { AccessTokenClaims } from '../../oauth/tokens/verify-access-token.js';
+import type { OAuthTenant } from '../../oauth/types.js';
+import { tenantOf } from '../tenant.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,16 +22,15 @@ export interface RequireAccessTokenOptions {
   tenant?: (request: FastifyRequest) => OAuthTenant;
 }
 
-export function requireAccessToken(deps: OAuthDeps, opts: RequireAccessTokenOptions = {}): preHandlerAsyncHookHandler {
+export function requireAccessToken(oauth: Pick<OAuthServer, 'guard'>, opts: RequireAccessTokenOptions = {}): preHandlerAsyncHookHandler {
   return async (request) => {
     const tenant = opts.tenant ? opts.tenant(request) : tenantOf(request);
     const resource = opts.resource ? opts.resource(tenant, request) : tenant.issuer;
     const url = opts.url ? opts.url(tenant, request) : `${tenant.issuer}${request.url.split('?')[0]}`;
-    request.accessToken = await authorizeResourceRequest(
+    request.accessToken = await oauth.guard(
       { method: request.method, url, headers: request.raw.headersDistinct },
       tenant,
       { resource, ...(opts.scope ? { scope: opts.scope } : {}) },
-      deps,
     );
   };
 }

@@ -5,11 +5,11 @@
  */
 import type { JWK } from 'jose';
 import { request } from 'undici';
-import type { RemoteKeySource } from '../oauth/types.js';
-import type { EgressAgent } from '../webhooks/egress-agent.js';
-import { checkEgressUrlShape, type EgressPolicy } from '../webhooks/egress.js';
-
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+import { isPublicJwk } from '../../oauth/jwk.js';
+import type { RemoteKeySource } from '../../oauth/types.js';
+import type { EgressAgent } from '../../egress/agent.js';
+import type { EgressPolicy } from '../../egress/policy.js';
+import { checkEgressUrlShape } from '../../egress/url.js';
 
 export interface RemoteJwksOptions {
   ttlMs: number;
@@ -41,7 +41,7 @@ async function readLimited(body: AsyncIterable<Buffer>, max: number): Promise<st
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Public keys only: a key with private members is dropped, never used. */
+/** Public keys only: a private or symmetric key is dropped, never used. */
 function parseJwks(text: string): { keys: JWK[] } {
   let doc: unknown;
   try {
@@ -51,7 +51,7 @@ function parseJwks(text: string): { keys: JWK[] } {
   }
   const keys = (doc as { keys?: unknown })?.keys;
   if (!Array.isArray(keys)) throw new RemoteJwksError('jwks_uri did not return a JWK Set');
-  return { keys: keys.filter((k): k is JWK => typeof k === 'object' && k !== null && !PRIVATE_MEMBERS.some((m) => m in k)) };
+  return { keys: keys.filter((k): k is JWK => typeof k === 'object' && k !== null && isPublicJwk(k)) };
 }
 
 export class RemoteJwksCache implements RemoteKeySource {

@@ -1,0 +1,31 @@
+/** Fastify binding of /authorize (RFC 6749 §4.1.1, RFC 9126 §4). The protocol is src/oauth/authorize/. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../../kernel/errors.js';
+import type { OAuthServer } from '../../oauth/compose.js';
+import type { SigninService } from '../../screens/service.js';
+import type { Form } from '../form.js';
+import { sendErrorPage, sendOutcome } from '../screens/outcome.js';
+import { currentSession } from '../screens/session-cookie.js';
+import { tenantOf } from '../tenant.js';
+
+export const AUTHORIZE_PATH = '/authorize';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+export async function authorizeRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'authorize'>; signin: Pick<SigninService, 'current'> }): Promise<void> {
+  const { oauth, signin } = opts;
+
+  const authorize = async (request: FastifyRequest, reply: FastifyReply, raw: Form) => {
+    const tenant = tenantOf(request);
+    const outcome = await oauth.authorize.start(raw, tenant, await currentSession(signin, request));
+    return sendOutcome(request, reply, outcome);
+  };
+
+  // No automatic HEAD: a request creates a flow, and link checkers should not.
+  app.get(AUTHORIZE_PATH, { exposeHeadRoute: false }, (request, reply) => authorize(request, reply, (request.query ?? {}) as Form));
+  app.post(AUTHORIZE_PATH, (request, reply) => {
+    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== FORM) return sendErrorPage(request, reply, errors.invalidRequest(`POST /authorize takes an ${FORM} body`));
+    return authorize(request, reply, (request.body ?? {}) as Form);
+  });
+}

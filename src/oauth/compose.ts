@@ -1,0 +1,89 @@
+/**
+ * The OAuth/OpenID server, composed from ports in one place: the grant table (each grant gets
+ * its own stores), client authentication, DPoP, the resource-server guard, the authorization
+ * endpoint, logout and discovery. Framework-free: src/context.ts supplies the ports (storage,
+ * keys, clock), src/http/oauth/ binds the result to HTTP.
+ */
+import { continueFlow, denyFlow, type AuthorizeSettings, type LoadedFlow, loadFlow, type Outcome, startAuthorization } from './authorize/engine.js';
+import type { SessionRecord, SigninStore } from './authorize/types.js';
+import type { RawParams } from './authorize/validate.js';
+import { authorizationServerMetadata, type Metadata, protectedResourceMetadata } from './discovery/metadata.js';
+import { handleIntrospection, handleRevocation, type IntrospectionResponse } from './introspection/introspect.js';
+import { type LogoutParams, type LogoutTarget, resolveLogout } from './logout/resolve.js';
+import { handlePushedAuthorizationRequest, type ParResponse } from './par/push.js';
+import { authorizeResourceRequest, type GuardOptions, type ProtectedRequest } from './resource-server/guard.js';
+import { authorizationCodeGrant } from './token/grants/authorization-code.js';
+import { clientCredentialsGrant } from './token/grants/client-credentials.js';
+import { refreshTokenGrant } from './token/grants/refresh-token.js';
+import { tokenExchangeGrant } from './token/grants/token-exchange.js';
+import { handleTokenRequest } from './token/endpoint.js';
+import type { GrantHandler, GrantTable, OAuthDeps, TokenResponse } from './token/types.js';
+import type { AccessTokenClaims } from './tokens/verify-access-token.js';
+import { GRANT_TYPE, type OAuthHttpRequest, type OAuthTenant } from './types.js';
+
+export interface OAuthPorts extends OAuthDeps {
+  /** PAR request_uris, authorization flows, codes and per-client sign-in settings. */
+  signin: SigninStore;
+  authorize: AuthorizeSettings;
+  parTtlSeconds: number;
+}
+
+export interface OAuthServer {
+  /** grant_type → handler; discovery lists exactly these. */
+  grants: GrantTable;
+  /** The ports, for code that issues tokens outside an endpoint (tests, future grants). */
+  ports: OAuthPorts;
+  token(req: OAuthHttpRequest, tenant: OAuthTenant): Promise<TokenResponse>;
+  introspect(req: OAuthHttpRequest, tenant: OAuthTenant): Promise<IntrospectionResponse>;
+  revoke(req: OAuthHttpRequest, tenant: OAuthTenant): Promise<void>;
+  pushAuthorizationRequest(req: OAuthHttpRequest, tenant: OAuthTenant): Promise<ParResponse>;
+  /** The verified access token of a protected request, or a 401/403 AppError. */
+  guard(req: ProtectedRequest, tenant: OAuthTenant, opts: GuardOptions): Promise<AccessTokenClaims>;
+  authorize: {
+    start(raw: RawParams, tenant: OAuthTenant, session: SessionRecord | undefined): Promise<Outcome>;
+    load(flowId: string | undefined, tenant: OAuthTenant): Promise<LoadedFlow | undefined>;
+    continue(flow: LoadedFlow, tenant: OAuthTenant, session: SessionRecord | undefined, opts: { consented: boolean }): Promise<Outcome>;
+    deny(flow: LoadedFlow, tenant: OAuthTenant): Promise<Outcome>;
+  };
+  logout(params: LogoutParams, tenant: OAuthTenant): Promise<LogoutTarget>;
+  metadata: {
+    authorizationServer(issuer: string): Metadata;
+    protectedResource(issuer: string): Metadata;
+  };
+}
+
+/** Each grant receives only the stores it uses. */
+export function grantTable(p: OAuthPorts): GrantTable {
+  return new Map<string, GrantHandler>([
+    [GRANT_TYPE.authorizationCode, authorizationCodeGrant({ codes: p.signin, refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
+    [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys })],
+    [GRANT_TYPE.refreshToken, refreshTokenGrant({ refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
+    [GRANT_TYPE.tokenExchange, tokenExchangeGrant({ keys: p.keys, revoked: p.revoked, atomically: p.atomically })],
+  ]);
+}
+
+export function composeOAuth(ports: OAuthPorts): OAuthServer {
+  const grants = grantTable(ports);
+  const features = { grantTypes: [...grants.keys()] };
+  const authorizeDeps = () => ({ clients: ports.clients, store: ports.signin, settings: ports.authorize, keys: ports.keys, now: ports.clock.now() });
+  return {
+    grants,
+    ports,
+    token: (req, tenant) => handleTokenRequest(req, tenant, ports, grants),
+    introspect: (req, tenant) => handleIntrospection(req, tenant, ports),
+    revoke: (req, tenant) => handleRevocation(req, tenant, ports),
+    pushAuthorizationRequest: (req, tenant) => handlePushedAuthorizationRequest(req, tenant, ports, { store: ports.signin, parTtlSeconds: ports.parTtlSeconds }),
+    guard: (req, tenant, opts) => authorizeResourceRequest(req, tenant, opts, ports),
+    authorize: {
+      start: (raw, tenant, session) => startAuthorization(raw, tenant, session, authorizeDeps()),
+      load: (flowId, tenant) => loadFlow(flowId, tenant, authorizeDeps()),
+      continue: (flow, tenant, session, opts) => continueFlow(flow, tenant, session, authorizeDeps(), opts),
+      deny: (flow, tenant) => denyFlow(flow, tenant),
+    },
+    logout: (params, tenant) => resolveLogout(params, tenant, { keys: ports.keys, clients: ports.clients, store: ports.signin }),
+    metadata: {
+      authorizationServer: (issuer) => authorizationServerMetadata(issuer, features),
+      protectedResource: (issuer) => protectedResourceMetadata(issuer),
+    },
+  };
+}
