@@ -22,6 +22,7 @@ import { ClientService } from './management/clients/service.js';
 import { TokenSettingsService } from './management/clients/settings.js';
 import type { ManagementDeps } from './management/common.js';
 import { DirectoryService } from './management/directory/service.js';
+import { EventFeedService } from './management/events/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { UserService } from './management/users/service.js';
@@ -59,7 +60,7 @@ export interface ManagementServices {
   users: UserService;
   members: MemberService;
   apiKeys: ApiKeyService;
-  events: EventRepo;
+  events: EventFeedService;
   directory: DirectoryService;
   clients: ClientService;
   tokenSettings: TokenSettingsService;
@@ -214,7 +215,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       users: new UserService(deps),
       members: new MemberService(deps),
       apiKeys: new ApiKeyService(deps, apiKeys),
-      events: eventRepo,
+      events: new EventFeedService(eventRepo),
       directory: new DirectoryService(deps),
       clients: new ClientService(
         clientRepo,

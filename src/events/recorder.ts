@@ -1,15 +1,14 @@
-import type { Kysely } from 'kysely';
 import type { Clock } from '../kernel/clock.js';
 import { newId } from '../kernel/ids.js';
 import type { EventRecord, EventRepo } from '../storage/repos/events.js';
-import type { Database } from '../storage/schema.js';
+import type { Executor } from '../storage/db.js';
 import type { Actor, EventType } from './catalogue.js';
 
 /** An event about to be appended (its sequence number is assigned at commit time). */
 export type PendingEvent = Omit<EventRecord, 'seq'>;
 
 /** Runs inside the event's transaction (e.g. the webhook outbox writing its deliveries). */
-export type EventListener = (trx: Kysely<Database>, event: PendingEvent) => Promise<void>;
+export type EventListener = (trx: Executor, event: PendingEvent) => Promise<void>;
 
 export interface NewEvent {
   tenantId: string;
@@ -32,7 +31,7 @@ export interface NewEvent {
  */
 export class EventRecorder {
   readonly #listeners: EventListener[] = [];
-  readonly #queues = new WeakMap<Kysely<Database>, PendingEvent[]>();
+  readonly #queues = new WeakMap<Executor, PendingEvent[]>();
 
   constructor(
     private readonly repo: EventRepo,
@@ -44,7 +43,7 @@ export class EventRecorder {
   }
 
   /** Runs `fn` in a transaction whose recorded events are appended just before commit. */
-  async transaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  async transaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
     return db.transaction().execute(async (trx) => {
       const queue: PendingEvent[] = [];
       this.#queues.set(trx, queue);
@@ -54,7 +53,7 @@ export class EventRecorder {
     });
   }
 
-  async record(trx: Kysely<Database>, e: NewEvent): Promise<PendingEvent> {
+  async record(trx: Executor, e: NewEvent): Promise<PendingEvent> {
     const now = this.clock.now();
     const event: PendingEvent = {
       id: newId('evt', now),

@@ -8,6 +8,12 @@ import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * A database handle or an open transaction, as services pass it along to repositories (the
+ * only name for Kysely outside src/storage/).
+ */
+export type Executor = Kysely<Database>;
+
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;

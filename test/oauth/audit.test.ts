@@ -41,4 +41,37 @@ describe('OAuth audit events', () => {
     assert.equal(revoked.status, 200);
     assert.equal((await events('token.revoked')).length, 1);
   });
+
+  it('records a refresh-token revocation at /revoke, with the family', async () => {
+    const app = await serviceClient(s, { grant_types: ['refresh_token'] });
+    const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.client_id, sub: 'user_7', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
+    assert.equal((await s.post('/revoke', { token: rt }, { authorization: basic(app.client_id, app.client_secret!) })).status, 200);
+    const revoked = (await events('token.revoked')).filter((e) => e.data.token_type === 'refresh_token' && e.actor.id === app.client_id);
+    assert.equal(revoked.length, 1);
+    assert.match(String(revoked[0]!.data.family_id), /^rtf_/);
+    // A second revocation of the same family changes nothing and records nothing.
+    await s.post('/revoke', { token: rt }, { authorization: basic(app.client_id, app.client_secret!) });
+    assert.equal((await events('token.revoked')).filter((e) => e.data.family_id === revoked[0]!.data.family_id).length, 1);
+  });
+
+  it('commits a revocation and its audit row together or not at all', async () => {
+    const { atomically, revoked } = s.server.ctx.oauth.ports;
+    const tenantId = s.tenant.tenant.id;
+    const now = Date.now();
+    // A failure after the revocation (a crash before the audit row) rolls the revocation back.
+    await assert.rejects(
+      atomically(async (unit) => {
+        await unit.revoked.revoke(tenantId, 'jti-rolled-back', now + 60_000, now);
+        throw new Error('crash between the revocation and its audit row');
+      }),
+      /crash between/,
+    );
+    assert.equal(await revoked.isRevoked(tenantId, 'jti-rolled-back'), false);
+    await atomically(async (unit) => {
+      await unit.revoked.revoke(tenantId, 'jti-committed', now + 60_000, now);
+      await unit.audit({ type: 'token.revoked', tenantId, data: { client_id: 'cli_test', token_type: 'access_token', jti: 'jti-committed' } });
+    });
+    assert.equal(await revoked.isRevoked(tenantId, 'jti-committed'), true);
+    assert.equal((await events('token.revoked')).filter((e) => e.data.jti === 'jti-committed').length, 1);
+  });
 });

@@ -2,10 +2,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { isEventType } from '../../events/catalogue.js';
-import { eventView } from '../../events/recorder.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errors } from '../../kernel/errors.js';
-import type { EventRepo } from '../../storage/repos/events.js';
+import type { EventFeedService } from './service.js';
 import { errorResponse, idOf } from '../common.js';
 import { principalOf } from '../v1.js';
 
@@ -36,7 +35,7 @@ const query = z.strictObject({
  * poller never misses or repeats an event.
  */
 export const eventRoutes =
-  (repo: EventRepo): FastifyPluginAsync =>
+  (feed: EventFeedService): FastifyPluginAsync =>
   async (app) => {
     app.withTypeProvider<ZodTypeProvider>().get('/events', {
       config: { permission: 'events:read', access: 'any' },
@@ -53,25 +52,13 @@ export const eventRoutes =
         if (principal.organizationId !== null && q.organization_id !== undefined && q.organization_id !== principal.organizationId) {
           throw errors.forbidden('this API key is bound to another organization');
         }
-        let afterSeq = 0;
-        if (q.after !== undefined) {
-          const seq = await repo.findSeq(tenantId, q.after, principal.organizationId ?? undefined);
-          if (seq === undefined) throw errors.invalidRequest('after: unknown event id');
-          afterSeq = seq;
-        }
-        const rows = await repo.list({
-          tenantId,
-          afterSeq,
-          limit: q.limit + 1,
+        return feed.page(tenantId, {
+          after: q.after,
+          limit: q.limit,
           types: q.types,
-          organizationId: principal.organizationId ?? q.organization_id,
+          organizationId: q.organization_id,
+          visibleTo: principal.organizationId ?? undefined,
         });
-        const data = rows.slice(0, q.limit);
-        return {
-          data: data.map(eventView),
-          next_cursor: data[data.length - 1]?.id ?? q.after ?? null,
-          has_more: rows.length > q.limit,
-        };
       },
     });
   };
