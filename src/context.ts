@@ -79,7 +79,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       keystore,
       repos: { tenants: new TenantRepo(db.kysely), signingKeys, apiKeys: new ApiKeyRepo(db.kysely), meta, events },
       events: recorder,
-      tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000),
+      tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, recorder),
       oauth: createOAuthModule({ db, clock, keystore, envelope, config, events: recorder, egress: { policy, resolver: opts.egressResolver, agent } }),
       signin: createSigninModule(db, clock, recorder, config),
       egress: { policy, resolver: opts.egressResolver, agent },
