@@ -252,7 +252,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       keystore,
       events,
       tenantRepo,
-      tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000),
+      tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events),
       oauth,
       signin,
       management,

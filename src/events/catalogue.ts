@@ -40,6 +40,9 @@ export const EVENT_TYPES = {
   'session.revoked': { webhook: false, description: 'a session was revoked (by its user on /sessions, or through /v1)' },
   'consent.granted': { webhook: false, description: 'a user approved a third-party client' },
   'consent.revoked': { webhook: false, description: "a user withdrew a client's consent" },
+  // Tenant-wide (organization_id null): webhook endpoints belong to organizations, so it is
+  // read from GET /v1/events only.
+  'signing_key.rotated': { webhook: false, description: "a new signing key became active (the algorithm's previous key was retired)" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;
 
 export type EventType = keyof typeof EVENT_TYPES;

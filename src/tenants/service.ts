@@ -1,3 +1,5 @@
+import type { Actor } from '../events/catalogue.js';
+import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import { type Keystore, SIGNING_ALGS, type SigningAlg } from '../kernel/crypto/keystore.js';
 import { newId } from '../kernel/ids.js';
@@ -23,6 +25,7 @@ export class TenantService {
     private readonly keystore: Keystore,
     private readonly clock: Clock,
     private readonly keyOverlapMs: number,
+    private readonly events: EventRecorder,
   ) {
     this.tenants = new TenantRepo(db.kysely);
   }
@@ -70,12 +73,29 @@ export class TenantService {
     return host ? this.tenants.findByHost(host) : undefined;
   }
 
-  /** Adds new active keys; the previous ones stay published for the configured overlap. */
-  async rotateKeys(tenantId: string, algs: readonly SigningAlg[] = SIGNING_ALGS): Promise<string[]> {
+  /**
+   * Adds new active keys; the previous ones stay published for the configured overlap. Each
+   * rotated algorithm records a `signing_key.rotated` event in the rotation's transaction (the
+   * CLI rotates as the `system` actor).
+   */
+  async rotateKeys(
+    tenantId: string,
+    algs: readonly SigningAlg[] = SIGNING_ALGS,
+    actor: Actor = { type: 'system', id: null },
+  ): Promise<string[]> {
     const keys = await Promise.all(algs.map((alg) => this.keystore.generate(tenantId, alg)));
-    await this.db.kysely.transaction().execute(async (trx) => {
+    await this.events.transaction(this.db.kysely, async (trx) => {
       const repo = new SigningKeyRepo(trx, this.db.dialect);
-      for (const key of keys) await repo.rotate(key, this.keyOverlapMs, trx);
+      for (const key of keys) {
+        const retiredKid = await repo.rotate(key, this.keyOverlapMs, trx);
+        await this.events.record(trx, {
+          tenantId,
+          type: 'signing_key.rotated',
+          organizationId: null,
+          actor,
+          data: { kid: key.kid, alg: key.alg, retired_kid: retiredKid },
+        });
+      }
     });
     this.keystore.invalidate(tenantId);
     return keys.map((k) => k.kid);

@@ -40,20 +40,25 @@ export class SigningKeyRepo {
 
   /**
    * Adds a new active key for an algorithm and retires the previous active ones in one
-   * transaction, so readers always see exactly one active key per algorithm.
+   * transaction, so readers always see exactly one active key per algorithm. Resolves to the kid
+   * of the key it retired (null when the algorithm had no active key), read under the lock so
+   * concurrent rotations each name their own predecessor.
    */
-  async rotate(key: SigningKeyRecord, overlapMs: number, trx?: Kysely<Database>): Promise<void> {
+  async rotate(key: SigningKeyRecord, overlapMs: number, trx?: Kysely<Database>): Promise<string | null> {
     const run = async (tx: Kysely<Database>) => {
       // Concurrent rotations of one tenant queue here, so exactly one key per algorithm stays active.
       if (this.dialect === 'postgres') {
         await sql`select pg_advisory_xact_lock(hashtext(${`keyhall.keys:${key.tenantId}`}))`.execute(tx);
       }
-      await tx
+      // RETURNING rather than a prior SELECT: on SQLite the transaction's first statement is then
+      // a write, so it takes the write lock at once instead of upgrading a read snapshot.
+      const retired = await tx
         .updateTable('signing_keys')
         .set({ status: 'retired', retired_at: key.createdAt, expires_at: key.createdAt + overlapMs })
         .where('tenant_id', '=', key.tenantId)
         .where('alg', '=', key.alg)
         .where('status', '=', 'active')
+        .returning(['kid', 'created_at'])
         .execute();
       await tx
         .insertInto('signing_keys')
@@ -69,8 +74,10 @@ export class SigningKeyRepo {
           expires_at: null,
         })
         .execute();
+      // Exactly one row under the lock; should older data hold several, name the newest.
+      retired.sort((a, b) => Number(b.created_at) - Number(a.created_at));
+      return retired[0]?.kid ?? null;
     };
-    if (trx) await run(trx);
-    else await this.db.transaction().execute(run);
+    return trx ? run(trx) : this.db.transaction().execute(run);
   }
 }
