@@ -7,6 +7,7 @@ import { loggerOptions } from '../kernel/logging.js';
 import { v1Routes } from '../management/v1.js';
 import { oauthRoutes } from '../oauth-http/routes.js';
 import { scimRoutes } from '../scim/routes.js';
+import { drainUnreadBodies } from './body-limit.js';
 import { renderError } from './errors.js';
 import { rejectUnstorableText } from './input.js';
 import { healthRoutes } from './routes/health.js';
@@ -50,6 +51,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     return payload;
   });
+  drainUnreadBodies(app);
 
   await app.register(formbody, { bodyLimit: ctx.config.bodyLimit });
   await app.register(healthRoutes, { db: ctx.db });
