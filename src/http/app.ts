@@ -8,6 +8,7 @@ import { loggerOptions } from '../kernel/logging.js';
 import { v1Routes } from '../management/v1.js';
 import { scimRoutes } from '../scim/routes.js';
 import { ping } from '../storage/db.js';
+import { drainUnreadBodies } from './body-limit.js';
 import { documentRoutes } from './documents.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './health.js';
@@ -66,6 +67,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     return payload;
   });
+  drainUnreadBodies(app);
 
   await app.register(formbody, { bodyLimit: ctx.config.bodyLimit });
   // Hosted pages and /authorize read the host-scoped session and CSRF cookies.
