@@ -46,6 +46,8 @@ export const errors = {
   csrfFailed: () =>
     new AppError(403, 'csrf_failed', 'This form has expired or did not come from this site. Go back, reload the page and try again.'),
   unsupportedMediaType: (description?: string) => new AppError(415, 'unsupported_media_type', description),
+  /** /v1 without credentials: a bare Bearer challenge (RFC 6750 §3.1). */
+  apiKeyRequired: () => new AppError(401, 'invalid_token', 'an API key is required: Authorization: Bearer sk_live_…', { 'www-authenticate': 'Bearer' }),
   invalidToken: (description?: string, scheme = 'Bearer') =>
     new AppError(401, 'invalid_token', description, { 'www-authenticate': `${scheme} error="invalid_token"` }),
   forbidden: (description?: string) => new AppError(403, 'forbidden', description),

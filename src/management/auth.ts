@@ -1,6 +1,6 @@
 import type { Clock } from '../kernel/clock.js';
 import { sha256Hex } from '../kernel/crypto/hash.js';
-import { AppError, errors } from '../kernel/errors.js';
+import { errors } from '../kernel/errors.js';
 import type { ApiKeyRepo } from '../storage/repos/api-keys.js';
 import type { RateLimitRepo } from '../storage/repos/rate-limits.js';
 import { API_KEY_PREFIX } from './api-keys/service.js';
@@ -19,8 +19,6 @@ export const LAST_USED_RESOLUTION_MS = 5 * 60 * 1000;
 
 const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 
-const unauthenticated = () =>
-  new AppError(401, 'invalid_token', 'an API key is required: Authorization: Bearer sk_live_…', { 'www-authenticate': 'Bearer' });
 
 /**
  * Authenticates `Authorization: Bearer sk_live_…` against this tenant's keys. Missing,
@@ -33,7 +31,7 @@ export async function authenticateApiKey(
   tenantId: string,
   authorization: string | undefined,
 ): Promise<Principal> {
-  if (!authorization) throw unauthenticated();
+  if (!authorization) throw errors.apiKeyRequired();
   const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
   const token = match?.[1];
   if (!token || !KEY_SHAPE.test(token)) throw errors.invalidToken('malformed API key');

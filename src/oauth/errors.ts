@@ -20,6 +20,8 @@ export const oauthErrors = {
   unsupportedTokenType: (d?: string) => new AppError(400, 'unsupported_token_type', d),
   invalidClientMetadata: (d?: string) => new AppError(400, 'invalid_client_metadata', d),
   invalidRedirectUri: (d?: string) => new AppError(400, 'invalid_redirect_uri', d),
+  /** An authorization-request error answered as JSON at /par (RFC 9126 §2.3): its own code, 400. */
+  pushedRequest: (code: string, d: string) => new AppError(400, code, d),
 };
 
 /** How a resource server challenges (RFC 6750 §3, RFC 9449 §7.1, RFC 9728 §5.1). */

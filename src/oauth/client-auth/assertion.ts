@@ -35,8 +35,9 @@ async function clientKeySet(client: ClientRecord, remote: RemoteKeySource | unde
   if (!client.jwksUri || !remote) throw oauthErrors.invalidClient('the client has no registered keys');
   try {
     return await remote.keys(client.jwksUri, { refresh });
-  } catch {
-    throw oauthErrors.invalidClient("the client's jwks_uri could not be fetched");
+  } catch (err) {
+    // Why the fetch failed (egress refusal, status, timeout) is for the operator's log only.
+    throw oauthErrors.invalidClient("the client's jwks_uri could not be fetched").because(err, `jwks_uri ${client.jwksUri}: ${(err as Error).message}`);
   }
 }
 
@@ -69,7 +70,7 @@ async function verifySignatureAndClaims(
       return await verifyWith(assertion, await clientKeySet(client, remote, true), client, tenant, now);
     }
   } catch (err) {
-    if (err instanceof joseErrors.JOSEError) throw oauthErrors.invalidClient(`invalid client_assertion (${err.code})`);
+    if (err instanceof joseErrors.JOSEError) throw oauthErrors.invalidClient(`invalid client_assertion (${err.code})`).because(err);
     throw err;
   }
 }

@@ -5,12 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
-import { AppError } from '../../kernel/errors.js';
 import { AuthorizeError } from '../authorize/errors.js';
 import type { SigninStore } from '../authorize/types.js';
 import { checkRedirectUri, PAR_URN, validateAuthorizationRequest } from '../authorize/validate.js';
 import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
 import { authorizationServerProof } from '../dpop/proofs.js';
+import { oauthErrors } from '../errors.js';
 import type { OAuthDeps } from '../token/types.js';
 import type { OAuthHttpRequest, OAuthTenant } from '../types.js';
 
@@ -23,7 +23,7 @@ export interface ParResponse {
 
 /** At /par every authorization error is a JSON 400 (RFC 9126 §2.3). */
 function asJson(err: unknown): unknown {
-  if (err instanceof AuthorizeError) return new AppError(400, err.code === 'invalid_request_uri' ? 'invalid_request' : err.code, err.description);
+  if (err instanceof AuthorizeError) return oauthErrors.pushedRequest(err.code === 'invalid_request_uri' ? 'invalid_request' : err.code, err.description);
   return err;
 }
 
