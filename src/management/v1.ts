@@ -18,7 +18,7 @@ import { MemberService } from './members/service.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { OrganizationService } from './organizations/service.js';
 import type { Permission } from './permissions.js';
-import { RateLimitRepo } from '../storage/repos/rate-limits.js';
+import { repos } from '../storage/repos/index.js';
 import { userRoutes } from './users/routes.js';
 import { UserService } from './users/service.js';
 import { webhookRoutes } from './webhooks/routes.js';
@@ -68,7 +68,7 @@ export async function v1Routes(app: FastifyInstance, opts: { ctx: Context }): Pr
     transform: jsonSchemaTransform,
   });
 
-  const limits = new RateLimitRepo(ctx.db.kysely);
+  const limits = repos(ctx.db.kysely, ctx.db.dialect).rateLimits;
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
