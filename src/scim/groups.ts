@@ -5,14 +5,13 @@
 import type { Kysely } from 'kysely';
 import { newId } from '../kernel/ids.js';
 import { isUniqueViolation } from '../storage/db.js';
-import { type DirectoryGroupRecord, DirectoryGroupRepo, type GroupListQuery } from '../storage/repos/directory-groups.js';
-import { DirectoryUserRepo } from '../storage/repos/directory-users.js';
+import type { DirectoryGroupRecord, GroupListQuery } from '../storage/repos/directory-groups.js';
 import type { Database } from '../storage/schema.js';
 import { checkIfMatch, withRetry } from './concurrency.js';
 import { ScimError, scimErrors } from './errors.js';
 import { type AttributeMap, filterToSql } from './filter/sql.js';
 import type { ListParams } from './list.js';
-import { type ScimConnection, type ScimDeps, scimActor, syncRoles } from './provisioning.js';
+import { type ScimConnection, type ScimDeps, scimActor, scimRepos, syncRoles } from './provisioning.js';
 import { coerceGroup, GROUP_SCHEMA } from './resources.js';
 import { type GroupChange, groupPatchChanges } from './group-patch.js';
 
@@ -55,7 +54,7 @@ export class ScimGroups {
   }
 
   private async checkMembers(trx: Kysely<Database>, conn: ScimConnection, ids: string[]) {
-    const known = await new DirectoryUserRepo(trx).existingIds(conn.id, [...new Set(ids)]);
+    const known = await scimRepos(this.deps, trx).directoryUsers.existingIds(conn.id, [...new Set(ids)]);
     const unknown = ids.find((id) => !known.has(id));
     if (unknown !== undefined) throw scimErrors.invalidValue(`members: no User '${unknown}' in this directory`);
   }
@@ -66,7 +65,7 @@ export class ScimGroups {
       await this.checkMembers(trx, conn, input.memberIds);
       const now = this.deps.clock.now();
       const g: DirectoryGroupRecord = { id: newId('dsg', now), tenantId: conn.tenantId, connectionId: conn.id, displayName: input.displayName, externalId: input.externalId, version: 1, createdAt: now, updatedAt: now };
-      const repo = new DirectoryGroupRepo(trx);
+      const repo = scimRepos(this.deps, trx).directoryGroups;
       await repo.insert(g);
       const added = await repo.addMembers(conn.tenantId, g.id, input.memberIds);
       await this.event(trx, conn, 'directory.group.created', g, { members_added: added.length });
@@ -76,22 +75,22 @@ export class ScimGroups {
   }
 
   async get(conn: ScimConnection, id: string): Promise<DirectoryGroupRecord> {
-    const g = await new DirectoryGroupRepo(this.deps.db).find(conn.id, id);
+    const g = await scimRepos(this.deps).directoryGroups.find(conn.id, id);
     if (!g) throw scimErrors.notFound(`Group ${id} not found`);
     return g;
   }
 
   members(g: DirectoryGroupRecord) {
-    return new DirectoryGroupRepo(this.deps.db).members(g.id);
+    return scimRepos(this.deps).directoryGroups.members(g.id);
   }
 
   membersOfGroups(groups: DirectoryGroupRecord[]) {
-    return new DirectoryGroupRepo(this.deps.db).membersOfGroups(groups.map((g) => g.id));
+    return scimRepos(this.deps).directoryGroups.membersOfGroups(groups.map((g) => g.id));
   }
 
   async list(conn: ScimConnection, p: ListParams) {
     const where = p.filter ? filterToSql(p.filter, { attributes: GROUP_FILTERS, coreSchema: GROUP_SCHEMA }) : undefined;
-    const repo = new DirectoryGroupRepo(this.deps.db);
+    const repo = scimRepos(this.deps).directoryGroups;
     const total = await repo.count(conn.id, where);
     const rows =
       p.count === 0 ? [] : await repo.list(conn.id, { where, sortBy: (p.sortBy ?? 'id') as GroupListQuery['sortBy'], descending: p.descending, offset: p.startIndex - 1, limit: p.count });
@@ -122,7 +121,7 @@ export class ScimGroups {
   async delete(conn: ScimConnection, id: string, ifMatch: string | undefined): Promise<void> {
     await this.tx(async (trx) => {
       const cur = await this.current(trx, conn, id, ifMatch);
-      const repo = new DirectoryGroupRepo(trx);
+      const repo = scimRepos(this.deps, trx).directoryGroups;
       const memberIds = await repo.memberIds(cur.id);
       await repo.delete(conn.id, cur.id);
       await this.event(trx, conn, 'directory.group.deleted', cur);
@@ -131,7 +130,7 @@ export class ScimGroups {
   }
 
   private async current(trx: Kysely<Database>, conn: ScimConnection, id: string, ifMatch: string | undefined) {
-    const repo = new DirectoryGroupRepo(trx);
+    const repo = scimRepos(this.deps, trx).directoryGroups;
     const cur = (await repo.lock(conn.id, id)) ? await repo.find(conn.id, id) : undefined;
     if (!cur) throw scimErrors.notFound(`Group ${id} not found`);
     checkIfMatch(ifMatch, cur.version);
@@ -139,7 +138,7 @@ export class ScimGroups {
   }
 
   private async apply(trx: Kysely<Database>, conn: ScimConnection, cur: DirectoryGroupRecord, changes: GroupChange[]): Promise<DirectoryGroupRecord> {
-    const repo = new DirectoryGroupRepo(trx);
+    const repo = scimRepos(this.deps, trx).directoryGroups;
     let next = { ...cur };
     const touched = new Set<string>();
     let added = 0;

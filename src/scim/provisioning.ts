@@ -7,10 +7,9 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
-import { DirectoryGroupRepo } from '../storage/repos/directory-groups.js';
-import { type DirectoryUserRecord, DirectoryUserRepo } from '../storage/repos/directory-users.js';
-import { MemberRepo } from '../storage/repos/members.js';
-import { SigninSessionRepo } from '../storage/repos/signin-sessions.js';
+import type { Dialect } from '../storage/db.js';
+import type { DirectoryUserRecord } from '../storage/repos/directory-users.js';
+import { type Repos, repos } from '../storage/repos/index.js';
 import type { Database } from '../storage/schema.js';
 
 /** The authenticated connection a SCIM request acts for. */
@@ -24,9 +23,13 @@ export interface ScimConnection {
 
 export interface ScimDeps {
   db: Kysely<Database>;
+  dialect: Dialect;
   clock: Clock;
   events: EventRecorder;
 }
+
+/** The repositories over the root database, or over `trx` inside a transaction. */
+export const scimRepos = (deps: ScimDeps, trx?: Kysely<Database>): Repos => repos(trx ?? deps.db, deps.dialect);
 
 export const scimActor = (conn: ScimConnection): Actor => ({ type: 'scim', id: conn.id });
 
@@ -34,9 +37,9 @@ export const scimActor = (conn: ScimConnection): Actor => ({ type: 'scim', id: c
 const ROLE_ORDER = ['admin', 'member'];
 
 /** The role the directory wants for a user, or null when the connection maps no groups. */
-export async function desiredRole(trx: Kysely<Database>, conn: ScimConnection, memberId: string): Promise<string | null> {
+export async function desiredRole(groups: Repos['directoryGroups'], conn: ScimConnection, memberId: string): Promise<string | null> {
   if (Object.keys(conn.groupRoles).length === 0) return null;
-  const roles = (await new DirectoryGroupRepo(trx).groupNamesOf(memberId)).map((n) => conn.groupRoles[n]).filter((r): r is string => !!r);
+  const roles = (await groups.groupNamesOf(memberId)).map((n) => conn.groupRoles[n]).filter((r): r is string => !!r);
   return ROLE_ORDER.find((r) => roles.includes(r)) ?? 'member';
 }
 
@@ -45,8 +48,8 @@ export async function desiredRole(trx: Kysely<Database>, conn: ScimConnection, m
  * The actor is the connection, or the API key whose mapping change triggered it.
  */
 export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord, actor: Actor = scimActor(conn)): Promise<void> {
-  const members = new MemberRepo(trx);
-  const role = await desiredRole(trx, conn, du.id);
+  const { members, directoryGroups } = scimRepos(deps, trx);
+  const role = await desiredRole(directoryGroups, conn, du.id);
   const existing = await members.find(conn.tenantId, conn.organizationId, du.userId);
   const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor };
   if (!existing) {
@@ -74,13 +77,13 @@ export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: 
  * directory could sign out, again and again, anyone it can link by email.
  */
 export async function removeMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
-  const members = new MemberRepo(trx);
+  const { members, sessions } = scimRepos(deps, trx);
   const removed = await members.delete(conn.tenantId, conn.organizationId, du.userId);
   if (!removed) return;
   const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor: scimActor(conn) };
   await deps.events.record(trx, { ...base, type: 'member.removed', data: { organization_id: conn.organizationId, user_id: du.userId, role: removed.role } });
   if (!du.ownsUser) return;
-  for (const sessionId of await new SigninSessionRepo(trx).revokeAllForUser(conn.tenantId, du.userId, deps.clock.now())) {
+  for (const sessionId of await sessions.revokeAllForUser(conn.tenantId, du.userId, deps.clock.now())) {
     await deps.events.record(trx, { ...base, type: 'session.revoked', data: { user_id: du.userId, session_id: sessionId, reason: 'deprovisioned' } });
   }
 }
@@ -88,7 +91,7 @@ export async function removeMember(deps: ScimDeps, trx: Kysely<Database>, conn: 
 /** Re-applies the role mapping to the given SCIM users (after group membership or name changes). */
 export async function syncRoles(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, memberIds: Iterable<string>): Promise<void> {
   if (Object.keys(conn.groupRoles).length === 0) return;
-  const users = new DirectoryUserRepo(trx);
+  const users = scimRepos(deps, trx).directoryUsers;
   for (const id of new Set(memberIds)) {
     const du = await users.find(conn.id, id);
     if (du?.active) await ensureMember(deps, trx, conn, du);

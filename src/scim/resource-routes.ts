@@ -73,7 +73,7 @@ const wants = (name: string, attrs?: string[], excluded?: string[]) =>
   attrs?.length ? attrs.some((a) => a.toLowerCase().split('.')[0] === name) : !excluded?.some((a) => a.toLowerCase() === name);
 
 export async function resourceRoutes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
-  const deps = { db: opts.ctx.db.kysely, clock: opts.ctx.clock, events: opts.ctx.events };
+  const deps = { db: opts.ctx.db.kysely, dialect: opts.ctx.db.dialect, clock: opts.ctx.clock, events: opts.ctx.events };
   const users = new ScimUsers(deps);
   const groups = new ScimGroups(deps);
 

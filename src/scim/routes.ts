@@ -8,7 +8,7 @@ import type { Context } from '../context.js';
 import { inspectInput, MAX_INPUT_DEPTH } from '../http/input.js';
 import { tenantOf } from '../http/tenant.js';
 import { isAppError } from '../kernel/errors.js';
-import { DirectoryConnectionRepo } from '../storage/repos/directory-connections.js';
+import { repos } from '../storage/repos/index.js';
 import { authenticateScim } from './auth.js';
 import { etagOf } from './resources.js';
 import { ScimError, SCIM_CONTENT_TYPE, scimErrors } from './errors.js';
@@ -61,7 +61,7 @@ function toScimError(err: unknown, request: FastifyRequest): ScimError {
 
 export async function scimRoutes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
   const { ctx } = opts;
-  const connections = new DirectoryConnectionRepo(ctx.db.kysely);
+  const connections = repos(ctx.db.kysely, ctx.db.dialect).directoryConnections;
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: ctx.config.bodyLimit }, (_req, body, done) => {

@@ -4,14 +4,12 @@ import SCIMMY from 'scimmy';
 import { newId } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
 import { isUniqueViolation } from '../storage/db.js';
-import { DirectoryGroupRepo } from '../storage/repos/directory-groups.js';
-import { type DirectoryUserRecord, DirectoryUserRepo, type ListQuery } from '../storage/repos/directory-users.js';
-import { UserRepo } from '../storage/repos/users.js';
+import type { DirectoryUserRecord, ListQuery } from '../storage/repos/directory-users.js';
 import type { Database } from '../storage/schema.js';
 import { fromScimmy, ScimError, scimErrors } from './errors.js';
 import { type AttributeMap, filterToSql } from './filter/sql.js';
 import type { ListParams } from './list.js';
-import { ensureMember, removeMember, type ScimConnection, type ScimDeps, scimActor } from './provisioning.js';
+import { ensureMember, removeMember, type ScimConnection, type ScimDeps, scimActor, scimRepos } from './provisioning.js';
 import { coerceUser, USER_SCHEMA, type UserFields, userFields, userToScim } from './resources.js';
 import { checkPatchBody, patchMessage } from './patch-compat.js';
 import { checkIfMatch, withRetry } from './concurrency.js';
@@ -76,8 +74,7 @@ export class ScimUsers {
     const email = tenantEmail(f);
     return this.tx(async (trx) => {
       const now = this.deps.clock.now();
-      const users = new UserRepo(trx);
-      const repo = new DirectoryUserRepo(trx);
+      const { users, directoryUsers: repo } = scimRepos(this.deps, trx);
       let user = await users.findByEmail(conn.tenantId, email);
       const ownsUser = !user;
       if (user && (await repo.findByUserId(conn.id, user.id))) throw scimErrors.uniqueness('a user with this email is already provisioned by this directory');
@@ -99,18 +96,18 @@ export class ScimUsers {
   }
 
   async get(conn: ScimConnection, id: string): Promise<DirectoryUserRecord> {
-    const du = await new DirectoryUserRepo(this.deps.db).find(conn.id, id);
+    const du = await scimRepos(this.deps).directoryUsers.find(conn.id, id);
     if (!du) throw scimErrors.notFound(`User ${id} not found`);
     return du;
   }
 
   groupsOf(du: DirectoryUserRecord) {
-    return new DirectoryGroupRepo(this.deps.db).groupsOf(du.id);
+    return scimRepos(this.deps).directoryGroups.groupsOf(du.id);
   }
 
   async list(conn: ScimConnection, p: ListParams) {
     const where = p.filter ? filterToSql(p.filter, { attributes: USER_FILTERS, coreSchema: USER_SCHEMA }) : undefined;
-    const repo = new DirectoryUserRepo(this.deps.db);
+    const repo = scimRepos(this.deps).directoryUsers;
     const total = await repo.count(conn.id, where);
     const rows =
       p.count === 0 ? [] : await repo.list(conn.id, { where, sortBy: (p.sortBy ?? 'id') as ListQuery['sortBy'], descending: p.descending, offset: p.startIndex - 1, limit: p.count });
@@ -146,14 +143,14 @@ export class ScimUsers {
   async delete(conn: ScimConnection, id: string, ifMatch: string | undefined): Promise<void> {
     await this.tx(async (trx) => {
       const cur = await this.current(trx, conn, id, ifMatch);
-      await new DirectoryUserRepo(trx).delete(conn.id, cur.id);
+      await scimRepos(this.deps, trx).directoryUsers.delete(conn.id, cur.id);
       await removeMember(this.deps, trx, conn, cur);
       await this.record(trx, conn, 'directory.user.deleted', cur);
     });
   }
 
   private async current(trx: Kysely<Database>, conn: ScimConnection, id: string, ifMatch: string | undefined) {
-    const repo = new DirectoryUserRepo(trx);
+    const repo = scimRepos(this.deps, trx).directoryUsers;
     const cur = (await repo.lock(conn.id, id)) ? await repo.find(conn.id, id) : undefined;
     if (!cur) throw scimErrors.notFound(`User ${id} not found`);
     checkIfMatch(ifMatch, cur.version);
@@ -165,7 +162,7 @@ export class ScimUsers {
     const { resource, ...cols } = f;
     const changed = (Object.keys(cols) as Array<keyof typeof cols>).filter((k) => cols[k] !== cur[k]);
     if (changed.length === 0 && JSON.stringify(resource) === JSON.stringify(cur.resource)) return cur;
-    const next = await new DirectoryUserRepo(trx).replace({ ...cur, ...cols, resource }, this.deps.clock.now());
+    const next = await scimRepos(this.deps, trx).directoryUsers.replace({ ...cur, ...cols, resource }, this.deps.clock.now());
     if (!next) throw new ScimError(409, undefined, 'retry');
     if (cur.ownsUser) await this.syncProfile(trx, conn, cur, f);
     const fields = changedAttributes(cur.resource, resource);
@@ -182,7 +179,7 @@ export class ScimUsers {
 
   /** Profile changes reach the tenant user only when this SCIM user created it. */
   private async syncProfile(trx: Kysely<Database>, conn: ScimConnection, cur: DirectoryUserRecord, f: UserFields) {
-    const users = new UserRepo(trx);
+    const users = scimRepos(this.deps, trx).users;
     const user = await users.find(conn.tenantId, cur.userId);
     if (!user) return;
     const email = tenantEmail(f);

@@ -7,9 +7,8 @@ import { checkTenantAddress, normalizeHost, TenantInputError } from '../kernel/t
 import { mintApiKey } from '../management/api-keys/service.js';
 import { PERMISSIONS } from '../management/permissions.js';
 import { type Db, isUniqueViolation } from '../storage/db.js';
-import { ApiKeyRepo } from '../storage/repos/api-keys.js';
-import { SigningKeyRepo } from '../storage/repos/signing-keys.js';
-import { type TenantRecord, TenantRepo } from '../storage/repos/tenants.js';
+import { repos } from '../storage/repos/index.js';
+import type { TenantRecord, TenantRepo } from '../storage/repos/tenants.js';
 
 export interface CreatedTenant {
   tenant: TenantRecord;
@@ -27,7 +26,7 @@ export class TenantService {
     private readonly keyOverlapMs: number,
     private readonly events: EventRecorder,
   ) {
-    this.tenants = new TenantRepo(db.kysely);
+    this.tenants = repos(db.kysely, db.dialect).tenants;
   }
 
   /**
@@ -41,10 +40,10 @@ export class TenantService {
     const keys = await Promise.all(SIGNING_ALGS.map((alg) => this.keystore.generate(tenant.id, alg)));
     try {
       return await this.db.kysely.transaction().execute(async (trx) => {
-        await new TenantRepo(trx).insert(tenant);
-        const signingKeys = new SigningKeyRepo(trx, this.db.dialect);
-        for (const key of keys) await signingKeys.rotate(key, this.keyOverlapMs, trx);
-        const minted = await mintApiKey(new ApiKeyRepo(trx), this.clock, {
+        const r = repos(trx, this.db.dialect);
+        await r.tenants.insert(tenant);
+        for (const key of keys) await r.signingKeys.rotate(key, this.keyOverlapMs, trx);
+        const minted = await mintApiKey(r.apiKeys, this.clock, {
           tenantId: tenant.id,
           organizationId: null,
           name: 'platform (created with the tenant)',
@@ -85,7 +84,7 @@ export class TenantService {
   ): Promise<string[]> {
     const keys = await Promise.all(algs.map((alg) => this.keystore.generate(tenantId, alg)));
     await this.events.transaction(this.db.kysely, async (trx) => {
-      const repo = new SigningKeyRepo(trx, this.db.dialect);
+      const { signingKeys: repo } = repos(trx, this.db.dialect);
       for (const key of keys) {
         const retiredKid = await repo.rotate(key, this.keyOverlapMs, trx);
         await this.events.record(trx, {

@@ -4,8 +4,7 @@ import type { EventListener } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import { newId } from '../kernel/ids.js';
 import type { Dialect } from '../storage/db.js';
-import { WebhookDeliveryRepo } from '../storage/repos/webhook-deliveries.js';
-import { WebhookEndpointRepo } from '../storage/repos/webhook-endpoints.js';
+import { repos } from '../storage/repos/index.js';
 import type { RetrySchedule } from './schedule.js';
 
 /** True when an endpoint subscribed to `events` receives `type` (["*"] means every webhook type). */
@@ -21,9 +20,8 @@ export function subscribes(events: readonly string[], type: string): boolean {
 export function webhookOutbox(clock: Clock, dialect: Dialect, schedule: RetrySchedule): EventListener {
   return async (trx, event) => {
     if (!event.organizationId || !EVENT_TYPES[event.type as EventType]?.webhook) return;
-    const endpoints = (await new WebhookEndpointRepo(trx).listByOrganization(event.tenantId, event.organizationId, dialect)).filter((e) =>
-      subscribes(e.events, event.type),
-    );
+    const { webhookEndpoints, webhookDeliveries } = repos(trx, dialect);
+    const endpoints = (await webhookEndpoints.listByOrganization(event.tenantId, event.organizationId, dialect)).filter((e) => subscribes(e.events, event.type));
     if (endpoints.length === 0) return;
     const body = JSON.stringify({
       id: event.id,
@@ -33,9 +31,8 @@ export function webhookOutbox(clock: Clock, dialect: Dialect, schedule: RetrySch
       data: event.data,
     });
     const now = clock.now();
-    const deliveries = new WebhookDeliveryRepo(trx, dialect);
     for (const endpoint of endpoints) {
-      await deliveries.insert({
+      await webhookDeliveries.insert({
         id: newId('whd', now),
         tenantId: event.tenantId,
         organizationId: event.organizationId,

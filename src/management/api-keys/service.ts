@@ -3,11 +3,10 @@ import type { Clock } from '../../kernel/clock.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { newId, newSecret } from '../../kernel/ids.js';
 import { errors } from '../../kernel/errors.js';
-import { type ApiKeyRecord, ApiKeyRepo } from '../../storage/repos/api-keys.js';
-import { OrganizationRepo } from '../../storage/repos/organizations.js';
+import type { ApiKeyRecord, ApiKeyRepo } from '../../storage/repos/api-keys.js';
 import type { Database } from '../../storage/schema.js';
 import type { Principal } from '../auth.js';
-import type { ManagementDeps } from '../common.js';
+import { type ManagementDeps, reposOf } from '../common.js';
 import { isPermission, type Permission } from '../permissions.js';
 
 export const API_KEY_PREFIX = 'sk_live_';
@@ -78,10 +77,11 @@ export class ApiKeyService {
     const missing = scopes.filter((s) => !caller.scopes.has(s));
     if (missing.length) throw errors.insufficientScope(`the calling key does not hold: ${missing.join(', ')}`);
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      if (organizationId !== null && !(await new OrganizationRepo(trx).findShared(caller.tenantId, organizationId, this.deps.db.dialect))) {
+      const r = reposOf(this.deps, trx);
+      if (organizationId !== null && !(await r.organizations.findShared(caller.tenantId, organizationId, this.deps.db.dialect))) {
         throw errors.notFound('organization not found');
       }
-      const minted = await mintApiKey(new ApiKeyRepo(trx), this.deps.clock, {
+      const minted = await mintApiKey(r.apiKeys, this.deps.clock, {
         tenantId: caller.tenantId,
         organizationId,
         name: input.name,
@@ -104,7 +104,7 @@ export class ApiKeyService {
 
   async revoke(caller: Principal, organizationId: string | null, keyId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const revoked = await new ApiKeyRepo(trx).revoke(caller.tenantId, organizationId, keyId, this.deps.clock.now());
+      const revoked = await reposOf(this.deps, trx).apiKeys.revoke(caller.tenantId, organizationId, keyId, this.deps.clock.now());
       if (!revoked) throw errors.notFound('API key not found');
       await this.deps.events.record(trx, {
         tenantId: caller.tenantId,

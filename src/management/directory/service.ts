@@ -7,10 +7,8 @@ import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { errors } from '../../kernel/errors.js';
 import { newId, newSecret } from '../../kernel/ids.js';
 import { SCIM_TOKEN_PREFIX } from '../../scim/auth.js';
-import { type DirectoryConnectionRecord, DirectoryConnectionRepo } from '../../storage/repos/directory-connections.js';
-import { DirectoryUserRepo } from '../../storage/repos/directory-users.js';
-import { OrganizationRepo } from '../../storage/repos/organizations.js';
-import { iso, type ManagementDeps } from '../common.js';
+import type { DirectoryConnectionRecord } from '../../storage/repos/directory-connections.js';
+import { iso, type ManagementDeps, reposOf } from '../common.js';
 import { ensureMember, type ScimConnection } from '../../scim/provisioning.js';
 
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
@@ -60,36 +58,38 @@ export class DirectoryService {
       updatedAt: now,
     };
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      if (!(await new OrganizationRepo(trx).find(tenantId, orgId))) throw errors.notFound('organization not found');
-      await new DirectoryConnectionRepo(trx).insert(c);
+      const r = reposOf(this.deps, trx);
+      if (!(await r.organizations.find(tenantId, orgId))) throw errors.notFound('organization not found');
+      await r.directoryConnections.insert(c);
       await this.event(trx, tenantId, orgId, actor, 'directory.connection.created', { connection_id: c.id, name: c.name });
     });
     return c;
   }
 
   async get(tenantId: string, orgId: string, id: string) {
-    const c = await new DirectoryConnectionRepo(this.deps.db.kysely).find(tenantId, orgId, id);
+    const c = await reposOf(this.deps).directoryConnections.find(tenantId, orgId, id);
     if (!c) throw errors.notFound('directory connection not found');
     return c;
   }
 
   async list(tenantId: string, orgId: string, after: string | undefined, limit: number) {
-    if (!(await new OrganizationRepo(this.deps.db.kysely).find(tenantId, orgId))) throw errors.notFound('organization not found');
-    return new DirectoryConnectionRepo(this.deps.db.kysely).list(tenantId, orgId, after, limit);
+    const r = reposOf(this.deps);
+    if (!(await r.organizations.find(tenantId, orgId))) throw errors.notFound('organization not found');
+    return r.directoryConnections.list(tenantId, orgId, after, limit);
   }
 
   /** A changed role mapping is applied to the connection's active users at once. */
   async update(tenantId: string, actor: Actor, orgId: string, id: string, input: ConnectionInput) {
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const groupRoles = input.group_roles === undefined ? undefined : lowerKeys(input.group_roles);
-      const c = await new DirectoryConnectionRepo(trx).update(tenantId, orgId, id, { name: input.name, groupRoles, rateLimitPerMinute: input.rate_limit_per_minute }, this.deps.clock.now());
+      const c = await reposOf(this.deps, trx).directoryConnections.update(tenantId, orgId, id, { name: input.name, groupRoles, rateLimitPerMinute: input.rate_limit_per_minute }, this.deps.clock.now());
       if (!c) throw errors.notFound('directory connection not found');
       const fields = Object.keys(input).filter((k) => input[k as keyof ConnectionInput] !== undefined);
       await this.event(trx, tenantId, orgId, actor, 'directory.connection.updated', { connection_id: id, fields });
       if (groupRoles !== undefined) {
         const conn: ScimConnection = { id, tenantId, organizationId: orgId, groupRoles: c.groupRoles };
-        const deps = { db: trx, clock: this.deps.clock, events: this.deps.events };
-        for (const du of await new DirectoryUserRepo(trx).listActive(id)) await ensureMember(deps, trx, conn, du, actor);
+        const deps = { db: trx, dialect: this.deps.db.dialect, clock: this.deps.clock, events: this.deps.events };
+        for (const du of await reposOf(this.deps, trx).directoryUsers.listActive(id)) await ensureMember(deps, trx, conn, du, actor);
       }
       return c;
     });
@@ -97,7 +97,7 @@ export class DirectoryService {
 
   async delete(tenantId: string, actor: Actor, orgId: string, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const removed = await new DirectoryConnectionRepo(trx).delete(tenantId, orgId, id);
+      const removed = await reposOf(this.deps, trx).directoryConnections.delete(tenantId, orgId, id);
       if (!removed) throw errors.notFound('directory connection not found');
       await this.event(trx, tenantId, orgId, actor, 'directory.connection.deleted', { connection_id: id, name: removed.name });
     });
@@ -108,7 +108,7 @@ export class DirectoryService {
     const token = newSecret(SCIM_TOKEN_PREFIX);
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const now = this.deps.clock.now();
-      if (!(await new DirectoryConnectionRepo(trx).setToken(tenantId, orgId, connectionId, sha256Hex(token), now))) {
+      if (!(await reposOf(this.deps, trx).directoryConnections.setToken(tenantId, orgId, connectionId, sha256Hex(token), now))) {
         throw errors.notFound('directory connection not found');
       }
       await this.event(trx, tenantId, orgId, actor, 'directory.token.created', { connection_id: connectionId });

@@ -1,10 +1,8 @@
 import type { Actor } from '../../events/catalogue.js';
 import { errors } from '../../kernel/errors.js';
 import { isUniqueViolation } from '../../storage/db.js';
-import { type MemberRecord, MemberRepo, type MemberWithUser } from '../../storage/repos/members.js';
-import { OrganizationRepo } from '../../storage/repos/organizations.js';
-import { UserRepo } from '../../storage/repos/users.js';
-import { iso, type ManagementDeps } from '../common.js';
+import type { MemberRecord, MemberWithUser } from '../../storage/repos/members.js';
+import { iso, type ManagementDeps, reposOf } from '../common.js';
 
 /** Organization roles (docs/members.md). */
 export const ROLES = ['admin', 'member'] as const;
@@ -25,12 +23,12 @@ export class MemberService {
   constructor(private readonly deps: ManagementDeps) {}
 
   private async requireOrg(tenantId: string, orgId: string) {
-    if (!(await new OrganizationRepo(this.deps.db.kysely).find(tenantId, orgId))) throw errors.notFound('organization not found');
+    if (!(await reposOf(this.deps).organizations.find(tenantId, orgId))) throw errors.notFound('organization not found');
   }
 
   async list(tenantId: string, orgId: string, after: string | undefined, limit: number) {
     await this.requireOrg(tenantId, orgId);
-    return new MemberRepo(this.deps.db.kysely).list(tenantId, orgId, after, limit);
+    return reposOf(this.deps).members.list(tenantId, orgId, after, limit);
   }
 
   async add(tenantId: string, actor: Actor, orgId: string, userId: string, role: Role) {
@@ -38,9 +36,10 @@ export class MemberService {
     const member: MemberRecord = { tenantId, organizationId: orgId, userId, role, createdAt: now, updatedAt: now };
     try {
       await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        if (!(await new OrganizationRepo(trx).findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
-        if (!(await new UserRepo(trx).find(tenantId, userId))) throw errors.invalidRequest('user_id: no such user');
-        await new MemberRepo(trx).insert(member);
+        const r = reposOf(this.deps, trx);
+        if (!(await r.organizations.findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
+        if (!(await r.users.find(tenantId, userId))) throw errors.invalidRequest('user_id: no such user');
+        await r.members.insert(member);
         await this.deps.events.record(trx, {
           tenantId,
           type: 'member.added',
@@ -58,7 +57,7 @@ export class MemberService {
 
   async changeRole(tenantId: string, actor: Actor, orgId: string, userId: string, role: Role) {
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const repo = new MemberRepo(trx);
+      const repo = reposOf(this.deps, trx).members;
       const current = await repo.find(tenantId, orgId, userId);
       if (!current) throw errors.notFound('member not found');
       if (current.role === role) return current;
@@ -77,7 +76,7 @@ export class MemberService {
 
   async remove(tenantId: string, actor: Actor, orgId: string, userId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const removed = await new MemberRepo(trx).delete(tenantId, orgId, userId);
+      const removed = await reposOf(this.deps, trx).members.delete(tenantId, orgId, userId);
       if (!removed) throw errors.notFound('member not found');
       await this.deps.events.record(trx, {
         tenantId,

@@ -2,10 +2,8 @@ import type { Actor } from '../../events/catalogue.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../storage/db.js';
-import { ApiKeyRepo } from '../../storage/repos/api-keys.js';
-import { MemberRepo } from '../../storage/repos/members.js';
-import { type OrganizationPatch, type OrganizationRecord, OrganizationRepo } from '../../storage/repos/organizations.js';
-import { iso, type ManagementDeps } from '../common.js';
+import type { OrganizationPatch, OrganizationRecord } from '../../storage/repos/organizations.js';
+import { iso, type ManagementDeps, reposOf } from '../common.js';
 
 export function organizationView(o: OrganizationRecord) {
   return {
@@ -57,7 +55,7 @@ export class OrganizationService {
     };
     try {
       await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        await new OrganizationRepo(trx).insert(org);
+        await reposOf(this.deps, trx).organizations.insert(org);
         await this.deps.events.record(trx, {
           tenantId,
           type: 'organization.created',
@@ -73,19 +71,19 @@ export class OrganizationService {
   }
 
   async get(tenantId: string, id: string): Promise<OrganizationRecord> {
-    const org = await new OrganizationRepo(this.deps.db.kysely).find(tenantId, id);
+    const org = await reposOf(this.deps).organizations.find(tenantId, id);
     if (!org) throw errors.notFound('organization not found');
     return org;
   }
 
   list(tenantId: string, after: string | undefined, limit: number) {
-    return new OrganizationRepo(this.deps.db.kysely).list(tenantId, after, limit);
+    return reposOf(this.deps).organizations.list(tenantId, after, limit);
   }
 
   async update(tenantId: string, actor: Actor, id: string, patch: OrganizationPatch) {
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        const org = await new OrganizationRepo(trx).update(tenantId, id, patch, this.deps.clock.now());
+        const org = await reposOf(this.deps, trx).organizations.update(tenantId, id, patch, this.deps.clock.now());
         if (!org) throw errors.notFound('organization not found');
         await this.deps.events.record(trx, {
           tenantId,
@@ -105,9 +103,10 @@ export class OrganizationService {
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const now = this.deps.clock.now();
-      const members = await new MemberRepo(trx).listByOrganization(tenantId, id);
-      if (!(await new OrganizationRepo(trx).delete(tenantId, id))) throw errors.notFound('organization not found');
-      await new ApiKeyRepo(trx).revokeAllOfOrganization(tenantId, id, now);
+      const r = reposOf(this.deps, trx);
+      const members = await r.members.listByOrganization(tenantId, id);
+      if (!(await r.organizations.delete(tenantId, id))) throw errors.notFound('organization not found');
+      await r.apiKeys.revokeAllOfOrganization(tenantId, id, now);
       for (const m of members) {
         await this.deps.events.record(trx, {
           tenantId,

@@ -3,11 +3,8 @@ import type { Actor } from '../../events/catalogue.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../storage/db.js';
-import { MemberRepo } from '../../storage/repos/members.js';
-import { OAuthRefreshTokenRepo } from '../../storage/repos/oauth-refresh-tokens.js';
-import { SigninSessionRepo } from '../../storage/repos/signin-sessions.js';
-import { type UserPatch, type UserRecord, UserRepo } from '../../storage/repos/users.js';
-import { iso, type ManagementDeps } from '../common.js';
+import type { UserPatch, UserRecord } from '../../storage/repos/users.js';
+import { iso, type ManagementDeps, reposOf } from '../common.js';
 
 /** Emails are unique per tenant in this form: trimmed and lower-cased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -47,7 +44,7 @@ export class UserService {
     };
     try {
       await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        await new UserRepo(trx).insert(user);
+        await reposOf(this.deps, trx).users.insert(user);
         await this.deps.events.record(trx, { tenantId, type: 'user.created', organizationId: null, actor, data: { user_id: user.id } });
       });
     } catch (err) {
@@ -57,13 +54,13 @@ export class UserService {
   }
 
   async get(tenantId: string, id: string) {
-    const user = await new UserRepo(this.deps.db.kysely).find(tenantId, id);
+    const user = await reposOf(this.deps).users.find(tenantId, id);
     if (!user) throw errors.notFound('user not found');
     return user;
   }
 
   list(tenantId: string, after: string | undefined, limit: number, email?: string) {
-    return new UserRepo(this.deps.db.kysely).list(tenantId, after, limit, email === undefined ? undefined : normalizeEmail(email));
+    return reposOf(this.deps).users.list(tenantId, after, limit, email === undefined ? undefined : normalizeEmail(email));
   }
 
   async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string }) {
@@ -75,7 +72,7 @@ export class UserService {
     const fields = Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined);
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        const user = await new UserRepo(trx).update(tenantId, id, patch, this.deps.clock.now());
+        const user = await reposOf(this.deps, trx).users.update(tenantId, id, patch, this.deps.clock.now());
         if (!user) throw errors.notFound('user not found');
         await this.deps.events.record(trx, { tenantId, type: 'user.updated', organizationId: null, actor, data: { user_id: id, fields } });
         return user;
@@ -88,8 +85,9 @@ export class UserService {
   /** Revokes every hosted-login session of the user (one session.revoked event each); returns how many. */
   async revokeSessions(tenantId: string, actor: Actor, id: string): Promise<number> {
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      if (!(await new UserRepo(trx).find(tenantId, id))) throw errors.notFound('user not found');
-      const ids = await new SigninSessionRepo(trx).revokeAllForUser(tenantId, id, this.deps.clock.now());
+      const r = reposOf(this.deps, trx);
+      if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
+      const ids = await r.sessions.revokeAllForUser(tenantId, id, this.deps.clock.now());
       for (const sessionId of ids) {
         await this.deps.events.record(trx, { tenantId, type: 'session.revoked', organizationId: null, actor, data: { user_id: id, session_id: sessionId } });
       }
@@ -100,10 +98,11 @@ export class UserService {
   /** Deletes the user and their memberships (each a member.removed event). */
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const memberships = await new MemberRepo(trx).listByUser(tenantId, id);
-      if (!(await new UserRepo(trx).delete(tenantId, id))) throw errors.notFound('user not found');
+      const r = reposOf(this.deps, trx);
+      const memberships = await r.members.listByUser(tenantId, id);
+      if (!(await r.users.delete(tenantId, id))) throw errors.notFound('user not found');
       // Sessions and consents go with the user (foreign keys); refresh tokens are revoked.
-      await new OAuthRefreshTokenRepo(trx).revokeForSubject(tenantId, id, this.deps.clock.now());
+      await r.refreshTokens.revokeForSubject(tenantId, id, this.deps.clock.now());
       for (const m of memberships) {
         await this.deps.events.record(trx, {
           tenantId,

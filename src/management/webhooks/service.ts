@@ -3,14 +3,13 @@ import { WEBHOOK_EVENT_TYPES } from '../../events/catalogue.js';
 import type { Envelope } from '../../kernel/crypto/envelope.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { OrganizationRepo } from '../../storage/repos/organizations.js';
-import { type DeliveryStatus, WebhookDeliveryRepo } from '../../storage/repos/webhook-deliveries.js';
-import { type WebhookEndpointRecord, WebhookEndpointRepo } from '../../storage/repos/webhook-endpoints.js';
+import type { DeliveryStatus } from '../../storage/repos/webhook-deliveries.js';
+import type { WebhookEndpointRecord } from '../../storage/repos/webhook-endpoints.js';
 import { assertEgressUrl } from '../../egress/url.js';
 import type { EgressPolicy, EgressResolver } from '../../egress/policy.js';
 import { sealEndpointSecret } from '../../webhooks/endpoint-secret.js';
 import { newWebhookSecret } from '../../webhooks/signer.js';
-import type { ManagementDeps } from '../common.js';
+import { type ManagementDeps, reposOf } from '../common.js';
 
 export interface WebhookDeps extends ManagementDeps {
   envelope: Envelope;
@@ -56,12 +55,13 @@ export class WebhookService {
       createdAt: now,
     };
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      if (!(await new OrganizationRepo(trx).findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
-      const existing = await new WebhookEndpointRepo(trx).listByOrganization(tenantId, orgId);
+      const r = reposOf(this.deps, trx);
+      if (!(await r.organizations.findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
+      const existing = await r.webhookEndpoints.listByOrganization(tenantId, orgId);
       if (existing.length >= MAX_ENDPOINTS_PER_ORGANIZATION) {
         throw errors.invalidRequest(`an organization can have at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints`);
       }
-      await new WebhookEndpointRepo(trx).insert(endpoint);
+      await r.webhookEndpoints.insert(endpoint);
       await this.deps.events.record(trx, {
         tenantId,
         type: 'webhook_endpoint.created',
@@ -75,18 +75,18 @@ export class WebhookService {
   }
 
   async get(tenantId: string, orgId: string, id: string) {
-    const endpoint = await new WebhookEndpointRepo(this.deps.db.kysely).find(tenantId, orgId, id);
+    const endpoint = await reposOf(this.deps).webhookEndpoints.find(tenantId, orgId, id);
     if (!endpoint) throw errors.notFound('webhook endpoint not found');
     return endpoint;
   }
 
   list(tenantId: string, orgId: string) {
-    return new WebhookEndpointRepo(this.deps.db.kysely).listByOrganization(tenantId, orgId);
+    return reposOf(this.deps).webhookEndpoints.listByOrganization(tenantId, orgId);
   }
 
   async delete(tenantId: string, actor: Actor, orgId: string, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      if (!(await new WebhookEndpointRepo(trx).delete(tenantId, orgId, id))) throw errors.notFound('webhook endpoint not found');
+      if (!(await reposOf(this.deps, trx).webhookEndpoints.delete(tenantId, orgId, id))) throw errors.notFound('webhook endpoint not found');
       await this.deps.events.record(trx, {
         tenantId,
         type: 'webhook_endpoint.deleted',
@@ -99,7 +99,7 @@ export class WebhookService {
 
   async deliveries(tenantId: string, orgId: string, endpointId: string, q: { status?: DeliveryStatus; after?: string; limit: number }) {
     await this.get(tenantId, orgId, endpointId);
-    const repo = new WebhookDeliveryRepo(this.deps.db.kysely, this.deps.db.dialect);
+    const repo = reposOf(this.deps).webhookDeliveries;
     const rows = await repo.list({ tenantId, endpointId, ...q });
     const attempts = await repo.attemptsOf(rows.map((r) => r.id));
     return rows.map((d) => ({ delivery: d, attempts: attempts.filter((a) => a.deliveryId === d.id) }));
@@ -108,7 +108,7 @@ export class WebhookService {
   /** Replays a finished delivery: one new attempt now, same webhook-id, same body. */
   async retry(tenantId: string, orgId: string, endpointId: string, deliveryId: string) {
     await this.get(tenantId, orgId, endpointId);
-    const repo = new WebhookDeliveryRepo(this.deps.db.kysely, this.deps.db.dialect);
+    const repo = reposOf(this.deps).webhookDeliveries;
     const d = await repo.scheduleRetry(tenantId, endpointId, deliveryId, this.deps.clock.now());
     if (d) return d;
     if (await repo.find(tenantId, endpointId, deliveryId)) throw errors.conflict('the delivery is pending or in flight; it will be attempted on schedule');

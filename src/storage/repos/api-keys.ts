@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { codec, json } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export interface ApiKeyRecord {
@@ -14,50 +15,30 @@ export interface ApiKeyRecord {
   revokedAt: number | null;
 }
 
-type Row = Database['api_keys'];
-const toRecord = (r: Row): ApiKeyRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  organizationId: r.organization_id,
-  name: r.name,
-  scopes: JSON.parse(r.scopes) as string[],
-  keyHash: r.key_hash,
-  keyPrefix: r.key_prefix,
-  createdAt: r.created_at,
-  lastUsedAt: r.last_used_at,
-  revokedAt: r.revoked_at,
+const stored = codec<ApiKeyRecord>()('api_keys', {
+  id: true,
+  tenantId: true,
+  organizationId: true,
+  name: true,
+  scopes: json<string[]>(),
+  keyHash: true,
+  keyPrefix: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
 });
 
 export class ApiKeyRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insert(k: ApiKeyRecord, trx: Kysely<Database> = this.db): Promise<void> {
-    await trx
-      .insertInto('api_keys')
-      .values({
-        id: k.id,
-        tenant_id: k.tenantId,
-        organization_id: k.organizationId,
-        name: k.name,
-        scopes: JSON.stringify(k.scopes),
-        key_hash: k.keyHash,
-        key_prefix: k.keyPrefix,
-        created_at: k.createdAt,
-        last_used_at: k.lastUsedAt,
-        revoked_at: k.revokedAt,
-      })
-      .execute();
+    await trx.insertInto('api_keys').values(stored.toRow(k)).execute();
   }
 
   /** Looks a key up by the hash of the presented secret, within one tenant. */
   async findByHash(tenantId: string, keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('key_hash', '=', keyHash)
-      .where('tenant_id', '=', tenantId)
-      .executeTakeFirst();
-    return row && toRecord(row);
+    const row = await this.db.selectFrom('api_keys').selectAll().where((eb) => eb.and({ key_hash: keyHash, tenant_id: tenantId })).executeTakeFirst();
+    return row && stored.toRecord(row);
   }
 
   /** Keys of one organization, or platform-bound keys when `organizationId` is null. */
@@ -65,8 +46,7 @@ export class ApiKeyRepo {
     let q = this.db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('revoked_at', 'is', null);
     q = organizationId === null ? q.where('organization_id', 'is', null) : q.where('organization_id', '=', organizationId);
     if (after) q = q.where('id', '>', after);
-    const rows = await q.orderBy('id').limit(limit).execute();
-    return rows.map(toRecord);
+    return (await q.orderBy('id').limit(limit).execute()).map(stored.toRecord);
   }
 
   /** Revokes a live key; returns it, or undefined if there was no such live key. */
@@ -74,16 +54,14 @@ export class ApiKeyRepo {
     let q = this.db.updateTable('api_keys').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null);
     q = organizationId === null ? q.where('organization_id', 'is', null) : q.where('organization_id', '=', organizationId);
     const row = await q.returningAll().executeTakeFirst();
-    return row && toRecord(row);
+    return row && stored.toRecord(row);
   }
 
   async revokeAllOfOrganization(tenantId: string, organizationId: string, now: number): Promise<void> {
     await this.db
       .updateTable('api_keys')
       .set({ revoked_at: now })
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', organizationId)
-      .where('revoked_at', 'is', null)
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('organization_id', '=', organizationId), eb('revoked_at', 'is', null)]))
       .execute();
   }
 

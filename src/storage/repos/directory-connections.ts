@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { codec, computed, json, num } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export interface DirectoryConnectionRecord {
@@ -21,80 +22,60 @@ export interface AuthenticatedConnection extends DirectoryConnectionRecord {
   windowStart: number;
 }
 
-type Row = Database['directory_connections'];
-const toRecord = (r: Row): DirectoryConnectionRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  organizationId: r.organization_id,
-  name: r.name,
-  groupRoles: JSON.parse(r.group_roles) as Record<string, string>,
-  rateLimitPerMinute: Number(r.rate_limit_per_minute),
-  hasToken: r.token_hash !== null,
-  tokenCreatedAt: r.token_created_at,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+const stored = codec<DirectoryConnectionRecord>()('directory_connections', {
+  id: true,
+  tenantId: true,
+  organizationId: true,
+  name: true,
+  groupRoles: json<Record<string, string>>(),
+  rateLimitPerMinute: num,
+  hasToken: computed((r) => r.token_hash !== null),
+  tokenCreatedAt: true,
+  createdAt: true,
+  updatedAt: true,
 });
+
+/** The fields `update` may change. */
+const PATCHABLE = ['name', 'groupRoles', 'rateLimitPerMinute'] as const;
 
 export class DirectoryConnectionRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insert(c: DirectoryConnectionRecord): Promise<void> {
-    await this.db
-      .insertInto('directory_connections')
-      .values({
-        id: c.id,
-        tenant_id: c.tenantId,
-        organization_id: c.organizationId,
-        name: c.name,
-        group_roles: JSON.stringify(c.groupRoles),
-        rate_limit_per_minute: c.rateLimitPerMinute,
-        token_hash: null,
-        token_created_at: null,
-        rl_window: 0,
-        rl_count: 0,
-        created_at: c.createdAt,
-        updated_at: c.updatedAt,
-      })
-      .execute();
+    // A new connection has no token yet and an empty rate-limit window.
+    const row = { ...stored.toRow({ ...c, tokenCreatedAt: null }), token_hash: null, rl_window: 0, rl_count: 0 };
+    await this.db.insertInto('directory_connections').values(row).execute();
   }
 
   async find(tenantId: string, organizationId: string, id: string): Promise<DirectoryConnectionRecord | undefined> {
     const row = await this.db
       .selectFrom('directory_connections')
       .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id }))
       .executeTakeFirst();
-    return row && toRecord(row);
+    return row && stored.toRecord(row);
   }
 
   async list(tenantId: string, organizationId: string, after: string | undefined, limit: number): Promise<DirectoryConnectionRecord[]> {
     let q = this.db.selectFrom('directory_connections').selectAll().where('tenant_id', '=', tenantId).where('organization_id', '=', organizationId);
     if (after) q = q.where('id', '>', after);
-    return (await q.orderBy('id').limit(limit).execute()).map(toRecord);
+    return (await q.orderBy('id').limit(limit).execute()).map(stored.toRecord);
   }
 
   async update(
     tenantId: string,
     organizationId: string,
     id: string,
-    patch: { name?: string; groupRoles?: Record<string, string>; rateLimitPerMinute?: number },
+    patch: Partial<Pick<DirectoryConnectionRecord, (typeof PATCHABLE)[number]>>,
     now: number,
   ): Promise<DirectoryConnectionRecord | undefined> {
-    const set: Partial<Row> = { updated_at: now };
-    if (patch.name !== undefined) set.name = patch.name;
-    if (patch.groupRoles !== undefined) set.group_roles = JSON.stringify(patch.groupRoles);
-    if (patch.rateLimitPerMinute !== undefined) set.rate_limit_per_minute = patch.rateLimitPerMinute;
     const row = await this.db
       .updateTable('directory_connections')
-      .set(set)
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
+      .set({ updated_at: now, ...stored.toPatch(patch, PATCHABLE) })
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id }))
       .returningAll()
       .executeTakeFirst();
-    return row && toRecord(row);
+    return row && stored.toRecord(row);
   }
 
   /** Replaces the connection's token hash: the previous token stops working in the same statement. */
@@ -102,9 +83,7 @@ export class DirectoryConnectionRepo {
     const r = await this.db
       .updateTable('directory_connections')
       .set({ token_hash: tokenHash, token_created_at: now, updated_at: now })
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id }))
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }
@@ -112,12 +91,10 @@ export class DirectoryConnectionRepo {
   async delete(tenantId: string, organizationId: string, id: string): Promise<DirectoryConnectionRecord | undefined> {
     const row = await this.db
       .deleteFrom('directory_connections')
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id }))
       .returningAll()
       .executeTakeFirst();
-    return row && toRecord(row);
+    return row && stored.toRecord(row);
   }
 
   /**
@@ -135,6 +112,6 @@ export class DirectoryConnectionRepo {
       .where('token_hash', '=', tokenHash)
       .returningAll()
       .executeTakeFirst();
-    return row && { ...toRecord(row), windowCount: Number(row.rl_count), windowStart: Number(row.rl_window) };
+    return row && { ...stored.toRecord(row), windowCount: Number(row.rl_count), windowStart: Number(row.rl_window) };
   }
 }

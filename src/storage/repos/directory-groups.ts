@@ -1,4 +1,6 @@
 import type { Expression, Kysely, SqlBool } from 'kysely';
+import { compareAndSetRow, lockRow } from '../atomic.js';
+import { codec, num } from '../codec.js';
 import type { Database } from '../schema.js';
 import { chunks } from './directory-users.js';
 
@@ -27,16 +29,15 @@ export interface GroupListQuery {
   limit: number;
 }
 
-type Row = Database['directory_groups'];
-const toRecord = (r: Row): DirectoryGroupRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  connectionId: r.connection_id,
-  displayName: r.display_name,
-  externalId: r.external_id,
-  version: Number(r.version),
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+const stored = codec<DirectoryGroupRecord>()('directory_groups', {
+  id: true,
+  tenantId: true,
+  connectionId: true,
+  displayName: true,
+  externalId: true,
+  version: num,
+  createdAt: true,
+  updatedAt: true,
 });
 
 export class DirectoryGroupRepo {
@@ -45,45 +46,25 @@ export class DirectoryGroupRepo {
   async insert(g: DirectoryGroupRecord): Promise<void> {
     await this.db
       .insertInto('directory_groups')
-      .values({
-        id: g.id,
-        tenant_id: g.tenantId,
-        connection_id: g.connectionId,
-        display_name: g.displayName,
-        display_name_lc: g.displayName.toLowerCase(),
-        external_id: g.externalId,
-        version: g.version,
-        created_at: g.createdAt,
-        updated_at: g.updatedAt,
-      })
+      .values({ ...stored.toRow(g), display_name_lc: g.displayName.toLowerCase() })
       .execute();
   }
 
-  /**
-   * Takes the row's write lock for the rest of the transaction (a no-op UPDATE: a row lock on
-   * PostgreSQL, the write lock on SQLite), so concurrent writers of one resource queue instead of
-   * failing their compare-and-set. False: no such row.
-   */
-  async lock(connectionId: string, id: string): Promise<boolean> {
-    const r = await this.db
-      .updateTable('directory_groups')
-      .set((eb) => ({ version: eb.ref('version') }))
-      .where('connection_id', '=', connectionId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  /** Takes the row's write lock for the rest of the transaction (see lockRow). False: no such row. */
+  lock(connectionId: string, id: string): Promise<boolean> {
+    return lockRow(this.db, 'directory_groups', { connection_id: connectionId, id }, 'version');
   }
 
   async find(connectionId: string, id: string): Promise<DirectoryGroupRecord | undefined> {
-    const row = await this.db.selectFrom('directory_groups').selectAll().where('connection_id', '=', connectionId).where('id', '=', id).executeTakeFirst();
-    return row && toRecord(row);
+    const row = await this.db.selectFrom('directory_groups').selectAll().where((eb) => eb.and({ connection_id: connectionId, id })).executeTakeFirst();
+    return row && stored.toRecord(row);
   }
 
   async list(connectionId: string, q: GroupListQuery): Promise<DirectoryGroupRecord[]> {
     let query = this.db.selectFrom('directory_groups').selectAll().where('connection_id', '=', connectionId);
     if (q.where) query = query.where(q.where);
     const dir = q.descending ? 'desc' : 'asc';
-    return (await query.orderBy(q.sortBy, dir).orderBy('id', dir).offset(q.offset).limit(q.limit).execute()).map(toRecord);
+    return (await query.orderBy(q.sortBy, dir).orderBy('id', dir).offset(q.offset).limit(q.limit).execute()).map(stored.toRecord);
   }
 
   async count(connectionId: string, where?: Expression<SqlBool>): Promise<number> {
@@ -94,20 +75,17 @@ export class DirectoryGroupRepo {
 
   /** Compare-and-set on version for displayName/externalId changes. */
   async update(g: DirectoryGroupRecord, now: number): Promise<DirectoryGroupRecord | undefined> {
-    const row = await this.db
-      .updateTable('directory_groups')
-      .set({ display_name: g.displayName, display_name_lc: g.displayName.toLowerCase(), external_id: g.externalId, version: g.version + 1, updated_at: now })
-      .where('connection_id', '=', g.connectionId)
-      .where('id', '=', g.id)
-      .where('version', '=', g.version)
-      .returningAll()
-      .executeTakeFirst();
-    return row && toRecord(row);
+    const row = await compareAndSetRow(this.db, 'directory_groups', {
+      key: { connection_id: g.connectionId, id: g.id },
+      seen: { version: g.version },
+      set: { display_name: g.displayName, display_name_lc: g.displayName.toLowerCase(), external_id: g.externalId, version: g.version + 1, updated_at: now },
+    });
+    return row && stored.toRecord(row);
   }
 
   async delete(connectionId: string, id: string): Promise<DirectoryGroupRecord | undefined> {
-    const row = await this.db.deleteFrom('directory_groups').where('connection_id', '=', connectionId).where('id', '=', id).returningAll().executeTakeFirst();
-    return row && toRecord(row);
+    const row = await this.db.deleteFrom('directory_groups').where((eb) => eb.and({ connection_id: connectionId, id })).returningAll().executeTakeFirst();
+    return row && stored.toRecord(row);
   }
 
   async members(groupId: string): Promise<GroupMember[]> {

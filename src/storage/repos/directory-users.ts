@@ -1,4 +1,6 @@
 import type { Expression, Kysely, SqlBool } from 'kysely';
+import { compareAndSetRow, lockRow } from '../atomic.js';
+import { bool, codec, json, num } from '../codec.js';
 import type { Database } from '../schema.js';
 
 /** A SCIM user of one directory connection, linked to a tenant user. */
@@ -42,49 +44,28 @@ export function chunks<T>(items: T[], size = ID_CHUNK): T[][] {
   return out;
 }
 
-type Row = Database['directory_users'];
-const toRecord = (r: Row): DirectoryUserRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  connectionId: r.connection_id,
-  organizationId: r.organization_id,
-  userId: r.user_id,
-  ownsUser: Number(r.owns_user) === 1,
-  userName: r.user_name,
-  externalId: r.external_id,
-  displayName: r.display_name,
-  givenName: r.given_name,
-  familyName: r.family_name,
-  email: r.email,
-  emailType: r.email_type,
-  active: Number(r.active) === 1,
-  resource: JSON.parse(r.resource) as Record<string, unknown>,
-  version: Number(r.version),
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+const stored = codec<DirectoryUserRecord>()('directory_users', {
+  id: true,
+  tenantId: true,
+  connectionId: true,
+  organizationId: true,
+  userId: true,
+  ownsUser: bool,
+  userName: true,
+  externalId: true,
+  displayName: true,
+  givenName: true,
+  familyName: true,
+  email: true,
+  emailType: true,
+  active: bool,
+  resource: json<Record<string, unknown>>(),
+  version: num,
+  createdAt: true,
+  updatedAt: true,
 });
-
-const toRow = (u: DirectoryUserRecord): Row => ({
-  id: u.id,
-  tenant_id: u.tenantId,
-  connection_id: u.connectionId,
-  organization_id: u.organizationId,
-  user_id: u.userId,
-  owns_user: u.ownsUser ? 1 : 0,
-  user_name: u.userName,
-  user_name_lc: u.userName.toLowerCase(),
-  external_id: u.externalId,
-  display_name: u.displayName,
-  given_name: u.givenName,
-  family_name: u.familyName,
-  email: u.email,
-  email_type: u.emailType,
-  active: u.active ? 1 : 0,
-  resource: JSON.stringify(u.resource),
-  version: u.version,
-  created_at: u.createdAt,
-  updated_at: u.updatedAt,
-});
+/** The row, with userName lower-cased (unique per connection: SCIM userName is caseExact false). */
+const toRow = (u: DirectoryUserRecord) => ({ ...stored.toRow(u), user_name_lc: u.userName.toLowerCase() });
 
 export class DirectoryUserRepo {
   constructor(private readonly db: Kysely<Database>) {}
@@ -93,34 +74,19 @@ export class DirectoryUserRepo {
     await this.db.insertInto('directory_users').values(toRow(u)).execute();
   }
 
-  /**
-   * Takes the row's write lock for the rest of the transaction (a no-op UPDATE: a row lock on
-   * PostgreSQL, the write lock on SQLite), so concurrent writers of one resource queue instead of
-   * failing their compare-and-set. False: no such row.
-   */
-  async lock(connectionId: string, id: string): Promise<boolean> {
-    const r = await this.db
-      .updateTable('directory_users')
-      .set((eb) => ({ version: eb.ref('version') }))
-      .where('connection_id', '=', connectionId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  /** Takes the row's write lock for the rest of the transaction (see lockRow). False: no such row. */
+  lock(connectionId: string, id: string): Promise<boolean> {
+    return lockRow(this.db, 'directory_users', { connection_id: connectionId, id }, 'version');
   }
 
   async find(connectionId: string, id: string): Promise<DirectoryUserRecord | undefined> {
-    const row = await this.db.selectFrom('directory_users').selectAll().where('connection_id', '=', connectionId).where('id', '=', id).executeTakeFirst();
-    return row && toRecord(row);
+    const row = await this.db.selectFrom('directory_users').selectAll().where((eb) => eb.and({ connection_id: connectionId, id })).executeTakeFirst();
+    return row && stored.toRecord(row);
   }
 
   async findByUserId(connectionId: string, userId: string): Promise<DirectoryUserRecord | undefined> {
-    const row = await this.db
-      .selectFrom('directory_users')
-      .selectAll()
-      .where('connection_id', '=', connectionId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    return row && toRecord(row);
+    const row = await this.db.selectFrom('directory_users').selectAll().where((eb) => eb.and({ connection_id: connectionId, user_id: userId })).executeTakeFirst();
+    return row && stored.toRecord(row);
   }
 
   /**
@@ -142,7 +108,7 @@ export class DirectoryUserRepo {
     if (q.where) query = query.where(q.where);
     const dir = q.descending ? 'desc' : 'asc';
     const rows = await query.orderBy(q.sortBy, dir).orderBy('id', dir).offset(q.offset).limit(q.limit).execute();
-    return rows.map(toRecord);
+    return rows.map(stored.toRecord);
   }
 
   async count(connectionId: string, where?: Expression<SqlBool>): Promise<number> {
@@ -154,25 +120,22 @@ export class DirectoryUserRepo {
   /** Active users of the connection (role re-computation after a mapping change). */
   async listActive(connectionId: string): Promise<DirectoryUserRecord[]> {
     const rows = await this.db.selectFrom('directory_users').selectAll().where('connection_id', '=', connectionId).where('active', '=', 1).execute();
-    return rows.map(toRecord);
+    return rows.map(stored.toRecord);
   }
 
   /** Compare-and-set on `version`: writes `u` (with version+1) only if the stored version is `u.version`. */
   async replace(u: DirectoryUserRecord, now: number): Promise<DirectoryUserRecord | undefined> {
     const { id: _id, tenant_id: _t, connection_id: _c, created_at: _ca, ...set } = toRow(u);
-    const row = await this.db
-      .updateTable('directory_users')
-      .set({ ...set, version: u.version + 1, updated_at: now })
-      .where('connection_id', '=', u.connectionId)
-      .where('id', '=', u.id)
-      .where('version', '=', u.version)
-      .returningAll()
-      .executeTakeFirst();
-    return row && toRecord(row);
+    const row = await compareAndSetRow(this.db, 'directory_users', {
+      key: { connection_id: u.connectionId, id: u.id },
+      seen: { version: u.version },
+      set: { ...set, version: u.version + 1, updated_at: now },
+    });
+    return row && stored.toRecord(row);
   }
 
   async delete(connectionId: string, id: string): Promise<DirectoryUserRecord | undefined> {
-    const row = await this.db.deleteFrom('directory_users').where('connection_id', '=', connectionId).where('id', '=', id).returningAll().executeTakeFirst();
-    return row && toRecord(row);
+    const row = await this.db.deleteFrom('directory_users').where((eb) => eb.and({ connection_id: connectionId, id })).returningAll().executeTakeFirst();
+    return row && stored.toRecord(row);
   }
 }

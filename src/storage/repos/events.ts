@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../db.js';
+import { codec, json, num } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export interface EventRecord {
@@ -14,17 +15,16 @@ export interface EventRecord {
   createdAt: number;
 }
 
-type Row = Database['events'];
-const toRecord = (r: Row): EventRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  seq: Number(r.seq),
-  type: r.type,
-  organizationId: r.organization_id,
-  actorType: r.actor_type,
-  actorId: r.actor_id,
-  data: JSON.parse(r.data) as Record<string, unknown>,
-  createdAt: r.created_at,
+const stored = codec<EventRecord>()('events', {
+  id: true,
+  tenantId: true,
+  seq: num,
+  type: true,
+  organizationId: true,
+  actorType: true,
+  actorId: true,
+  data: json<Record<string, unknown>>(),
+  createdAt: true,
 });
 
 export class EventRepo {
@@ -45,28 +45,21 @@ export class EventRepo {
     if (this.dialect === 'postgres') {
       await sql`select pg_advisory_xact_lock(hashtext(${`keyhall.events:${e.tenantId}`}))`.execute(trx);
     }
+    // INSERT … SELECT: the row's values, with seq the tenant's highest so far plus one.
+    const values = stored.toRow({ ...e, seq: 0 });
+    const columns = Object.keys(values) as Array<keyof typeof values>;
     const row = await trx
       .insertInto('events')
-      .columns(['id', 'tenant_id', 'seq', 'type', 'organization_id', 'actor_type', 'actor_id', 'data', 'created_at'])
+      .columns(columns)
       .expression((eb) =>
         eb
           .selectFrom('events')
-          .select([
-            sql<string>`${e.id}`.as('id'),
-            sql<string>`${e.tenantId}`.as('tenant_id'),
-            sql<number>`coalesce(max(seq), 0) + 1`.as('seq'),
-            sql<string>`${e.type}`.as('type'),
-            sql<string | null>`${e.organizationId}`.as('organization_id'),
-            sql<string>`${e.actorType}`.as('actor_type'),
-            sql<string | null>`${e.actorId}`.as('actor_id'),
-            sql<string>`${JSON.stringify(e.data)}`.as('data'),
-            sql<number>`${e.createdAt}`.as('created_at'),
-          ])
+          .select(columns.map((c) => (c === 'seq' ? sql<number>`coalesce(max(seq), 0) + 1` : sql`${values[c]}`).as(c)))
           .where('tenant_id', '=', e.tenantId),
       )
       .returningAll()
       .executeTakeFirstOrThrow();
-    return toRecord(row);
+    return stored.toRecord(row);
   }
 
   /** The sequence number of an event, within the tenant (and the organization, when given). */
@@ -91,7 +84,6 @@ export class EventRepo {
       .where('seq', '>', q.afterSeq);
     if (q.organizationId !== undefined) query = query.where('organization_id', '=', q.organizationId);
     if (q.types?.length) query = query.where('type', 'in', q.types);
-    const rows = await query.orderBy('seq').limit(q.limit).execute();
-    return rows.map(toRecord);
+    return (await query.orderBy('seq').limit(q.limit).execute()).map(stored.toRecord);
   }
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { insertOnce } from '../atomic.js';
 import type { Database } from '../schema.js';
 
 /** Small installation-wide values (e.g. the master-key check value). */
@@ -12,7 +13,7 @@ export class MetaRepo {
 
   /** Inserts the value unless the key exists; returns the value that is stored afterwards. */
   async setIfAbsent(key: string, value: string): Promise<string> {
-    await this.db.insertInto('keyhall_meta').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    await insertOnce(this.db, 'keyhall_meta', { key, value }, { unique: ['key'] });
     return (await this.get(key)) ?? value;
   }
 }

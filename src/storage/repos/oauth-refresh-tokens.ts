@@ -1,25 +1,36 @@
 import type { Kysely } from 'kysely';
 import type { PresentedRefreshToken, RefreshFamily, RefreshTokenStore } from '../../oauth/types.js';
+import { compareAndSet, deleteExpired, Sweeper } from '../atomic.js';
+import { codec, json, jsonOrNull, num, words } from '../codec.js';
 import type { Database } from '../schema.js';
 
-type FamilyRow = Database['oauth_refresh_families'];
-
-const SWEEP_EVERY = 200;
-
-const toFamily = (r: FamilyRow): RefreshFamily => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  clientId: r.client_id,
-  sub: r.sub,
-  scopes: r.scope ? r.scope.split(' ') : [],
-  resources: JSON.parse(r.resources) as string[],
-  jkt: r.jkt,
-  extra: r.extra ? (JSON.parse(r.extra) as Record<string, unknown>) : null,
-  generation: Number(r.generation),
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  revokedAt: r.revoked_at,
+const families = codec<RefreshFamily>()('oauth_refresh_families', {
+  id: true,
+  tenantId: true,
+  clientId: true,
+  sub: true,
+  scopes: words.in('scope'),
+  resources: json<string[]>(),
+  jkt: true,
+  extra: jsonOrNull<Record<string, unknown>>(),
+  generation: num,
+  createdAt: true,
+  expiresAt: true,
+  revokedAt: true,
 });
+
+interface TokenRecord {
+  tokenHash: string;
+  tenantId: string;
+  familyId: string;
+  generation: number;
+  createdAt: number;
+  expiresAt: number;
+}
+const tokens = codec<TokenRecord>()('oauth_refresh_tokens', { tokenHash: true, tenantId: true, familyId: true, generation: num, createdAt: true, expiresAt: true });
+
+/** Expired families (and, by cascade, their tokens) are swept every 200 creations, without a scheduler. */
+const sweeper = new Sweeper(200, (db, now) => deleteExpired(db, 'oauth_refresh_families', 'expires_at', now));
 
 /**
  * Refresh tokens, stored by SHA-256 only. Rotation is a compare-and-set on the family's
@@ -27,34 +38,14 @@ const toFamily = (r: FamilyRow): RefreshFamily => ({
  * parallel uses of one token cannot both win and a failure leaves the old token or the new one.
  */
 export class OAuthRefreshTokenRepo implements RefreshTokenStore {
-  #created = 0;
   constructor(private readonly db: Kysely<Database>) {}
 
   async createFamily(f: RefreshFamily, tokenHash: string, tokenExpiresAt: number): Promise<void> {
-    // Expired families (and, by cascade, their tokens) are swept now and then, without a scheduler.
-    if (++this.#created % SWEEP_EVERY === 0) await this.db.deleteFrom('oauth_refresh_families').where('expires_at', '<=', f.createdAt).execute();
+    await sweeper.tick(this.db, f.createdAt);
     await this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('oauth_refresh_families')
-        .values({
-          id: f.id,
-          tenant_id: f.tenantId,
-          client_id: f.clientId,
-          sub: f.sub,
-          scope: f.scopes.join(' '),
-          resources: JSON.stringify(f.resources),
-          jkt: f.jkt,
-          extra: f.extra ? JSON.stringify(f.extra) : null,
-          generation: f.generation,
-          created_at: f.createdAt,
-          expires_at: f.expiresAt,
-          revoked_at: null,
-        })
-        .execute();
-      await trx
-        .insertInto('oauth_refresh_tokens')
-        .values({ token_hash: tokenHash, tenant_id: f.tenantId, family_id: f.id, generation: f.generation, created_at: f.createdAt, expires_at: tokenExpiresAt })
-        .execute();
+      await trx.insertInto('oauth_refresh_families').values(families.toRow({ ...f, revokedAt: null })).execute();
+      const first = { tokenHash, tenantId: f.tenantId, familyId: f.id, generation: f.generation, createdAt: f.createdAt, expiresAt: tokenExpiresAt };
+      await trx.insertInto('oauth_refresh_tokens').values(tokens.toRow(first)).execute();
     });
   }
 
@@ -70,7 +61,7 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
       .executeTakeFirst();
     if (!row) return undefined;
     return {
-      family: toFamily(row),
+      family: families.toRecord(row),
       generation: Number(row.token_generation),
       expiresAt: row.token_expires_at,
       createdAt: row.token_created_at,
@@ -84,26 +75,13 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
     next: { tokenHash: string; createdAt: number; expiresAt: number },
   ): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const moved = await trx
-        .updateTable('oauth_refresh_families')
-        .set({ generation: seenGeneration + 1 })
-        .where('id', '=', familyId)
-        .where('tenant_id', '=', tenantId)
-        .where('generation', '=', seenGeneration)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(moved.numUpdatedRows) !== 1) return false;
-      await trx
-        .insertInto('oauth_refresh_tokens')
-        .values({
-          token_hash: next.tokenHash,
-          tenant_id: tenantId,
-          family_id: familyId,
-          generation: seenGeneration + 1,
-          created_at: next.createdAt,
-          expires_at: next.expiresAt,
-        })
-        .execute();
+      const moved = await compareAndSet(trx, 'oauth_refresh_families', {
+        key: { id: familyId, tenant_id: tenantId },
+        seen: { generation: seenGeneration, revoked_at: null },
+        set: { generation: seenGeneration + 1 },
+      });
+      if (!moved) return false;
+      await trx.insertInto('oauth_refresh_tokens').values(tokens.toRow({ ...next, tenantId, familyId, generation: seenGeneration + 1 })).execute();
       // Older tokens of the family are kept: presenting one is how reuse is detected.
       return true;
     });
@@ -127,12 +105,6 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
   }
 
   async revokeFamily(tenantId: string, familyId: string, now: number): Promise<void> {
-    await this.db
-      .updateTable('oauth_refresh_families')
-      .set({ revoked_at: now })
-      .where('id', '=', familyId)
-      .where('tenant_id', '=', tenantId)
-      .where('revoked_at', 'is', null)
-      .execute();
+    await compareAndSet(this.db, 'oauth_refresh_families', { key: { id: familyId, tenant_id: tenantId }, seen: { revoked_at: null }, set: { revoked_at: now } });
   }
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { codec } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export interface TenantLifetimes {
@@ -6,20 +7,19 @@ export interface TenantLifetimes {
   refreshTokenTtlSeconds: number | null;
 }
 
+const stored = codec<TenantLifetimes>()('oauth_tenant_settings', { accessTokenTtlSeconds: true, refreshTokenTtlSeconds: true });
+
 /** Per-tenant overrides of token lifetimes (null: the configured default). */
 export class OAuthSettingsRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async get(tenantId: string): Promise<TenantLifetimes> {
     const row = await this.db.selectFrom('oauth_tenant_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
-    return {
-      accessTokenTtlSeconds: row?.access_token_ttl_seconds ?? null,
-      refreshTokenTtlSeconds: row?.refresh_token_ttl_seconds ?? null,
-    };
+    return row ? stored.toRecord(row) : { accessTokenTtlSeconds: null, refreshTokenTtlSeconds: null };
   }
 
   async put(tenantId: string, l: TenantLifetimes, now: number): Promise<void> {
-    const values = { access_token_ttl_seconds: l.accessTokenTtlSeconds, refresh_token_ttl_seconds: l.refreshTokenTtlSeconds, updated_at: now };
+    const values = { ...stored.toRow(l), updated_at: now };
     await this.db
       .insertInto('oauth_tenant_settings')
       .values({ tenant_id: tenantId, ...values })

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { countInWindow } from '../atomic.js';
 import type { Database } from '../schema.js';
 
 /**
@@ -11,28 +12,8 @@ export class RateLimitRepo {
 
   /** Counts one request; returns how long to wait (ms) if the limit is reached, else 0. */
   async hit(tenantId: string, bucket: string, max: number, windowMs: number, now: number): Promise<number> {
-    const ends = now + windowMs;
-    const row = await this.db
-      .insertInto('rate_limits')
-      .values({ tenant_id: tenantId, bucket, count: 1, window_ends_at: ends })
-      .onConflict((oc) =>
-        oc
-          .columns(['tenant_id', 'bucket'])
-          .doUpdateSet((eb) => ({
-            count: eb.case().when('rate_limits.window_ends_at', '<=', now).then(1).else(eb('rate_limits.count', '+', 1)).end(),
-            window_ends_at: eb.case().when('rate_limits.window_ends_at', '<=', now).then(ends).else(eb.ref('rate_limits.window_ends_at')).end(),
-          }))
-          .where((eb) => eb.or([eb('rate_limits.window_ends_at', '<=', now), eb('rate_limits.count', '<', max)])),
-      )
-      .returning('count')
-      .executeTakeFirst();
-    if (row) return 0;
-    const current = await this.db
-      .selectFrom('rate_limits')
-      .select('window_ends_at')
-      .where('tenant_id', '=', tenantId)
-      .where('bucket', '=', bucket)
-      .executeTakeFirst();
+    if (await countInWindow(this.db, 'rate_limits', { tenant_id: tenantId, bucket }, { now, windowMs, max })) return 0;
+    const current = await this.db.selectFrom('rate_limits').select('window_ends_at').where((eb) => eb.and({ tenant_id: tenantId, bucket })).executeTakeFirst();
     return Math.max(1, (current?.window_ends_at ?? now) - now);
   }
 }

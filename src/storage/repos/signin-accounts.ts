@@ -1,4 +1,5 @@
 import type { ColumnType, Kysely } from 'kysely';
+import { countInWindow, deleteExpired } from '../atomic.js';
 import type { Database } from '../schema.js';
 
 /** `signin_consents.resources` (migration 0008): space-separated resources granted, '' for none. */
@@ -15,20 +16,24 @@ export class SigninConsentRepo {
     this.#db = db.withTables<ConsentResourcesColumn>();
   }
 
+  /** The scopes and resources the user has granted the client, if they approved it. */
+  async find(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined> {
+    const r = await this.#db
+      .selectFrom('signin_consents')
+      .select(['scope', 'resources'])
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, client_id: clientId }))
+      .executeTakeFirst();
+    return r && { scopes: words(r.scope), resources: words(r.resources) };
+  }
+
   /**
    * Adds scopes and resources to the user's consent for a client. A consent row exists once the
    * user has approved the client, even with no scope and no resource.
    */
   async grant(tenantId: string, userId: string, clientId: string, scopes: string[], resources: string[], now: number): Promise<void> {
-    const existing = await this.#db
-      .selectFrom('signin_consents')
-      .select(['scope', 'resources'])
-      .where('tenant_id', '=', tenantId)
-      .where('user_id', '=', userId)
-      .where('client_id', '=', clientId)
-      .executeTakeFirst();
-    const scope = [...new Set([...words(existing?.scope), ...scopes])].join(' ');
-    const granted = [...new Set([...words(existing?.resources), ...resources])].join(' ');
+    const existing = await this.find(tenantId, userId, clientId);
+    const scope = [...new Set([...(existing?.scopes ?? []), ...scopes])].join(' ');
+    const granted = [...new Set([...(existing?.resources ?? []), ...resources])].join(' ');
     await this.#db
       .insertInto('signin_consents')
       .values({ tenant_id: tenantId, user_id: userId, client_id: clientId, scope, resources: granted, created_at: now, updated_at: now })
@@ -49,12 +54,7 @@ export class SigninConsentRepo {
   }
 
   async revoke(tenantId: string, userId: string, clientId: string): Promise<boolean> {
-    const r = await this.#db
-      .deleteFrom('signin_consents')
-      .where('tenant_id', '=', tenantId)
-      .where('user_id', '=', userId)
-      .where('client_id', '=', clientId)
-      .executeTakeFirst();
+    const r = await this.#db.deleteFrom('signin_consents').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, client_id: clientId })).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }
@@ -68,7 +68,7 @@ export class SigninLoginFailureRepo {
 
   /** Deletes counters whose window has ended (they no longer limit anything). */
   async sweep(now: number): Promise<void> {
-    await this.db.deleteFrom('signin_login_failures').where('window_ends_at', '<=', now).execute();
+    await deleteExpired(this.db, 'signin_login_failures', 'window_ends_at', now);
   }
 
   /** Failures counted in the current window of `keyHash`, and when that window ends. */
@@ -76,8 +76,7 @@ export class SigninLoginFailureRepo {
     const r = await this.db
       .selectFrom('signin_login_failures')
       .select(['count', 'window_ends_at'])
-      .where('tenant_id', '=', tenantId)
-      .where('key_hash', '=', keyHash)
+      .where((eb) => eb.and({ tenant_id: tenantId, key_hash: keyHash }))
       .executeTakeFirst();
     if (!r || r.window_ends_at <= now) return { count: 0, windowEndsAt: now };
     return { count: Number(r.count), windowEndsAt: r.window_ends_at };
@@ -86,27 +85,12 @@ export class SigninLoginFailureRepo {
   /**
    * Reserves one attempt in the current window of `keyHash`, atomically: one upsert that
    * increments the counter only while it is under `max` (or starts a new window at 1 when the old
-   * one has ended) and returns the new count. No row returned: the limit is reached and nothing
-   * was counted. Concurrent callers on any instance can never reserve more than `max` attempts.
+   * one has ended). False: the limit is reached and nothing was counted. Concurrent callers on
+   * any instance can never reserve more than `max` attempts.
    */
   async reserve(tenantId: string, keyHash: string, max: number, now: number, windowMs: number): Promise<boolean> {
     if (max <= 0) return false;
-    const ends = now + windowMs;
-    const row = await this.db
-      .insertInto('signin_login_failures')
-      .values({ tenant_id: tenantId, key_hash: keyHash, count: 1, window_ends_at: ends })
-      .onConflict((oc) =>
-        oc
-          .columns(['tenant_id', 'key_hash'])
-          .doUpdateSet((eb) => ({
-            count: eb.case().when('signin_login_failures.window_ends_at', '<=', now).then(1).else(eb('signin_login_failures.count', '+', 1)).end(),
-            window_ends_at: eb.case().when('signin_login_failures.window_ends_at', '<=', now).then(ends).else(eb.ref('signin_login_failures.window_ends_at')).end(),
-          }))
-          .where((eb) => eb.or([eb('signin_login_failures.window_ends_at', '<=', now), eb('signin_login_failures.count', '<', max)])),
-      )
-      .returning('count')
-      .executeTakeFirst();
-    return row !== undefined;
+    return countInWindow(this.db, 'signin_login_failures', { tenant_id: tenantId, key_hash: keyHash }, { now, windowMs, max });
   }
 
   /** Gives back an attempt reserved with `reserve` (it was not a failure, or was not made). */
@@ -114,29 +98,16 @@ export class SigninLoginFailureRepo {
     await this.db
       .updateTable('signin_login_failures')
       .set((eb) => ({ count: eb('count', '-', 1) }))
-      .where('tenant_id', '=', tenantId)
-      .where('key_hash', '=', keyHash)
-      .where('count', '>', 0)
-      .where('window_ends_at', '>', now)
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('key_hash', '=', keyHash), eb('count', '>', 0), eb('window_ends_at', '>', now)]))
       .execute();
   }
 
   async fail(tenantId: string, keyHash: string, now: number, windowMs: number): Promise<void> {
-    const ends = now + windowMs;
-    await this.db
-      .insertInto('signin_login_failures')
-      .values({ tenant_id: tenantId, key_hash: keyHash, count: 1, window_ends_at: ends })
-      .onConflict((oc) =>
-        oc.columns(['tenant_id', 'key_hash']).doUpdateSet((eb) => ({
-          count: eb.case().when('signin_login_failures.window_ends_at', '<=', now).then(1).else(eb('signin_login_failures.count', '+', 1)).end(),
-          window_ends_at: eb.case().when('signin_login_failures.window_ends_at', '<=', now).then(ends).else(eb.ref('signin_login_failures.window_ends_at')).end(),
-        })),
-      )
-      .execute();
+    await countInWindow(this.db, 'signin_login_failures', { tenant_id: tenantId, key_hash: keyHash }, { now, windowMs });
   }
 
   /** A successful login clears the account's counter (not the IP's). */
   async clear(tenantId: string, keyHash: string): Promise<void> {
-    await this.db.deleteFrom('signin_login_failures').where('tenant_id', '=', tenantId).where('key_hash', '=', keyHash).execute();
+    await this.db.deleteFrom('signin_login_failures').where((eb) => eb.and({ tenant_id: tenantId, key_hash: keyHash })).execute();
   }
 }

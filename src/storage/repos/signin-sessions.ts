@@ -1,21 +1,21 @@
 import type { Kysely } from 'kysely';
 import type { SessionRecord, SessionStore } from '../../oauth/authorize/types.js';
+import { codec } from '../codec.js';
 import type { Database } from '../schema.js';
 import { OAuthRefreshTokenRepo } from './oauth-refresh-tokens.js';
 
-type Row = Database['signin_sessions'];
-const toRecord = (r: Row): SessionRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  userId: r.user_id,
-  userAgent: r.user_agent,
-  ip: r.ip,
-  authTime: r.auth_time,
-  createdAt: r.created_at,
-  lastSeenAt: r.last_seen_at,
-  idleExpiresAt: r.idle_expires_at,
-  expiresAt: r.expires_at,
-  revokedAt: r.revoked_at,
+const stored = codec<SessionRecord>()('signin_sessions', {
+  id: true,
+  tenantId: true,
+  userId: true,
+  userAgent: true,
+  ip: true,
+  authTime: true,
+  createdAt: true,
+  lastSeenAt: true,
+  idleExpiresAt: true,
+  expiresAt: true,
+  revokedAt: true,
 });
 
 /** Browser sessions, looked up by the SHA-256 of the cookie value; revocation is one UPDATE seen by every instance. */
@@ -25,31 +25,18 @@ export class SigninSessionRepo implements SessionStore {
   async insert(s: SessionRecord, tokenHash: string): Promise<void> {
     await this.db
       .insertInto('signin_sessions')
-      .values({
-        id: s.id,
-        tenant_id: s.tenantId,
-        token_hash: tokenHash,
-        user_id: s.userId,
-        user_agent: s.userAgent,
-        ip: s.ip,
-        auth_time: s.authTime,
-        created_at: s.createdAt,
-        last_seen_at: s.lastSeenAt,
-        idle_expires_at: s.idleExpiresAt,
-        expires_at: s.expiresAt,
-        revoked_at: null,
-      })
+      .values({ ...stored.toRow({ ...s, revokedAt: null }), token_hash: tokenHash })
       .execute();
   }
 
   async findByToken(tenantId: string, tokenHash: string): Promise<SessionRecord | undefined> {
-    const r = await this.db.selectFrom('signin_sessions').selectAll().where('tenant_id', '=', tenantId).where('token_hash', '=', tokenHash).executeTakeFirst();
-    return r && toRecord(r);
+    const r = await this.db.selectFrom('signin_sessions').selectAll().where((eb) => eb.and({ tenant_id: tenantId, token_hash: tokenHash })).executeTakeFirst();
+    return r && stored.toRecord(r);
   }
 
   async find(tenantId: string, id: string): Promise<SessionRecord | undefined> {
-    const r = await this.db.selectFrom('signin_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-    return r && toRecord(r);
+    const r = await this.db.selectFrom('signin_sessions').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    return r && stored.toRecord(r);
   }
 
   /** A user's live sessions, newest first. */
@@ -57,15 +44,11 @@ export class SigninSessionRepo implements SessionStore {
     const rows = await this.db
       .selectFrom('signin_sessions')
       .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('user_id', '=', userId)
-      .where('revoked_at', 'is', null)
-      .where('expires_at', '>', now)
-      .where('idle_expires_at', '>', now)
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('user_id', '=', userId), eb('revoked_at', 'is', null), eb('expires_at', '>', now), eb('idle_expires_at', '>', now)]))
       .orderBy('created_at', 'desc')
       .limit(100)
       .execute();
-    return rows.map(toRecord);
+    return rows.map(stored.toRecord);
   }
 
   /** Moves the idle deadline (called at most once a minute per session). */
@@ -73,24 +56,13 @@ export class SigninSessionRepo implements SessionStore {
     await this.db
       .updateTable('signin_sessions')
       .set({ last_seen_at: now, idle_expires_at: idleExpiresAt })
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('id', '=', id), eb('revoked_at', 'is', null)]))
       .execute();
   }
 
   /** Revokes one session of a user; the ids revoked. */
-  async revoke(tenantId: string, userId: string, id: string, now: number): Promise<string[]> {
-    const rows = await this.db
-      .updateTable('signin_sessions')
-      .set({ revoked_at: now })
-      .where('tenant_id', '=', tenantId)
-      .where('user_id', '=', userId)
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .returning('id')
-      .execute();
-    return rows.map((r) => r.id);
+  revoke(tenantId: string, userId: string, id: string, now: number): Promise<string[]> {
+    return this.#revoke(tenantId, userId, now, id);
   }
 
   /** Deletes sessions that ended (revoked, idle or absolute timeout) more than `keepMs` ago. */
@@ -109,14 +81,16 @@ export class SigninSessionRepo implements SessionStore {
    */
   async revokeAllForUser(tenantId: string, userId: string, now: number): Promise<string[]> {
     await new OAuthRefreshTokenRepo(this.db).revokeForSubject(tenantId, userId, now);
-    const rows = await this.db
+    return this.#revoke(tenantId, userId, now);
+  }
+
+  /** Revokes the user's live sessions (or only session `id`); the ids revoked. */
+  async #revoke(tenantId: string, userId: string, now: number, id?: string): Promise<string[]> {
+    let q = this.db
       .updateTable('signin_sessions')
       .set({ revoked_at: now })
-      .where('tenant_id', '=', tenantId)
-      .where('user_id', '=', userId)
-      .where('revoked_at', 'is', null)
-      .returning('id')
-      .execute();
-    return rows.map((r) => r.id);
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('user_id', '=', userId), eb('revoked_at', 'is', null)]));
+    if (id !== undefined) q = q.where('id', '=', id);
+    return (await q.returning('id').execute()).map((r) => r.id);
   }
 }

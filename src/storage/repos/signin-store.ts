@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import {
-  type AuthorizationRequest,
   type CodeRecord,
   DEFAULT_CLIENT_SETTINGS,
   type FlowRecord,
@@ -8,11 +7,51 @@ import {
   type SigninClientSettings,
   type SigninStore,
 } from '../../oauth/authorize/types.js';
+import { consumeOnce, deleteExpired, Sweeper } from '../atomic.js';
+import { bool, codec, field, json } from '../codec.js';
 import type { Database } from '../schema.js';
-import type { ConsentResourcesColumn } from './signin-accounts.js';
+import { SigninConsentRepo } from './signin-accounts.js';
 
-/** How often (in writes) expired PAR, flow and code rows are swept. */
-const SWEEP_EVERY = 200;
+const HOUR = 3600_000;
+
+/** Expired PAR, flow and code rows are swept every 200 writes (of any instance of the repository). */
+const sweeper = new Sweeper(200, async (db, now) => {
+  await deleteExpired(db, 'signin_par_requests', 'expires_at', now - HOUR);
+  await deleteExpired(db, 'signin_flows', 'expires_at', now - HOUR);
+  await deleteExpired(db, 'signin_codes', 'expires_at', now - 24 * HOUR);
+});
+
+const settings = codec<SigninClientSettings>()('signin_client_settings', {
+  thirdParty: bool,
+  requirePar: bool,
+  idTokenAlg: field<SigninClientSettings['idTokenAlg'], string>(
+    (v) => (v === 'EdDSA' ? 'EdDSA' : 'RS256'),
+    (v) => v,
+  ),
+  postLogoutRedirectUris: json<string[]>(),
+});
+const pars = codec<ParRecord>()('signin_par_requests', { tenantId: true, clientId: true, request: json<ParRecord['request']>(), expiresAt: true, consumedAt: true });
+const flows = codec<FlowRecord>()('signin_flows', {
+  tenantId: true,
+  clientId: true,
+  request: json<FlowRecord['request']>(),
+  parHash: true,
+  loginAfter: true,
+  createdAt: true,
+  expiresAt: true,
+  completedAt: true,
+});
+const codes = codec<CodeRecord>()('signin_codes', {
+  tenantId: true,
+  clientId: true,
+  userId: true,
+  grant: json<CodeRecord['grant']>(),
+  expiresAt: true,
+  consumedAt: true,
+  issuedJti: true,
+  issuedExp: true,
+  issuedFamily: true,
+});
 
 class Rollback extends Error {}
 
@@ -21,33 +60,19 @@ class Rollback extends Error {}
  * settings. Every query filters on tenant_id.
  */
 export class SigninStoreRepo implements SigninStore {
-  #writes = 0;
   constructor(private readonly db: Kysely<Database>) {}
 
   async clientSettings(tenantId: string, clientId: string): Promise<SigninClientSettings> {
     const r = await this.db
       .selectFrom('signin_client_settings')
       .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('client_id', '=', clientId)
+      .where((eb) => eb.and({ tenant_id: tenantId, client_id: clientId }))
       .executeTakeFirst();
-    if (!r) return { ...DEFAULT_CLIENT_SETTINGS };
-    return {
-      thirdParty: Number(r.third_party) === 1,
-      requirePar: Number(r.require_par) === 1,
-      idTokenAlg: r.id_token_alg === 'EdDSA' ? 'EdDSA' : 'RS256',
-      postLogoutRedirectUris: JSON.parse(r.post_logout_redirect_uris) as string[],
-    };
+    return r ? settings.toRecord(r) : { ...DEFAULT_CLIENT_SETTINGS };
   }
 
   async saveClientSettings(tenantId: string, clientId: string, s: SigninClientSettings, now: number): Promise<void> {
-    const values = {
-      third_party: s.thirdParty ? 1 : 0,
-      require_par: s.requirePar ? 1 : 0,
-      id_token_alg: s.idTokenAlg,
-      post_logout_redirect_uris: JSON.stringify(s.postLogoutRedirectUris),
-      updated_at: now,
-    };
+    const values = { ...settings.toRow(s), updated_at: now };
     await this.db
       .insertInto('signin_client_settings')
       .values({ tenant_id: tenantId, client_id: clientId, ...values })
@@ -55,26 +80,11 @@ export class SigninStoreRepo implements SigninStore {
       .execute();
   }
 
-  async #sweep(now: number): Promise<void> {
-    if (++this.#writes % SWEEP_EVERY !== 0) return;
-    await this.db.deleteFrom('signin_par_requests').where('expires_at', '<=', now - 3600_000).execute();
-    await this.db.deleteFrom('signin_flows').where('expires_at', '<=', now - 3600_000).execute();
-    await this.db.deleteFrom('signin_codes').where('expires_at', '<=', now - 24 * 3600_000).execute();
-  }
-
   async savePar(uriHash: string, rec: ParRecord, now: number): Promise<void> {
-    await this.#sweep(now);
+    await sweeper.tick(this.db, now);
     await this.db
       .insertInto('signin_par_requests')
-      .values({
-        uri_hash: uriHash,
-        tenant_id: rec.tenantId,
-        client_id: rec.clientId,
-        request: JSON.stringify(rec.request),
-        created_at: now,
-        expires_at: rec.expiresAt,
-        consumed_at: null,
-      })
+      .values({ uri_hash: uriHash, ...pars.toRow(rec), created_at: now, consumed_at: null })
       .execute();
   }
 
@@ -82,92 +92,36 @@ export class SigninStoreRepo implements SigninStore {
     const r = await this.db
       .selectFrom('signin_par_requests')
       .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('uri_hash', '=', uriHash)
+      .where((eb) => eb.and({ tenant_id: tenantId, uri_hash: uriHash }))
       .executeTakeFirst();
-    return (
-      r && {
-        tenantId: r.tenant_id,
-        clientId: r.client_id,
-        request: JSON.parse(r.request) as AuthorizationRequest,
-        expiresAt: r.expires_at,
-        consumedAt: r.consumed_at,
-      }
-    );
+    return r && pars.toRecord(r);
   }
 
   async createFlow(flowHash: string, rec: FlowRecord): Promise<void> {
-    await this.#sweep(rec.createdAt);
+    await sweeper.tick(this.db, rec.createdAt);
     await this.db
       .insertInto('signin_flows')
-      .values({
-        flow_hash: flowHash,
-        tenant_id: rec.tenantId,
-        client_id: rec.clientId,
-        request: JSON.stringify(rec.request),
-        par_hash: rec.parHash,
-        login_after: rec.loginAfter,
-        created_at: rec.createdAt,
-        expires_at: rec.expiresAt,
-        completed_at: null,
-      })
+      .values({ flow_hash: flowHash, ...flows.toRow(rec), completed_at: null })
       .execute();
   }
 
   async findFlow(tenantId: string, flowHash: string): Promise<FlowRecord | undefined> {
-    const r = await this.db.selectFrom('signin_flows').selectAll().where('tenant_id', '=', tenantId).where('flow_hash', '=', flowHash).executeTakeFirst();
-    return (
-      r && {
-        tenantId: r.tenant_id,
-        clientId: r.client_id,
-        request: JSON.parse(r.request) as AuthorizationRequest,
-        parHash: r.par_hash,
-        loginAfter: r.login_after,
-        createdAt: r.created_at,
-        expiresAt: r.expires_at,
-        completedAt: r.completed_at,
-      }
-    );
+    const r = await this.db.selectFrom('signin_flows').selectAll().where((eb) => eb.and({ tenant_id: tenantId, flow_hash: flowHash })).executeTakeFirst();
+    return r && flows.toRecord(r);
   }
 
   async completeFlow(tenantId: string, flowHash: string, parHash: string | null, codeHash: string, code: CodeRecord, now: number): Promise<boolean> {
     try {
       await this.db.transaction().execute(async (trx) => {
-        const flow = await trx
-          .updateTable('signin_flows')
-          .set({ completed_at: now })
-          .where('tenant_id', '=', tenantId)
-          .where('flow_hash', '=', flowHash)
-          .where('completed_at', 'is', null)
-          .where('expires_at', '>', now)
-          .executeTakeFirst();
-        if (Number(flow.numUpdatedRows) !== 1) throw new Rollback();
-        if (parHash !== null) {
-          const par = await trx
-            .updateTable('signin_par_requests')
-            .set({ consumed_at: now })
-            .where('tenant_id', '=', tenantId)
-            .where('uri_hash', '=', parHash)
-            .where('consumed_at', 'is', null)
-            .executeTakeFirst();
-          if (Number(par.numUpdatedRows) !== 1) throw new Rollback();
+        const flow = { key: { tenant_id: tenantId, flow_hash: flowHash }, column: 'completed_at', expiresColumn: 'expires_at', now } as const;
+        if (!(await consumeOnce(trx, 'signin_flows', flow))) throw new Rollback();
+        if (parHash !== null && !(await consumeOnce(trx, 'signin_par_requests', { key: { tenant_id: tenantId, uri_hash: parHash }, column: 'consumed_at', now }))) {
+          throw new Rollback();
         }
+        const fresh = { ...code, tenantId, consumedAt: null, issuedJti: null, issuedExp: null, issuedFamily: null };
         await trx
           .insertInto('signin_codes')
-          .values({
-            code_hash: codeHash,
-            tenant_id: tenantId,
-            client_id: code.clientId,
-            user_id: code.userId,
-            session_id: code.grant.sessionId,
-            grant: JSON.stringify(code.grant),
-            created_at: now,
-            expires_at: code.expiresAt,
-            consumed_at: null,
-            issued_jti: null,
-            issued_exp: null,
-            issued_family: null,
-          })
+          .values({ code_hash: codeHash, ...codes.toRow(fresh), session_id: code.grant.sessionId, created_at: now })
           .execute();
       });
       return true;
@@ -178,17 +132,14 @@ export class SigninStoreRepo implements SigninStore {
   }
 
   async redeemCode(tenantId: string, codeHash: string, clientId: string, now: number): Promise<{ won: boolean; code: CodeRecord | undefined }> {
-    const u = await this.db
-      .updateTable('signin_codes')
-      .set({ consumed_at: now })
-      .where('tenant_id', '=', tenantId)
-      .where('code_hash', '=', codeHash)
-      .where('client_id', '=', clientId)
-      .where('consumed_at', 'is', null)
-      .where('expires_at', '>', now)
+    const won = await consumeOnce(this.db, 'signin_codes', {
+      key: { tenant_id: tenantId, code_hash: codeHash, client_id: clientId },
+      column: 'consumed_at',
+      expiresColumn: 'expires_at',
+      now,
       // Bound to the browser session it was issued in: once that session is logged out, revoked,
       // timed out or gone with its user, the code cannot be redeemed (decided in the same statement).
-      .where((eb) =>
+      also: (eb) =>
         eb.or([
           eb('signin_codes.session_id', 'is', null),
           eb.exists(
@@ -202,42 +153,20 @@ export class SigninStoreRepo implements SigninStore {
               .where('s.idle_expires_at', '>', now),
           ),
         ]),
-      )
-      .executeTakeFirst();
-    const r = await this.db.selectFrom('signin_codes').selectAll().where('tenant_id', '=', tenantId).where('code_hash', '=', codeHash).executeTakeFirst();
-    const code: CodeRecord | undefined = r && {
-      tenantId: r.tenant_id,
-      clientId: r.client_id,
-      userId: r.user_id,
-      grant: JSON.parse(r.grant) as CodeRecord['grant'],
-      expiresAt: r.expires_at,
-      consumedAt: r.consumed_at,
-      issuedJti: r.issued_jti,
-      issuedExp: r.issued_exp,
-      issuedFamily: r.issued_family,
-    };
-    return { won: Number(u.numUpdatedRows) === 1, code };
+    });
+    const r = await this.db.selectFrom('signin_codes').selectAll().where((eb) => eb.and({ tenant_id: tenantId, code_hash: codeHash })).executeTakeFirst();
+    return { won, code: r && codes.toRecord(r) };
   }
 
   async recordIssued(tenantId: string, codeHash: string, issued: { jti: string; exp: number; family: string | null }): Promise<void> {
     await this.db
       .updateTable('signin_codes')
       .set({ issued_jti: issued.jti, issued_exp: issued.exp, issued_family: issued.family })
-      .where('tenant_id', '=', tenantId)
-      .where('code_hash', '=', codeHash)
+      .where((eb) => eb.and({ tenant_id: tenantId, code_hash: codeHash }))
       .execute();
   }
 
-  async consent(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined> {
-    const r = await this.db
-      .withTables<ConsentResourcesColumn>()
-      .selectFrom('signin_consents')
-      .select(['scope', 'resources'])
-      .where('tenant_id', '=', tenantId)
-      .where('user_id', '=', userId)
-      .where('client_id', '=', clientId)
-      .executeTakeFirst();
-    if (!r) return undefined;
-    return { scopes: r.scope.split(' ').filter(Boolean), resources: r.resources.split(' ').filter(Boolean) };
+  consent(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined> {
+    return new SigninConsentRepo(this.db).find(tenantId, userId, clientId);
   }
 }

@@ -1,22 +1,22 @@
 import { type Kysely, sql } from 'kysely';
 import type { StoredSigningKey } from '../../kernel/crypto/keystore.js';
 import type { Dialect } from '../db.js';
+import { cast, codec } from '../codec.js';
 import type { Database } from '../schema.js';
 
 /** The stored form of a signing key is the keystore's own port type. */
 export type SigningKeyRecord = StoredSigningKey;
 
-type Row = Database['signing_keys'];
-const toRecord = (r: Row): SigningKeyRecord => ({
-  kid: r.kid,
-  tenantId: r.tenant_id,
-  alg: r.alg,
-  status: r.status as SigningKeyRecord['status'],
-  publicJwk: r.public_jwk,
-  privateJwkEnc: r.private_jwk_enc,
-  createdAt: r.created_at,
-  retiredAt: r.retired_at,
-  expiresAt: r.expires_at,
+const stored = codec<SigningKeyRecord>()('signing_keys', {
+  kid: true,
+  tenantId: true,
+  alg: true,
+  status: cast<SigningKeyRecord['status']>(),
+  publicJwk: true,
+  privateJwkEnc: true,
+  createdAt: true,
+  retiredAt: true,
+  expiresAt: true,
 });
 
 export class SigningKeyRepo {
@@ -35,7 +35,7 @@ export class SigningKeyRepo {
       .orderBy('created_at', 'desc')
       .orderBy('kid')
       .execute();
-    return rows.map(toRecord);
+    return rows.map(stored.toRecord);
   }
 
   /**
@@ -60,20 +60,7 @@ export class SigningKeyRepo {
         .where('status', '=', 'active')
         .returning(['kid', 'created_at'])
         .execute();
-      await tx
-        .insertInto('signing_keys')
-        .values({
-          kid: key.kid,
-          tenant_id: key.tenantId,
-          alg: key.alg,
-          status: 'active',
-          public_jwk: key.publicJwk,
-          private_jwk_enc: key.privateJwkEnc,
-          created_at: key.createdAt,
-          retired_at: null,
-          expires_at: null,
-        })
-        .execute();
+      await tx.insertInto('signing_keys').values(stored.toRow({ ...key, status: 'active', retiredAt: null, expiresAt: null })).execute();
       // Exactly one row under the lock; should older data hold several, name the newest.
       retired.sort((a, b) => Number(b.created_at) - Number(a.created_at));
       return retired[0]?.kid ?? null;

@@ -1,5 +1,7 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { Dialect } from '../db.js';
+import { claimWithLease, compareAndSet } from '../atomic.js';
+import { cast, codec, num } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
@@ -34,25 +36,33 @@ export interface AttemptRecord {
   error: string | null;
 }
 
-type Row = Database['webhook_deliveries'];
-const toRecord = (r: Row): DeliveryRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  organizationId: r.organization_id,
-  endpointId: r.endpoint_id,
-  eventId: r.event_id,
-  eventType: r.event_type,
-  body: r.body,
-  status: r.status as DeliveryStatus,
-  attempts: Number(r.attempts),
-  attemptLimit: Number(r.attempt_limit),
-  nextAttemptAt: r.next_attempt_at,
-  leaseOwner: r.lease_owner,
-  leaseUntil: r.lease_until,
-  lastStatusCode: r.last_status_code,
-  lastError: r.last_error,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+const stored = codec<DeliveryRecord>()('webhook_deliveries', {
+  id: true,
+  tenantId: true,
+  organizationId: true,
+  endpointId: true,
+  eventId: true,
+  eventType: true,
+  body: true,
+  status: cast<DeliveryStatus>(),
+  attempts: num,
+  attemptLimit: num,
+  nextAttemptAt: true,
+  leaseOwner: true,
+  leaseUntil: true,
+  lastStatusCode: true,
+  lastError: true,
+  createdAt: true,
+  updatedAt: true,
+});
+const attemptRows = codec<AttemptRecord>()('webhook_attempts', {
+  id: true,
+  deliveryId: true,
+  attempt: num,
+  startedAt: true,
+  durationMs: num,
+  statusCode: true,
+  error: true,
 });
 
 export class WebhookDeliveryRepo {
@@ -62,28 +72,9 @@ export class WebhookDeliveryRepo {
   ) {}
 
   async insert(d: DeliveryRecord): Promise<void> {
-    await this.db
-      .insertInto('webhook_deliveries')
-      .values({
-        id: d.id,
-        tenant_id: d.tenantId,
-        organization_id: d.organizationId,
-        endpoint_id: d.endpointId,
-        event_id: d.eventId,
-        event_type: d.eventType,
-        body: d.body,
-        status: d.status,
-        attempts: d.attempts,
-        attempt_limit: d.attemptLimit,
-        next_attempt_at: d.nextAttemptAt,
-        lease_owner: null,
-        lease_until: null,
-        last_status_code: null,
-        last_error: null,
-        created_at: d.createdAt,
-        updated_at: d.updatedAt,
-      })
-      .execute();
+    // A new delivery is not leased and has no result yet.
+    const fresh = { ...d, leaseOwner: null, leaseUntil: null, lastStatusCode: null, lastError: null };
+    await this.db.insertInto('webhook_deliveries').values(stored.toRow(fresh)).execute();
   }
 
   /**
@@ -127,28 +118,23 @@ export class WebhookDeliveryRepo {
       .where('ranked.organization_rank', '<=', q.perOrganization)
       .orderBy('ranked.next_attempt_at')
       .limit(q.limit);
-    const claimable =
-      this.dialect === 'postgres'
-        ? this.db.selectFrom('webhook_deliveries').select('id').where('id', 'in', chosen).forUpdate().skipLocked()
-        : chosen;
-    const rows = await this.db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'delivering', lease_owner: q.owner, lease_until: now + q.leaseMs, updated_at: now })
-      .where('id', 'in', claimable)
-      .where(due)
-      .returningAll()
-      .execute();
-    return rows.map(toRecord);
+    const rows = await claimWithLease(this.db, this.dialect, 'webhook_deliveries', {
+      candidates: chosen,
+      due,
+      owner: q.owner,
+      leaseUntil: now + q.leaseMs,
+      set: { status: 'delivering', updated_at: now },
+    });
+    return rows.map(stored.toRecord);
   }
 
   /** Gives a claimed delivery back untouched (the dispatcher took more than it may run). */
   async release(id: string, owner: string, now: number): Promise<void> {
-    await this.db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'pending', lease_owner: null, lease_until: null, updated_at: now })
-      .where('id', '=', id)
-      .where('lease_owner', '=', owner)
-      .execute();
+    await compareAndSet(this.db, 'webhook_deliveries', {
+      key: { id },
+      seen: { lease_owner: owner },
+      set: { status: 'pending', lease_owner: null, lease_until: null, updated_at: now },
+    });
   }
 
   /**
@@ -163,9 +149,10 @@ export class WebhookDeliveryRepo {
     now: number,
   ): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const r = await trx
-        .updateTable('webhook_deliveries')
-        .set({
+      const moved = await compareAndSet(trx, 'webhook_deliveries', {
+        key: { id: d.id },
+        seen: { lease_owner: owner, status: 'delivering' },
+        set: {
           status: next.status,
           attempts: sql<number>`attempts + 1`,
           next_attempt_at: next.nextAttemptAt,
@@ -174,24 +161,10 @@ export class WebhookDeliveryRepo {
           last_status_code: next.statusCode,
           last_error: next.error,
           updated_at: now,
-        })
-        .where('id', '=', d.id)
-        .where('lease_owner', '=', owner)
-        .where('status', '=', 'delivering')
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) === 0) return false;
-      await trx
-        .insertInto('webhook_attempts')
-        .values({
-          id: attempt.id,
-          delivery_id: attempt.deliveryId,
-          attempt: attempt.attempt,
-          started_at: attempt.startedAt,
-          duration_ms: attempt.durationMs,
-          status_code: attempt.statusCode,
-          error: attempt.error,
-        })
-        .execute();
+        },
+      });
+      if (!moved) return false;
+      await trx.insertInto('webhook_attempts').values(attemptRows.toRow(attempt)).execute();
       return true;
     });
   }
@@ -200,33 +173,22 @@ export class WebhookDeliveryRepo {
     const row = await this.db
       .selectFrom('webhook_deliveries')
       .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('endpoint_id', '=', endpointId)
-      .where('id', '=', id)
+      .where((eb) => eb.and({ tenant_id: tenantId, endpoint_id: endpointId, id }))
       .executeTakeFirst();
-    return row && toRecord(row);
+    return row && stored.toRecord(row);
   }
 
   async list(q: { tenantId: string; endpointId: string; status?: DeliveryStatus; after?: string; limit: number }): Promise<DeliveryRecord[]> {
     let query = this.db.selectFrom('webhook_deliveries').selectAll().where('tenant_id', '=', q.tenantId).where('endpoint_id', '=', q.endpointId);
     if (q.status) query = query.where('status', '=', q.status);
     if (q.after) query = query.where('id', '>', q.after);
-    const rows = await query.orderBy('id').limit(q.limit).execute();
-    return rows.map(toRecord);
+    return (await query.orderBy('id').limit(q.limit).execute()).map(stored.toRecord);
   }
 
   async attemptsOf(deliveryIds: string[]): Promise<AttemptRecord[]> {
     if (deliveryIds.length === 0) return [];
     const rows = await this.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('attempt').execute();
-    return rows.map((r) => ({
-      id: r.id,
-      deliveryId: r.delivery_id,
-      attempt: Number(r.attempt),
-      startedAt: r.started_at,
-      durationMs: Number(r.duration_ms),
-      statusCode: r.status_code,
-      error: r.error,
-    }));
+    return rows.map(attemptRows.toRecord);
   }
 
   /** Replay: one more attempt, now, for a delivery that is not in flight. Same id, same body. */
@@ -234,12 +196,9 @@ export class WebhookDeliveryRepo {
     const row = await this.db
       .updateTable('webhook_deliveries')
       .set({ status: 'pending', attempt_limit: sql<number>`attempts + 1`, next_attempt_at: now, updated_at: now })
-      .where('tenant_id', '=', tenantId)
-      .where('endpoint_id', '=', endpointId)
-      .where('id', '=', id)
-      .where('status', 'in', ['failed', 'delivered'])
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('endpoint_id', '=', endpointId), eb('id', '=', id), eb('status', 'in', ['failed', 'delivered'])]))
       .returningAll()
       .executeTakeFirst();
-    return row && toRecord(row);
+    return row && stored.toRecord(row);
   }
 }

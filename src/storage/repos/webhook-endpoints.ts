@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { codec, json } from '../codec.js';
 import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 
@@ -12,49 +13,35 @@ export interface WebhookEndpointRecord {
   createdAt: number;
 }
 
-type Row = Database['webhook_endpoints'];
-const toRecord = (r: Row): WebhookEndpointRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  organizationId: r.organization_id,
-  url: r.url,
-  events: JSON.parse(r.events) as string[],
-  secretEnc: r.secret_enc,
-  createdAt: r.created_at,
+const stored = codec<WebhookEndpointRecord>()('webhook_endpoints', {
+  id: true,
+  tenantId: true,
+  organizationId: true,
+  url: true,
+  events: json<string[]>(),
+  secretEnc: true,
+  createdAt: true,
 });
 
 export class WebhookEndpointRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insert(e: WebhookEndpointRecord): Promise<void> {
-    await this.db
-      .insertInto('webhook_endpoints')
-      .values({
-        id: e.id,
-        tenant_id: e.tenantId,
-        organization_id: e.organizationId,
-        url: e.url,
-        events: JSON.stringify(e.events),
-        secret_enc: e.secretEnc,
-        created_at: e.createdAt,
-      })
-      .execute();
+    await this.db.insertInto('webhook_endpoints').values(stored.toRow(e)).execute();
   }
 
   async find(tenantId: string, organizationId: string, id: string): Promise<WebhookEndpointRecord | undefined> {
     const row = await this.db
       .selectFrom('webhook_endpoints')
       .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id }))
       .executeTakeFirst();
-    return row && toRecord(row);
+    return row && stored.toRecord(row);
   }
 
   async findById(id: string): Promise<WebhookEndpointRecord | undefined> {
     const row = await this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toRecord(row);
+    return row && stored.toRecord(row);
   }
 
   /**
@@ -62,23 +49,12 @@ export class WebhookEndpointRepo {
    * commit, so deliveries written for them cannot race an endpoint's deletion.
    */
   async listByOrganization(tenantId: string, organizationId: string, lock?: Dialect): Promise<WebhookEndpointRecord[]> {
-    let q = this.db
-      .selectFrom('webhook_endpoints')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', organizationId)
-      .orderBy('id');
-    if (lock === 'postgres') q = q.forShare();
-    return (await q.execute()).map(toRecord);
+    const q = this.db.selectFrom('webhook_endpoints').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId })).orderBy('id');
+    return (await (lock === 'postgres' ? q.forShare() : q).execute()).map(stored.toRecord);
   }
 
   async delete(tenantId: string, organizationId: string, id: string): Promise<boolean> {
-    const r = await this.db
-      .deleteFrom('webhook_endpoints')
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const r = await this.db.deleteFrom('webhook_endpoints').where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id })).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * The repositories over one executor: `repos(trx, dialect).users.find(…)`. Pass the root
+ * database or a transaction; each repository is made on first use and kept for that executor,
+ * so asking twice in one transaction costs nothing. Periodic sweeps count across all of them
+ * (their counters live in the repository modules, see Sweeper in ../atomic.ts).
+ */
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../db.js';
+import type { Database } from '../schema.js';
+import { ApiKeyRepo } from './api-keys.js';
+import { DirectoryConnectionRepo } from './directory-connections.js';
+import { DirectoryGroupRepo } from './directory-groups.js';
+import { DirectoryUserRepo } from './directory-users.js';
+import { EventRepo } from './events.js';
+import { MemberRepo } from './members.js';
+import { MetaRepo } from './meta.js';
+import { OAuthClientRepo } from './oauth-clients.js';
+import { OAuthRefreshTokenRepo } from './oauth-refresh-tokens.js';
+import { OAuthReplayRepo, OAuthRevokedTokenRepo } from './oauth-replay.js';
+import { OAuthSettingsRepo } from './oauth-settings.js';
+import { OrganizationRepo } from './organizations.js';
+import { RateLimitRepo } from './rate-limits.js';
+import { SigninConsentRepo, SigninLoginFailureRepo } from './signin-accounts.js';
+import { SigninSessionRepo } from './signin-sessions.js';
+import { SigninStoreRepo } from './signin-store.js';
+import { SigningKeyRepo } from './signing-keys.js';
+import { TenantRepo } from './tenants.js';
+import { UserRepo } from './users.js';
+import { WebhookDeliveryRepo } from './webhook-deliveries.js';
+import { WebhookEndpointRepo } from './webhook-endpoints.js';
+
+const makers = {
+  organizations: (db) => new OrganizationRepo(db),
+  users: (db) => new UserRepo(db),
+  members: (db) => new MemberRepo(db),
+  apiKeys: (db) => new ApiKeyRepo(db),
+  events: (db, dialect) => new EventRepo(db, dialect),
+  signingKeys: (db, dialect) => new SigningKeyRepo(db, dialect),
+  tenants: (db) => new TenantRepo(db),
+  meta: (db) => new MetaRepo(db),
+  oauthClients: (db) => new OAuthClientRepo(db),
+  refreshTokens: (db) => new OAuthRefreshTokenRepo(db),
+  replay: (db) => new OAuthReplayRepo(db),
+  revokedTokens: (db) => new OAuthRevokedTokenRepo(db),
+  oauthSettings: (db) => new OAuthSettingsRepo(db),
+  rateLimits: (db) => new RateLimitRepo(db),
+  signinStore: (db) => new SigninStoreRepo(db),
+  sessions: (db) => new SigninSessionRepo(db),
+  consents: (db) => new SigninConsentRepo(db),
+  loginFailures: (db) => new SigninLoginFailureRepo(db),
+  webhookEndpoints: (db) => new WebhookEndpointRepo(db),
+  webhookDeliveries: (db, dialect) => new WebhookDeliveryRepo(db, dialect),
+  directoryConnections: (db) => new DirectoryConnectionRepo(db),
+  directoryUsers: (db) => new DirectoryUserRepo(db),
+  directoryGroups: (db) => new DirectoryGroupRepo(db),
+} satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
+
+export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
+
+const made = new WeakMap<Kysely<Database>, Repos>();
+
+/** The repositories over `executor` (the root database or a transaction). */
+export function repos(executor: Kysely<Database>, dialect: Dialect): Repos {
+  const known = made.get(executor);
+  if (known) return known;
+  const out = {} as Repos;
+  for (const [name, make] of Object.entries(makers) as Array<[keyof Repos, (db: Kysely<Database>, dialect: Dialect) => object]>) {
+    let repo: object | undefined;
+    Object.defineProperty(out, name, { enumerable: true, get: () => (repo ??= make(executor, dialect)) });
+  }
+  made.set(executor, out);
+  return out;
+}
