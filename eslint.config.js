@@ -1,6 +1,19 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Layer boundaries (docs/architecture.md). A file group's rule lists everything it may not
+// import; a later group replaces an earlier one's list for the files it matches.
+const DATABASE = ['kysely', 'pg', 'better-sqlite3'].map((name) => ({
+  name,
+  message: 'Only src/storage/ talks to the database: use a repository (src/storage/repos/) or a type from src/storage/db.ts.',
+}));
+const FRAMEWORK = {
+  group: ['fastify', 'fastify-*', '@fastify/*'],
+  message: 'Only src/http/, routes.ts files and the composition root bind to Fastify: keep this code framework-free.',
+};
+/** Where Fastify may be imported: the HTTP layer, route files, the /v1 plugin and the composition root. */
+const HTTP_BINDINGS = ['src/http/**', 'src/**/routes.ts', 'src/**/*-routes.ts', 'src/management/v1.ts', 'src/server.ts', 'src/context.ts'];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
   js.configs.recommended,
@@ -15,5 +28,21 @@ export default tseslint.config(
       '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
       'no-console': 'off',
     },
+  },
+  {
+    // Protocol cores and services: neither the framework nor the database.
+    files: ['src/**/*.ts'],
+    ignores: ['src/storage/**', ...HTTP_BINDINGS],
+    rules: { 'no-restricted-imports': ['error', { paths: DATABASE, patterns: [FRAMEWORK] }] },
+  },
+  {
+    // HTTP bindings: the framework, never the database.
+    files: HTTP_BINDINGS,
+    rules: { 'no-restricted-imports': ['error', { paths: DATABASE }] },
+  },
+  {
+    // Storage: the database, never the framework.
+    files: ['src/storage/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK] }] },
   },
 );

@@ -33,21 +33,14 @@ import { DpopNonces } from './oauth/dpop/nonce.js';
 import { oauthErrors } from './oauth/errors.js';
 import { TenantLifetimes } from './oauth/token/lifetimes.js';
 import type { Atomically } from './oauth/token/types.js';
+import { ScimAuth } from './scim/auth.js';
+import { ScimGroups } from './scim/groups.js';
+import type { ScimServices } from './scim/routes.js';
+import { ScimUsers } from './scim/users.js';
 import { SigninService } from './screens/service.js';
 import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
-import { ApiKeyRepo } from './storage/repos/api-keys.js';
-import { EventRepo } from './storage/repos/events.js';
-import { MetaRepo } from './storage/repos/meta.js';
-import { OAuthClientRepo } from './storage/repos/oauth-clients.js';
-import { OAuthRefreshTokenRepo } from './storage/repos/oauth-refresh-tokens.js';
-import { OAuthReplayRepo, OAuthRevokedTokenRepo } from './storage/repos/oauth-replay.js';
-import { OAuthSettingsRepo } from './storage/repos/oauth-settings.js';
-import { RateLimitRepo } from './storage/repos/rate-limits.js';
-import { SigninStoreRepo } from './storage/repos/signin-store.js';
-import { SigningKeyRepo } from './storage/repos/signing-keys.js';
-import { TenantRepo } from './storage/repos/tenants.js';
-import { WebhookDeliveryRepo } from './storage/repos/webhook-deliveries.js';
-import { WebhookEndpointRepo } from './storage/repos/webhook-endpoints.js';
+import { repos } from './storage/repos/index.js';
+import type { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import { webhookOutbox } from './webhooks/outbox.js';
@@ -85,6 +78,8 @@ export interface Context {
   /** Hosted sign-in: logins, sessions, consents, profiles, branding. */
   signin: SigninService;
   management: ManagementServices;
+  /** SCIM 2.0: token authentication and the Users/Groups services. */
+  scim: ScimServices;
   /** Outbound HTTP: the egress policy, the resolver it checks with, and the guarded agent. */
   egress: { policy: EgressPolicy; resolver?: EgressResolver; agent: EgressAgent };
   /** The webhook delivery loop of this instance (started by the server, not by the CLI). */
@@ -103,7 +98,7 @@ export interface ContextOptions {
 
 /** The master key must be the one the database was created with. */
 async function checkMasterKey(db: Db, envelope: Envelope): Promise<void> {
-  const check = await new MetaRepo(db.kysely).setIfAbsent(MASTER_KEY_CHECK, envelope.encrypt('keyhall', MASTER_KEY_CHECK));
+  const check = await repos(db.kysely, db.dialect).meta.setIfAbsent(MASTER_KEY_CHECK, envelope.encrypt('keyhall', MASTER_KEY_CHECK));
   try {
     envelope.decrypt(check, MASTER_KEY_CHECK);
   } catch (err) {
@@ -115,7 +110,7 @@ async function checkMasterKey(db: Db, envelope: Envelope): Promise<void> {
 /** The DPoP nonce HMAC key: made once, shared by all instances through the database, encrypted. */
 function nonceSecret(db: Db, envelope: Envelope): () => Promise<Buffer> {
   return async () => {
-    const stored = await new MetaRepo(db.kysely).setIfAbsent(NONCE_KEY, envelope.encrypt(randomBytes(32).toString('base64'), NONCE_KEY));
+    const stored = await repos(db.kysely, db.dialect).meta.setIfAbsent(NONCE_KEY, envelope.encrypt(randomBytes(32).toString('base64'), NONCE_KEY));
     return Buffer.from(envelope.decrypt(stored, NONCE_KEY), 'base64');
   };
 }
@@ -128,8 +123,8 @@ function oauthTransactions(db: Db, events: EventRecorder): Atomically {
   return (fn) =>
     events.transaction(db.kysely, (trx) =>
       fn({
-        refreshTokens: new OAuthRefreshTokenRepo(trx),
-        revoked: new OAuthRevokedTokenRepo(trx),
+        refreshTokens: repos(trx, db.dialect).refreshTokens,
+        revoked: repos(trx, db.dialect).revokedTokens,
         audit: async (event) => {
           const clientId = typeof event.data.client_id === 'string' ? event.data.client_id : null;
           await events.record(trx, { tenantId: event.tenantId, type: event.type, organizationId: null, actor: { type: 'system', id: clientId }, data: event.data });
@@ -166,26 +161,23 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   try {
     await migrate(db);
     await checkMasterKey(db, envelope);
-    const keystore = new Keystore(new SigningKeyRepo(db.kysely, db.dialect), envelope, clock, config.cacheTtlMs);
-    const eventRepo = new EventRepo(db.kysely, db.dialect);
-    const events = new EventRecorder(eventRepo, clock);
+    const r = repos(db.kysely, db.dialect);
+    const keystore = new Keystore(r.signingKeys, envelope, clock, config.cacheTtlMs);
+    const events = new EventRecorder(r.events, clock);
     const schedule = new RetrySchedule(config.webhookRetrySchedule);
     events.onRecorded(webhookOutbox(clock, db.dialect, schedule));
 
     const policy = parseEgressAllowlist(config.egressAllow);
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
 
-    const clientRepo = new OAuthClientRepo(db.kysely);
-    const clients = new CachedClientStore(clientRepo, config.cacheTtlMs);
-    const settingsRepo = new OAuthSettingsRepo(db.kysely);
+    const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
     const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds };
-    const lifetimes = new TenantLifetimes(settingsRepo, defaults, config.cacheTtlMs);
-    const signinStore = new SigninStoreRepo(db.kysely);
+    const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs);
     const oauth = composeOAuth({
       clients,
-      refreshTokens: new OAuthRefreshTokenRepo(db.kysely),
-      replay: new OAuthReplayRepo(db.kysely),
-      revoked: new OAuthRevokedTokenRepo(db.kysely),
+      refreshTokens: r.refreshTokens,
+      replay: r.replay,
+      revoked: r.revokedTokens,
       keys: keystore,
       clock,
       settings: defaults,
@@ -194,7 +186,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       remoteKeys: new RemoteJwksCache(egress.agent, policy, () => performance.now(), { minRefreshMs: config.cacheTtlMs }),
       ...(config.dpopNonce ? { dpopNonces: new DpopNonces(nonceSecret(db, envelope)) } : {}),
       atomically: oauthTransactions(db, events),
-      signin: signinStore,
+      signin: r.signinStore,
       authorize: { codeTtlSeconds: config.codeTtlSeconds, flowTtlSeconds: config.loginFlowTtlSeconds },
       parTtlSeconds: config.parTtlSeconds,
     });
@@ -208,30 +200,32 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
 
     const deps: ManagementDeps = { db, clock, events };
-    const apiKeys = new ApiKeyRepo(db.kysely);
     const management: ManagementServices = {
-      auth: new ManagementAuth(apiKeys, new RateLimitRepo(db.kysely), clock, config.apiRateLimit),
+      auth: new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit),
       organizations: new OrganizationService(deps),
       users: new UserService(deps),
       members: new MemberService(deps),
-      apiKeys: new ApiKeyService(deps, apiKeys),
-      events: new EventFeedService(eventRepo),
+      apiKeys: new ApiKeyService(deps, r.apiKeys),
+      events: new EventFeedService(r.events),
       directory: new DirectoryService(deps),
       clients: new ClientService(
-        clientRepo,
+        r.oauthClients,
         clock,
         (tenantId, clientId) => clients.invalidate(tenantId, clientId),
         jwksUriCheck(policy, opts.egressResolver),
-        signinStore,
-        (fn) => db.kysely.transaction().execute((trx) => fn(new OAuthClientRepo(trx), new SigninStoreRepo(trx))),
+        r.signinStore,
+        (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
       ),
-      tokenSettings: new TokenSettingsService(settingsRepo, lifetimes, clock),
+      tokenSettings: new TokenSettingsService(r.oauthSettings, lifetimes, clock),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
     };
 
+    const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };
+    const scim: ScimServices = { auth: new ScimAuth(r.directoryConnections, clock), users: new ScimUsers(scimDeps), groups: new ScimGroups(scimDeps) };
+
     const dispatcher = new Dispatcher({
-      deliveries: new WebhookDeliveryRepo(db.kysely, db.dialect),
-      endpoints: new WebhookEndpointRepo(db.kysely),
+      deliveries: r.webhookDeliveries,
+      endpoints: r.webhookEndpoints,
       envelope,
       agent: egress.agent,
       clock,
@@ -242,7 +236,6 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       dueNow: dispatcherClock(db, opts.clock !== undefined),
     });
 
-    const tenantRepo = new TenantRepo(db.kysely);
     return {
       config,
       clock,
@@ -251,11 +244,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       envelope,
       keystore,
       events,
-      tenantRepo,
+      tenantRepo: r.tenants,
       tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events),
       oauth,
       signin,
       management,
+      scim,
       egress,
       dispatcher,
       close: async () => {

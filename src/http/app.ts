@@ -76,7 +76,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   registerTenantResolution(app, ctx.tenantRepo, ctx.config.cacheTtlMs);
   await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore });
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });
-  await app.register(scimRoutes, { prefix: '/scim/v2', ctx });
+  await app.register(scimRoutes, { prefix: '/scim/v2', scim: ctx.scim, bodyLimit: ctx.config.bodyLimit });
   await app.register(tokenRoutes, { oauth: ctx.oauth });
   await app.register(parRoutes, { oauth: ctx.oauth });
   await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });

@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
-import type { Kysely } from 'kysely';
-import type { Db } from '../storage/db.js';
+import type { Db, Executor } from '../storage/db.js';
 import { type Repos, repos } from '../storage/repos/index.js';
-import type { Database } from '../storage/schema.js';
 
 /** What every management service needs. */
 export interface ManagementDeps {
@@ -14,7 +12,7 @@ export interface ManagementDeps {
 }
 
 /** The repositories over the root database, or over `trx` inside a transaction. */
-export const reposOf = (deps: ManagementDeps, trx?: Kysely<Database>): Repos => repos(trx ?? deps.db.kysely, deps.db.dialect);
+export const reposOf = (deps: ManagementDeps, trx?: Executor): Repos => repos(trx ?? deps.db.kysely, deps.db.dialect);
 
 export const idOf = (prefix: string) =>
   z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be a ${prefix}_ id (${prefix}_ and 26 lower-case letters or digits)`);

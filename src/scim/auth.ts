@@ -29,3 +29,15 @@ export async function authenticateScim(
   }
   return conn;
 }
+
+/** The SCIM bearer-token check bound to its repository and clock (built in src/context.ts). */
+export class ScimAuth {
+  constructor(
+    private readonly connections: DirectoryConnectionRepo,
+    private readonly clock: Clock,
+  ) {}
+
+  authenticate(tenantId: string, authorization: string | undefined): Promise<AuthenticatedConnection> {
+    return authenticateScim(this.connections, this.clock, tenantId, authorization);
+  }
+}

@@ -5,7 +5,7 @@
  */
 import { scimErrors } from './errors.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
-import { normalizePath } from './filter/sql.js';
+import { normalizePath } from './filter/attributes.js';
 import { checkMemberCount, GROUP_SCHEMA, MAX_INDEXED_LENGTH, PATCH_SCHEMA } from './resources.js';
 
 export type GroupChange =

@@ -2,14 +2,14 @@
  * SCIM Groups of one connection. Membership changes are applied in SQL (no loading of whole
  * groups to patch one member) and re-apply the connection's group → role mapping.
  */
-import type { Kysely } from 'kysely';
+
 import { newId } from '../kernel/ids.js';
-import { isUniqueViolation } from '../storage/db.js';
+import { isUniqueViolation, type Executor } from '../storage/db.js';
 import type { DirectoryGroupRecord, GroupListQuery } from '../storage/repos/directory-groups.js';
-import type { Database } from '../storage/schema.js';
 import { checkIfMatch, withRetry } from './concurrency.js';
 import { ScimError, scimErrors } from './errors.js';
-import { type AttributeMap, filterToSql } from './filter/sql.js';
+import type { AttributeMap } from './filter/attributes.js';
+import { filterToSql } from '../storage/scim-filter.js';
 import type { ListParams } from './list.js';
 import { type ScimConnection, type ScimDeps, scimActor, scimRepos, syncRoles } from './provisioning.js';
 import { coerceGroup, GROUP_SCHEMA } from './resources.js';
@@ -37,13 +37,13 @@ const uniqueness = (err: unknown) => (isUniqueViolation(err) ? scimErrors.unique
 export class ScimGroups {
   constructor(private readonly deps: ScimDeps) {}
 
-  private tx<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return withRetry(() => this.deps.events.transaction(this.deps.db, fn)).catch((err: unknown) => {
       throw uniqueness(err);
     });
   }
 
-  private event(trx: Kysely<Database>, conn: ScimConnection, type: 'directory.group.created' | 'directory.group.updated' | 'directory.group.deleted', g: DirectoryGroupRecord, extra: Record<string, unknown> = {}) {
+  private event(trx: Executor, conn: ScimConnection, type: 'directory.group.created' | 'directory.group.updated' | 'directory.group.deleted', g: DirectoryGroupRecord, extra: Record<string, unknown> = {}) {
     return this.deps.events.record(trx, {
       tenantId: conn.tenantId,
       organizationId: conn.organizationId,
@@ -53,7 +53,7 @@ export class ScimGroups {
     });
   }
 
-  private async checkMembers(trx: Kysely<Database>, conn: ScimConnection, ids: string[]) {
+  private async checkMembers(trx: Executor, conn: ScimConnection, ids: string[]) {
     const known = await scimRepos(this.deps, trx).directoryUsers.existingIds(conn.id, [...new Set(ids)]);
     const unknown = ids.find((id) => !known.has(id));
     if (unknown !== undefined) throw scimErrors.invalidValue(`members: no User '${unknown}' in this directory`);
@@ -129,7 +129,7 @@ export class ScimGroups {
     });
   }
 
-  private async current(trx: Kysely<Database>, conn: ScimConnection, id: string, ifMatch: string | undefined) {
+  private async current(trx: Executor, conn: ScimConnection, id: string, ifMatch: string | undefined) {
     const repo = scimRepos(this.deps, trx).directoryGroups;
     const cur = (await repo.lock(conn.id, id)) ? await repo.find(conn.id, id) : undefined;
     if (!cur) throw scimErrors.notFound(`Group ${id} not found`);
@@ -137,7 +137,7 @@ export class ScimGroups {
     return cur;
   }
 
-  private async apply(trx: Kysely<Database>, conn: ScimConnection, cur: DirectoryGroupRecord, changes: GroupChange[]): Promise<DirectoryGroupRecord> {
+  private async apply(trx: Executor, conn: ScimConnection, cur: DirectoryGroupRecord, changes: GroupChange[]): Promise<DirectoryGroupRecord> {
     const repo = scimRepos(this.deps, trx).directoryGroups;
     let next = { ...cur };
     const touched = new Set<string>();

@@ -4,7 +4,7 @@
  */
 import { scimErrors } from './errors.js';
 import { parseFilter, type FilterNode } from './filter/parse.js';
-import { normalizePath } from './filter/sql.js';
+import { normalizePath } from './filter/attributes.js';
 import { parseAttributeList } from './projection.js';
 
 /** The largest page served (advertised as filter.maxResults). */

@@ -3,14 +3,13 @@
  * role follows the connection's group → role mapping. Everything runs inside the caller's
  * transaction, with its events.
  */
-import type { Kysely } from 'kysely';
+
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
-import type { Dialect } from '../storage/db.js';
+import type { Dialect, Executor } from '../storage/db.js';
 import type { DirectoryUserRecord } from '../storage/repos/directory-users.js';
 import { type Repos, repos } from '../storage/repos/index.js';
-import type { Database } from '../storage/schema.js';
 
 /** The authenticated connection a SCIM request acts for. */
 export interface ScimConnection {
@@ -22,14 +21,14 @@ export interface ScimConnection {
 }
 
 export interface ScimDeps {
-  db: Kysely<Database>;
+  db: Executor;
   dialect: Dialect;
   clock: Clock;
   events: EventRecorder;
 }
 
 /** The repositories over the root database, or over `trx` inside a transaction. */
-export const scimRepos = (deps: ScimDeps, trx?: Kysely<Database>): Repos => repos(trx ?? deps.db, deps.dialect);
+export const scimRepos = (deps: ScimDeps, trx?: Executor): Repos => repos(trx ?? deps.db, deps.dialect);
 
 export const scimActor = (conn: ScimConnection): Actor => ({ type: 'scim', id: conn.id });
 
@@ -47,7 +46,7 @@ export async function desiredRole(groups: Repos['directoryGroups'], conn: ScimCo
  * Makes an active SCIM user a member with the mapped role (member.added / member.role_changed).
  * The actor is the connection, or the API key whose mapping change triggered it.
  */
-export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord, actor: Actor = scimActor(conn)): Promise<void> {
+export async function ensureMember(deps: ScimDeps, trx: Executor, conn: ScimConnection, du: DirectoryUserRecord, actor: Actor = scimActor(conn)): Promise<void> {
   const { members, directoryGroups } = scimRepos(deps, trx);
   const role = await desiredRole(directoryGroups, conn, du.id);
   const existing = await members.find(conn.tenantId, conn.organizationId, du.userId);
@@ -76,7 +75,7 @@ export async function ensureMember(deps: ScimDeps, trx: Kysely<Database>, conn: 
  * this membership already ends access to this organization): otherwise one organization's
  * directory could sign out, again and again, anyone it can link by email.
  */
-export async function removeMember(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
+export async function removeMember(deps: ScimDeps, trx: Executor, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
   const { members, sessions } = scimRepos(deps, trx);
   const removed = await members.delete(conn.tenantId, conn.organizationId, du.userId);
   if (!removed) return;
@@ -89,7 +88,7 @@ export async function removeMember(deps: ScimDeps, trx: Kysely<Database>, conn: 
 }
 
 /** Re-applies the role mapping to the given SCIM users (after group membership or name changes). */
-export async function syncRoles(deps: ScimDeps, trx: Kysely<Database>, conn: ScimConnection, memberIds: Iterable<string>): Promise<void> {
+export async function syncRoles(deps: ScimDeps, trx: Executor, conn: ScimConnection, memberIds: Iterable<string>): Promise<void> {
   if (Object.keys(conn.groupRoles).length === 0) return;
   const users = scimRepos(deps, trx).directoryUsers;
   for (const id of new Set(memberIds)) {

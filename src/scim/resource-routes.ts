@@ -1,13 +1,17 @@
 /** /Users and /Groups: HTTP binding of ScimUsers and ScimGroups. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Context } from '../context.js';
 import { scimErrors } from './errors.js';
-import { GROUP_SORT_KEYS, ScimGroups } from './groups.js';
+import { GROUP_SORT_KEYS, type ScimGroups } from './groups.js';
 import { parseListParams } from './list.js';
 import { parseAttributeList, project } from './projection.js';
 import { etagOf, GROUP_SCHEMA, groupToScim, LIST_SCHEMA, USER_SCHEMA, userToScim } from './resources.js';
 import { baseUrlOf, connectionOf, send } from './routes.js';
-import { USER_SORT_KEYS, ScimUsers } from './users.js';
+import { USER_SORT_KEYS, type ScimUsers } from './users.js';
+
+export interface ScimResourceServices {
+  users: ScimUsers;
+  groups: ScimGroups;
+}
 
 type IdRequest = FastifyRequest<{ Params: { id: string }; Querystring: Record<string, unknown> }>;
 
@@ -72,10 +76,8 @@ function notModified(request: FastifyRequest, version: number): boolean {
 const wants = (name: string, attrs?: string[], excluded?: string[]) =>
   attrs?.length ? attrs.some((a) => a.toLowerCase().split('.')[0] === name) : !excluded?.some((a) => a.toLowerCase() === name);
 
-export async function resourceRoutes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
-  const deps = { db: opts.ctx.db.kysely, dialect: opts.ctx.db.dialect, clock: opts.ctx.clock, events: opts.ctx.events };
-  const users = new ScimUsers(deps);
-  const groups = new ScimGroups(deps);
+export async function resourceRoutes(app: FastifyInstance, opts: ScimResourceServices): Promise<void> {
+  const { users, groups } = opts;
 
   const listUsers = async (request: FastifyRequest, reply: FastifyReply, query: Record<string, unknown>) => {
     const p = parseListParams(query, USER_SCHEMA, USER_SORT_KEYS);

@@ -4,15 +4,13 @@
  * failure is a SCIM error.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Context } from '../context.js';
 import { inspectInput, MAX_INPUT_DEPTH } from '../http/input.js';
 import { tenantOf } from '../http/tenant.js';
 import { isAppError } from '../kernel/errors.js';
-import { repos } from '../storage/repos/index.js';
-import { authenticateScim } from './auth.js';
+import type { ScimAuth } from './auth.js';
 import { etagOf } from './resources.js';
 import { ScimError, SCIM_CONTENT_TYPE, scimErrors } from './errors.js';
-import { resourceRoutes } from './resource-routes.js';
+import { resourceRoutes, type ScimResourceServices } from './resource-routes.js';
 import { resourceType, resourceTypeList, schema, schemaList, serviceProviderConfig } from './discovery.js';
 import type { ScimConnection } from './provisioning.js';
 
@@ -59,12 +57,15 @@ function toScimError(err: unknown, request: FastifyRequest): ScimError {
   return scimErrors.server();
 }
 
-export async function scimRoutes(app: FastifyInstance, opts: { ctx: Context }): Promise<void> {
-  const { ctx } = opts;
-  const connections = repos(ctx.db.kysely, ctx.db.dialect).directoryConnections;
+export interface ScimServices extends ScimResourceServices {
+  auth: ScimAuth;
+}
+
+export async function scimRoutes(app: FastifyInstance, opts: { scim: ScimServices; bodyLimit: number }): Promise<void> {
+  const { scim, bodyLimit } = opts;
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: ctx.config.bodyLimit }, (_req, body, done) => {
+  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit }, (_req, body, done) => {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body as string);
@@ -85,7 +86,7 @@ export async function scimRoutes(app: FastifyInstance, opts: { ctx: Context }): 
 
   app.decorateRequest('scimConnection', null);
   app.addHook('onRequest', async (request) => {
-    const conn = await authenticateScim(connections, ctx.clock, tenantOf(request).id, request.headers.authorization);
+    const conn = await scim.auth.authenticate(tenantOf(request).id, request.headers.authorization);
     request.scimConnection = { id: conn.id, tenantId: conn.tenantId, organizationId: conn.organizationId, groupRoles: conn.groupRoles };
     // Query parameters: the same check as for bodies, as SCIM errors (a filter's is invalidFilter).
     for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
@@ -94,7 +95,7 @@ export async function scimRoutes(app: FastifyInstance, opts: { ctx: Context }): 
     }
   });
 
-  app.get('/ServiceProviderConfig', async (request, reply) => send(reply, 200, serviceProviderConfig(baseUrlOf(request), ctx.config.bodyLimit)));
+  app.get('/ServiceProviderConfig', async (request, reply) => send(reply, 200, serviceProviderConfig(baseUrlOf(request), bodyLimit)));
   app.get('/ResourceTypes', async (request, reply) => send(reply, 200, resourceTypeList(baseUrlOf(request))));
   app.get<{ Params: { id: string } }>('/ResourceTypes/:id', async (request, reply) => send(reply, 200, resourceType(baseUrlOf(request), request.params.id)));
   app.get('/Schemas', async (request, reply) => send(reply, 200, schemaList(baseUrlOf(request))));
@@ -103,5 +104,5 @@ export async function scimRoutes(app: FastifyInstance, opts: { ctx: Context }): 
     throw scimErrors.notImplemented('Bulk operations are not supported (ServiceProviderConfig bulk.supported is false)');
   });
 
-  await app.register(resourceRoutes, { ctx });
+  await app.register(resourceRoutes, { users: scim.users, groups: scim.groups });
 }

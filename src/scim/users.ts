@@ -1,13 +1,12 @@
 /** SCIM Users of one connection: create, read, list, replace, patch, delete (RFC 7644 §3). */
-import type { Kysely } from 'kysely';
 import SCIMMY from 'scimmy';
 import { newId } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
-import { isUniqueViolation } from '../storage/db.js';
+import { isUniqueViolation, type Executor } from '../storage/db.js';
 import type { DirectoryUserRecord, ListQuery } from '../storage/repos/directory-users.js';
-import type { Database } from '../storage/schema.js';
 import { fromScimmy, ScimError, scimErrors } from './errors.js';
-import { type AttributeMap, filterToSql } from './filter/sql.js';
+import type { AttributeMap } from './filter/attributes.js';
+import { filterToSql } from '../storage/scim-filter.js';
 import type { ListParams } from './list.js';
 import { ensureMember, removeMember, type ScimConnection, type ScimDeps, scimActor, scimRepos } from './provisioning.js';
 import { coerceUser, USER_SCHEMA, type UserFields, userFields, userToScim } from './resources.js';
@@ -53,13 +52,13 @@ const uniqueness = (err: unknown) => (isUniqueViolation(err) ? scimErrors.unique
 export class ScimUsers {
   constructor(private readonly deps: ScimDeps) {}
 
-  private tx<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return withRetry(() => this.deps.events.transaction(this.deps.db, fn)).catch((err: unknown) => {
       throw uniqueness(err);
     });
   }
 
-  private record(trx: Kysely<Database>, conn: ScimConnection, type: 'directory.user.created' | 'directory.user.updated' | 'directory.user.deleted' | 'directory.user.deactivated' | 'directory.user.reactivated', du: DirectoryUserRecord, extra: Record<string, unknown> = {}) {
+  private record(trx: Executor, conn: ScimConnection, type: 'directory.user.created' | 'directory.user.updated' | 'directory.user.deleted' | 'directory.user.deactivated' | 'directory.user.reactivated', du: DirectoryUserRecord, extra: Record<string, unknown> = {}) {
     return this.deps.events.record(trx, {
       tenantId: conn.tenantId,
       organizationId: conn.organizationId,
@@ -149,7 +148,7 @@ export class ScimUsers {
     });
   }
 
-  private async current(trx: Kysely<Database>, conn: ScimConnection, id: string, ifMatch: string | undefined) {
+  private async current(trx: Executor, conn: ScimConnection, id: string, ifMatch: string | undefined) {
     const repo = scimRepos(this.deps, trx).directoryUsers;
     const cur = (await repo.lock(conn.id, id)) ? await repo.find(conn.id, id) : undefined;
     if (!cur) throw scimErrors.notFound(`User ${id} not found`);
@@ -158,7 +157,7 @@ export class ScimUsers {
   }
 
   /** Writes the new state (compare-and-set on version), then the membership and profile effects. */
-  private async apply(trx: Kysely<Database>, conn: ScimConnection, cur: DirectoryUserRecord, f: UserFields): Promise<DirectoryUserRecord> {
+  private async apply(trx: Executor, conn: ScimConnection, cur: DirectoryUserRecord, f: UserFields): Promise<DirectoryUserRecord> {
     const { resource, ...cols } = f;
     const changed = (Object.keys(cols) as Array<keyof typeof cols>).filter((k) => cols[k] !== cur[k]);
     if (changed.length === 0 && JSON.stringify(resource) === JSON.stringify(cur.resource)) return cur;
@@ -178,7 +177,7 @@ export class ScimUsers {
   }
 
   /** Profile changes reach the tenant user only when this SCIM user created it. */
-  private async syncProfile(trx: Kysely<Database>, conn: ScimConnection, cur: DirectoryUserRecord, f: UserFields) {
+  private async syncProfile(trx: Executor, conn: ScimConnection, cur: DirectoryUserRecord, f: UserFields) {
     const users = scimRepos(this.deps, trx).users;
     const user = await users.find(conn.tenantId, cur.userId);
     if (!user) return;

@@ -13,12 +13,8 @@ import { normalizeEmail } from '../management/users/service.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { UserInfoSource } from '../oauth/userinfo/claims.js';
 import type { Db } from '../storage/db.js';
-import { SigninConsentRepo, SigninLoginFailureRepo } from '../storage/repos/signin-accounts.js';
-import { OAuthRefreshTokenRepo } from '../storage/repos/oauth-refresh-tokens.js';
-import { SigninSessionRepo } from '../storage/repos/signin-sessions.js';
-import { type UserRecord, UserRepo } from '../storage/repos/users.js';
-import { MemberRepo } from '../storage/repos/members.js';
-import { OrganizationRepo } from '../storage/repos/organizations.js';
+import { repos } from '../storage/repos/index.js';
+import type { UserRecord } from '../storage/repos/users.js';
 import { type Brand, brandOf, DEFAULT_BRAND } from './brand.js';
 import { randomBytes } from 'node:crypto';
 
@@ -78,7 +74,7 @@ export class SigninService {
    * refusing window ends are returned.
    */
   async #reserve(tenantId: string, keys: Array<{ hash: string; max: number }>, now: number): Promise<number | undefined> {
-    const failures = new SigninLoginFailureRepo(this.db.kysely);
+    const failures = repos(this.db.kysely, this.db.dialect).loginFailures;
     const windowMs = this.settings.loginFailureWindowSeconds * 1000;
     const reserved: string[] = [];
     for (const k of keys) {
@@ -109,7 +105,7 @@ export class SigninService {
     const retry = await this.#reserve(tenantId, [account, ip], now);
     if (retry !== undefined) return { kind: 'limited', retryAfterSeconds: retry };
 
-    const user = await new UserRepo(this.db.kysely).findByEmail(tenantId, email);
+    const user = await repos(this.db.kysely, this.db.dialect).users.findByEmail(tenantId, email);
     const ok = await verify(user?.passwordHash ?? (await this.#dummy()), password.slice(0, 1024)).catch(() => false);
     if (!user || !user.passwordHash || !ok) {
       await this.events.transaction(this.db.kysely, async (trx) => {
@@ -136,14 +132,14 @@ export class SigninService {
       revokedAt: null,
     };
     await this.events.transaction(this.db.kysely, async (trx) => {
-      const sessions = new SigninSessionRepo(trx);
+      const sessions = repos(trx, this.db.dialect).sessions;
       // A new id at every login: the session the browser had before is ended.
       if (previousToken) {
         const previous = await sessions.findByToken(tenantId, sha256Hex(previousToken));
         if (previous && previous.revokedAt === null) await sessions.revoke(tenantId, previous.userId, previous.id, now);
       }
       await sessions.insert(session, sha256Hex(token));
-      const failures = new SigninLoginFailureRepo(trx);
+      const failures = repos(trx, this.db.dialect).loginFailures;
       await failures.clear(tenantId, accountKey);
       await failures.release(tenantId, ipKey, now);
       await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), { user_id: user.id, session_id: session.id, ip: meta.ip });
@@ -152,14 +148,14 @@ export class SigninService {
   }
 
   async #sweep(now: number): Promise<void> {
-    await new SigninSessionRepo(this.db.kysely).sweep(now, KEEP_ENDED_SESSIONS_MS);
-    await new SigninLoginFailureRepo(this.db.kysely).sweep(now);
+    await repos(this.db.kysely, this.db.dialect).sessions.sweep(now, KEEP_ENDED_SESSIONS_MS);
+    await repos(this.db.kysely, this.db.dialect).loginFailures.sweep(now);
   }
 
   /** The live session a cookie names, or undefined (revoked, idle or absolute timeout, other tenant). */
   async current(tenantId: string, token: string | undefined): Promise<SessionRecord | undefined> {
     if (!token || token.length > 100) return undefined;
-    const repo = new SigninSessionRepo(this.db.kysely);
+    const repo = repos(this.db.kysely, this.db.dialect).sessions;
     const s = await repo.findByToken(tenantId, sha256Hex(token));
     const now = this.clock.now();
     if (!s || s.revokedAt !== null || s.expiresAt <= now || s.idleExpiresAt <= now) return undefined;
@@ -172,14 +168,14 @@ export class SigninService {
   }
 
   async user(tenantId: string, userId: string): Promise<UserRecord | undefined> {
-    return new UserRepo(this.db.kysely).find(tenantId, userId);
+    return repos(this.db.kysely, this.db.dialect).users.find(tenantId, userId);
   }
 
   /** What /userinfo tells about a user: profile and organization memberships. */
   async profile(tenantId: string, userId: string): Promise<UserInfoSource | undefined> {
-    const user = await new UserRepo(this.db.kysely).find(tenantId, userId);
+    const user = await repos(this.db.kysely, this.db.dialect).users.find(tenantId, userId);
     if (!user) return undefined;
-    const memberships = await new MemberRepo(this.db.kysely).listByUser(tenantId, user.id);
+    const memberships = await repos(this.db.kysely, this.db.dialect).members.listByUser(tenantId, user.id);
     return {
       id: user.id,
       email: user.email,
@@ -192,17 +188,17 @@ export class SigninService {
   /** The branding of the organization a sign-in names, or Keyhall's. */
   async brand(tenantId: string, organizationId: string | null | undefined): Promise<Brand> {
     if (!organizationId) return DEFAULT_BRAND;
-    return brandOf(await new OrganizationRepo(this.db.kysely).find(tenantId, organizationId));
+    return brandOf(await repos(this.db.kysely, this.db.dialect).organizations.find(tenantId, organizationId));
   }
 
   listSessions(tenantId: string, userId: string): Promise<SessionRecord[]> {
-    return new SigninSessionRepo(this.db.kysely).listActive(tenantId, userId, this.clock.now());
+    return repos(this.db.kysely, this.db.dialect).sessions.listActive(tenantId, userId, this.clock.now());
   }
 
   async logout(tenantId: string, session: SessionRecord): Promise<void> {
     const now = this.clock.now();
     await this.events.transaction(this.db.kysely, async (trx) => {
-      const ids = await new SigninSessionRepo(trx).revoke(tenantId, session.userId, session.id, now);
+      const ids = await repos(trx, this.db.dialect).sessions.revoke(tenantId, session.userId, session.id, now);
       if (ids.length > 0) await this.#record(trx, tenantId, 'logout', userActor(session.userId), { user_id: session.userId, session_id: session.id });
     });
   }
@@ -211,7 +207,7 @@ export class SigninService {
   async revokeSessions(tenantId: string, userId: string, which: string, actor: Actor = userActor(userId)): Promise<string[]> {
     const now = this.clock.now();
     return this.events.transaction(this.db.kysely, async (trx) => {
-      const repo = new SigninSessionRepo(trx);
+      const repo = repos(trx, this.db.dialect).sessions;
       const ids = which === 'all' ? await repo.revokeAllForUser(tenantId, userId, now) : await repo.revoke(tenantId, userId, which, now);
       for (const id of ids) await this.#record(trx, tenantId, 'session.revoked', actor, { user_id: userId, session_id: id });
       return ids;
@@ -221,21 +217,21 @@ export class SigninService {
   async grantConsent(tenantId: string, userId: string, clientId: string, scopes: string[], resources: string[] = []): Promise<void> {
     const now = this.clock.now();
     await this.events.transaction(this.db.kysely, async (trx) => {
-      await new SigninConsentRepo(trx).grant(tenantId, userId, clientId, scopes, resources, now);
+      await repos(trx, this.db.dialect).consents.grant(tenantId, userId, clientId, scopes, resources, now);
       await this.#record(trx, tenantId, 'consent.granted', userActor(userId), { user_id: userId, client_id: clientId, scopes, resources });
     });
   }
 
   listConsents(tenantId: string, userId: string) {
-    return new SigninConsentRepo(this.db.kysely).list(tenantId, userId);
+    return repos(this.db.kysely, this.db.dialect).consents.list(tenantId, userId);
   }
 
   /** Withdraws the user's consent for a client and revokes that client's refresh tokens for the user. */
   async revokeConsent(tenantId: string, userId: string, clientId: string): Promise<void> {
     const now = this.clock.now();
     await this.events.transaction(this.db.kysely, async (trx) => {
-      await new OAuthRefreshTokenRepo(trx).revokeForSubject(tenantId, userId, now, clientId);
-      if (await new SigninConsentRepo(trx).revoke(tenantId, userId, clientId)) {
+      await repos(trx, this.db.dialect).refreshTokens.revokeForSubject(tenantId, userId, now, clientId);
+      if (await repos(trx, this.db.dialect).consents.revoke(tenantId, userId, clientId)) {
         await this.#record(trx, tenantId, 'consent.revoked', userActor(userId), { user_id: userId, client_id: clientId });
       }
     });

@@ -1,10 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Executor } from '../../storage/db.js';
 import type { Clock } from '../../kernel/clock.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { newId, newSecret } from '../../kernel/ids.js';
 import { errors } from '../../kernel/errors.js';
 import type { ApiKeyRecord, ApiKeyRepo } from '../../storage/repos/api-keys.js';
-import type { Database } from '../../storage/schema.js';
 import type { Principal } from '../auth.js';
 import { type ManagementDeps, reposOf } from '../common.js';
 import { isPermission, type Permission } from '../permissions.js';
@@ -24,7 +23,7 @@ export async function mintApiKey(
   repo: ApiKeyRepo,
   clock: Clock,
   input: { tenantId: string; organizationId: string | null; name: string; scopes: readonly Permission[] },
-  trx?: Kysely<Database>,
+  trx?: Executor,
 ): Promise<MintedApiKey> {
   const key = newSecret(API_KEY_PREFIX);
   const now = clock.now();

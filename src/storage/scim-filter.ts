@@ -1,36 +1,15 @@
 /**
- * Translates a parsed SCIM filter into a parameterised SQL condition over an allow-list of
- * columns. Values are always bound parameters and column names come only from the allow-list,
- * so a filter can never inject SQL; an attribute outside the list is 400 invalidFilter.
+ * The storage side of SCIM filtering (src/scim/filter/parse.ts parses): translates a parsed
+ * filter into a parameterised SQL condition over an allow-list of columns. Values are always
+ * bound parameters and column names come only from the allow-list, so a filter can never inject
+ * SQL; an attribute outside the list is 400 invalidFilter.
  */
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
-import { scimErrors } from '../errors.js';
-import type { CompareOp, FilterNode, Literal } from './parse.js';
-
-export type AttributeSpec =
-  | {
-      kind: 'string';
-      column: string;
-      /** caseExact false: compared lower-cased; `storedLower` columns already hold lower case. */
-      caseExact: boolean;
-      storedLower?: boolean;
-    }
-  | { kind: 'boolean'; column: string }
-  | { kind: 'datetime'; column: string }
-  /** Membership of a group: `members.value eq "<user id>"` via the join table. */
-  | { kind: 'member'; groupColumn: string };
-
-/** Lower-cased attribute path (core-schema URN stripped) → how to filter on it. */
-export type AttributeMap = Record<string, AttributeSpec>;
+import { type AttributeMap, type AttributeSpec, normalizePath } from '../scim/filter/attributes.js';
+import type { CompareOp, FilterNode, Literal } from '../scim/filter/parse.js';
+import { scimErrors } from '../scim/errors.js';
 
 const bad = (detail: string) => scimErrors.invalidFilter(detail);
-
-/** `urn:…:core:2.0:User:userName` → `username`; extension paths keep their URN. */
-export function normalizePath(path: string, coreSchema: string): string {
-  const lower = path.toLowerCase();
-  const core = `${coreSchema.toLowerCase()}:`;
-  return lower.startsWith(core) ? lower.slice(core.length) : lower;
-}
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
