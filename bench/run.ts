@@ -13,7 +13,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config/index.js';
 import { startServer } from '../src/server.js';
 import { startBaseline } from './baseline.js';
-import { type LoadResult, runLoad } from './load.js';
+import { type LoadResult, runMeasuredLoad } from './load.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -69,8 +69,8 @@ async function benchKeyhall(db: 'sqlite' | 'postgres'): Promise<Row[]> {
     const form = { 'content-type': 'application/x-www-form-urlencoded', authorization };
     const first = await fetch(`http://${host}/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' });
     const { access_token } = (await first.json()) as { access_token: string };
-    const token = await runLoad({ url: `http://${host}/token`, method: 'POST', headers: form, body: 'grant_type=client_credentials', durationSeconds: duration, connections });
-    const introspect = await runLoad({ url: `http://${host}/introspect`, method: 'POST', headers: form, body: `token=${access_token}`, durationSeconds: duration, connections });
+    const token = await runMeasuredLoad({ url: `http://${host}/token`, method: 'POST', headers: form, body: 'grant_type=client_credentials', durationSeconds: duration, connections });
+    const introspect = await runMeasuredLoad({ url: `http://${host}/introspect`, method: 'POST', headers: form, body: `token=${access_token}`, durationSeconds: duration, connections });
     return [
       { scenario: '/token client_credentials', db, result: token },
       { scenario: '/introspect', db, result: introspect },
@@ -83,15 +83,17 @@ async function benchKeyhall(db: 'sqlite' | 'postgres'): Promise<Row[]> {
 }
 
 function printTable(rows: Row[], baseline: LoadResult): void {
-  const header = ['scenario', 'db', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'baseline req/s ÷ req/s'];
+  const header = ['scenario', 'db', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'baseline req/s ÷ req/s', 'CPU ÷ baseline CPU'];
   const lines = rows.map((r) => [
     r.scenario,
     r.db,
     r.result.requestsPerSecond.toFixed(0),
     String(r.result.p50),
     String(r.result.p99),
+    r.result.cpuMicrosPerRequest?.toFixed(0) ?? '-',
     String(r.result.non2xx + r.result.errors),
     `${(baseline.requestsPerSecond / r.result.requestsPerSecond).toFixed(2)}x`,
+    r.result.cpuMicrosPerRequest && baseline.cpuMicrosPerRequest ? `${(r.result.cpuMicrosPerRequest / baseline.cpuMicrosPerRequest).toFixed(2)}x` : '-',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
@@ -105,7 +107,7 @@ async function main(): Promise<void> {
   const base = await startBaseline();
   let baseline: LoadResult;
   try {
-    baseline = await runLoad({ url: base.url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials', durationSeconds: duration, connections });
+    baseline = await runMeasuredLoad({ url: base.url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials', durationSeconds: duration, connections });
   } finally {
     await base.app.close();
   }
