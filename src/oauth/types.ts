@@ -29,6 +29,11 @@ export interface ClientRecord {
   clientName: string | null;
   secretHash: string | null;
   authMethod: AuthMethod;
+  /**
+   * Secret clients only: true when the secret must come by `authMethod` exactly; false (the
+   * default) accepts `client_secret_basic` and `client_secret_post` alike (docs/oauth.md).
+   */
+  authMethodStrict: boolean;
   grantTypes: string[];
   redirectUris: string[];
   allowedResources: string[];
