@@ -94,6 +94,8 @@ export interface ContextOptions {
   clock?: Clock;
   /** How outbound host names are resolved (tests inject one to stage DNS rebinding). */
   egressResolver?: EgressResolver;
+  /** Where log lines go instead of stdout (tests capture them). */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** The master key must be the one the database was created with. */
@@ -153,7 +155,7 @@ function dispatcherClock(db: Db, injected: boolean): (() => Promise<number>) | u
 /** Opens the database, migrates it, checks the master key, and wires every module. */
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<Context> {
   const clock = opts.clock ?? systemClock;
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, opts.logStream);
   const masterKey = loadMasterKey({ env: config.masterKey, dataDir: config.dataDir, allowKeyFile: !config.databaseUrl });
   const envelope = new Envelope(masterKey);
   masterKey.fill(0);
@@ -171,7 +173,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
-    const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds };
+    const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
     const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs);
     const oauth = composeOAuth({
       clients,
@@ -189,6 +191,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       signin: r.signinStore,
       authorize: { codeTtlSeconds: config.codeTtlSeconds, flowTtlSeconds: config.loginFlowTtlSeconds },
       parTtlSeconds: config.parTtlSeconds,
+      // The sign-in service is built below; profiles are read only at request time.
+      profiles: { profile: (tenantId, userId) => signin.profile(tenantId, userId) },
     });
 
     const signin = new SigninService(db, clock, events, {

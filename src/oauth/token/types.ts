@@ -15,9 +15,14 @@ import type {
   RevokedTokenStore,
 } from '../types.js';
 
+/** Which claims an ID token carries: the profile claims of the granted scopes, or only the protocol ones. */
+export type IdTokenClaimsPolicy = 'scoped' | 'minimal';
+export const ID_TOKEN_CLAIMS_POLICIES = ['scoped', 'minimal'] as const;
+
 export interface OAuthSettings {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  idTokenClaims: IdTokenClaimsPolicy;
 }
 
 /** Audit events of the OAuth core (the acting party is the client named in `data.client_id`). */
