@@ -25,9 +25,11 @@ import { DirectoryService } from './management/directory/service.js';
 import { EventFeedService } from './management/events/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
+import { ResourceServerService } from './management/resource-servers/service.js';
 import { UserService } from './management/users/service.js';
 import { WebhookService } from './management/webhooks/service.js';
 import { CachedClientStore } from './oauth/client-cache.js';
+import { CachedResourceServers } from './oauth/resource-server-cache.js';
 import { composeOAuth, type OAuthServer } from './oauth/compose.js';
 import { DpopNonces } from './oauth/dpop/nonce.js';
 import { oauthErrors } from './oauth/errors.js';
@@ -57,6 +59,7 @@ export interface ManagementServices {
   directory: DirectoryService;
   clients: ClientService;
   tokenSettings: TokenSettingsService;
+  resourceServers: ResourceServerService;
   webhooks: WebhookService;
 }
 
@@ -173,6 +176,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
+    const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs);
+    const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
     const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
     const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs);
     const oauth = composeOAuth({
@@ -184,6 +189,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clock,
       settings: defaults,
       lifetimes,
+      resourceServers,
       // A set lacking a key is fetched again at most once per KEYHALL_CACHE_TTL_MS.
       remoteKeys: new RemoteJwksCache(egress.agent, policy, () => performance.now(), { minRefreshMs: config.cacheTtlMs }),
       ...(config.dpopNonce ? { dpopNonces: new DpopNonces(nonceSecret(db, envelope)) } : {}),
@@ -221,6 +227,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
       ),
       tokenSettings: new TokenSettingsService(r.oauthSettings, lifetimes, clock),
+      resourceServers: new ResourceServerService(
+        deps,
+        (tenantId, alg, actor) => tenants.ensureKeys(tenantId, [alg], actor),
+        (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
+      ),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
     };
 
@@ -249,7 +260,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       keystore,
       events,
       tenantRepo: r.tenants,
-      tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events),
+      tenants,
       oauth,
       signin,
       management,

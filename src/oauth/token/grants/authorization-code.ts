@@ -105,10 +105,10 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
   checkPkce(ctx, code);
   checkDpopKey(ctx, code);
   const scopes = code.grant.scopes;
-  const ttl = ctx.lifetimes.accessTokenTtlSeconds;
+  const { alg, ttlSeconds: ttl } = await ctx.tokenPolicy({ audience: code.grant.resources, scopes, jkt: ctx.dpop?.jkt });
   const at = await issueAccessToken(
     ctx.tenant,
-    { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl },
+    { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl, alg },
     { keys: ports.keys, now: ctx.now },
   );
   const rt = await maybeRefreshToken(ctx, ports, code);
