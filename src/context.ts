@@ -25,9 +25,11 @@ import { DirectoryService } from './management/directory/service.js';
 import { EventFeedService } from './management/events/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
+import { ResourceServerService } from './management/resource-servers/service.js';
 import { UserService } from './management/users/service.js';
 import { WebhookService } from './management/webhooks/service.js';
 import { CachedClientStore } from './oauth/client-cache.js';
+import { CachedResourceServers } from './oauth/resource-server-cache.js';
 import { composeOAuth, type OAuthServer } from './oauth/compose.js';
 import { DpopNonces } from './oauth/dpop/nonce.js';
 import { oauthErrors } from './oauth/errors.js';
@@ -57,6 +59,7 @@ export interface ManagementServices {
   directory: DirectoryService;
   clients: ClientService;
   tokenSettings: TokenSettingsService;
+  resourceServers: ResourceServerService;
   webhooks: WebhookService;
 }
 
@@ -94,6 +97,8 @@ export interface ContextOptions {
   clock?: Clock;
   /** How outbound host names are resolved (tests inject one to stage DNS rebinding). */
   egressResolver?: EgressResolver;
+  /** Where log lines go instead of stdout (tests capture them). */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** The master key must be the one the database was created with. */
@@ -153,7 +158,7 @@ function dispatcherClock(db: Db, injected: boolean): (() => Promise<number>) | u
 /** Opens the database, migrates it, checks the master key, and wires every module. */
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<Context> {
   const clock = opts.clock ?? systemClock;
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, opts.logStream);
   const masterKey = loadMasterKey({ env: config.masterKey, dataDir: config.dataDir, allowKeyFile: !config.databaseUrl });
   const envelope = new Envelope(masterKey);
   masterKey.fill(0);
@@ -171,7 +176,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
-    const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds };
+    const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs);
+    const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
+    const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
     const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs);
     const oauth = composeOAuth({
       clients,
@@ -182,6 +189,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clock,
       settings: defaults,
       lifetimes,
+      resourceServers,
       // A set lacking a key is fetched again at most once per KEYHALL_CACHE_TTL_MS.
       remoteKeys: new RemoteJwksCache(egress.agent, policy, () => performance.now(), { minRefreshMs: config.cacheTtlMs }),
       ...(config.dpopNonce ? { dpopNonces: new DpopNonces(nonceSecret(db, envelope)) } : {}),
@@ -189,6 +197,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       signin: r.signinStore,
       authorize: { codeTtlSeconds: config.codeTtlSeconds, flowTtlSeconds: config.loginFlowTtlSeconds },
       parTtlSeconds: config.parTtlSeconds,
+      // The sign-in service is built below; profiles are read only at request time.
+      profiles: { profile: (tenantId, userId) => signin.profile(tenantId, userId) },
     });
 
     const signin = new SigninService(db, clock, events, {
@@ -217,6 +227,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
       ),
       tokenSettings: new TokenSettingsService(r.oauthSettings, lifetimes, clock),
+      resourceServers: new ResourceServerService(
+        deps,
+        (tenantId, alg, actor) => tenants.ensureKeys(tenantId, [alg], actor),
+        (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
+      ),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
     };
 
@@ -245,7 +260,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       keystore,
       events,
       tenantRepo: r.tenants,
-      tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events),
+      tenants,
       oauth,
       signin,
       management,

@@ -23,7 +23,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   const ctx = await createContext(config, opts);
   let app: FastifyInstance;
   try {
-    app = await buildApp(ctx);
+    app = await buildApp(ctx, { logStream: opts.logStream });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await ctx.close();

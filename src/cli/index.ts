@@ -16,7 +16,7 @@ Commands:
   tenant create --host <host> [--issuer <url>] [--json]
                                                      create a tenant and its platform API key
   tenant list [--json]                               list tenants
-  keys rotate --tenant <id|host> [--alg EdDSA|RS256] add new active signing keys
+  keys rotate --tenant <id|host> [--alg EdDSA|ES256|RS256|PS256] add new active signing keys
   help                                               show this text
 
 Configuration comes from KEYHALL_* environment variables (see docs/configuration.md).`;
@@ -113,7 +113,7 @@ async function keysCommand(args: string[], io: Io): Promise<void> {
   const result = await withContext(async (ctx) => {
     const tenant = await ctx.tenants.find(String(values.tenant));
     if (!tenant) throw new UsageError(`no tenant ${values.tenant}`);
-    const kids = await ctx.tenants.rotateKeys(tenant.id, alg ? [alg as SigningAlg] : SIGNING_ALGS);
+    const kids = await ctx.tenants.rotateKeys(tenant.id, alg ? [alg as SigningAlg] : undefined);
     return { tenant_id: tenant.id, new_kids: kids };
   });
   if (values.json) io.out(JSON.stringify(result));

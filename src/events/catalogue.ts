@@ -42,6 +42,9 @@ export const EVENT_TYPES = {
   'consent.revoked': { webhook: false, description: "a user withdrew a client's consent" },
   // Tenant-wide (organization_id null): webhook endpoints belong to organizations, so it is
   // read from GET /v1/events only.
+  'resource_server.created': { webhook: false, description: 'a resource server (API) was registered' },
+  'resource_server.updated': { webhook: false, description: "a resource server's settings changed" },
+  'resource_server.deleted': { webhook: false, description: 'a resource server was removed' },
   'signing_key.rotated': { webhook: false, description: "a new signing key became active (the algorithm's previous key was retired)" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;
 

@@ -31,10 +31,11 @@ function trustProxySetting(value: string | undefined): boolean | string[] {
  * Assembles the HTTP application from the composed services; each route plugin gets only the
  * services it uses. The only place (with routes.ts files) that knows Fastify.
  */
-export async function buildApp(ctx: Context): Promise<FastifyInstance> {
+export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       ...loggerOptions(ctx.config.logLevel),
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
       serializers: {
         // Query strings may carry codes or tokens: log the path only.
         req: (req) => ({ method: req.method, url: req.url.split('?')[0], host: req.host, remoteAddress: req.ip }),

@@ -31,6 +31,6 @@ export function loggerOptions(level: string): LoggerOptions {
 export type { Logger };
 
 /** The process logger for work outside requests (the webhook dispatcher); requests log through Fastify. */
-export function createLogger(level: string): Logger {
-  return pino(loggerOptions(level));
+export function createLogger(level: string, stream?: NodeJS.WritableStream): Logger {
+  return stream ? pino(loggerOptions(level), stream) : pino(loggerOptions(level));
 }

@@ -13,6 +13,8 @@ export const PERMISSIONS = [
   'api_keys:write',
   'clients:read',
   'clients:write',
+  'resource_servers:read',
+  'resource_servers:write',
   'webhooks:read',
   'webhooks:write',
   'directory:write',

@@ -20,12 +20,15 @@ import { handleTokenRequest } from './token/endpoint.js';
 import type { GrantHandler, GrantTable, OAuthDeps, TokenResponse } from './token/types.js';
 import type { AccessTokenClaims } from './tokens/verify-access-token.js';
 import { GRANT_TYPE, type OAuthHttpRequest, type OAuthTenant } from './types.js';
+import type { UserProfileSource } from './userinfo/claims.js';
 
 export interface OAuthPorts extends OAuthDeps {
   /** PAR request_uris, authorization flows, codes and per-client sign-in settings. */
   signin: SigninStore;
   authorize: AuthorizeSettings;
   parTtlSeconds: number;
+  /** User profiles, for the ID token's profile claims. */
+  profiles?: UserProfileSource;
 }
 
 export interface OAuthServer {
@@ -55,7 +58,7 @@ export interface OAuthServer {
 /** Each grant receives only the stores it uses. */
 export function grantTable(p: OAuthPorts): GrantTable {
   return new Map<string, GrantHandler>([
-    [GRANT_TYPE.authorizationCode, authorizationCodeGrant({ codes: p.signin, refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
+    [GRANT_TYPE.authorizationCode, authorizationCodeGrant({ codes: p.signin, profiles: p.profiles, refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
     [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys })],
     [GRANT_TYPE.refreshToken, refreshTokenGrant({ refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
     [GRANT_TYPE.tokenExchange, tokenExchangeGrant({ keys: p.keys, revoked: p.revoked, atomically: p.atomically })],

@@ -3,6 +3,7 @@
  * repositories in src/storage/repos/oauth-*.ts implement these interfaces.
  */
 import type { JWK } from 'jose';
+import type { AccessTokenAlg } from './tokens/jws.js';
 
 export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
@@ -29,6 +30,11 @@ export interface ClientRecord {
   clientName: string | null;
   secretHash: string | null;
   authMethod: AuthMethod;
+  /**
+   * Secret clients only: true when the secret must come by `authMethod` exactly; false (the
+   * default) accepts `client_secret_basic` and `client_secret_post` alike (docs/oauth.md).
+   */
+  authMethodStrict: boolean;
   grantTypes: string[];
   redirectUris: string[];
   allowedResources: string[];
@@ -41,6 +47,28 @@ export interface ClientRecord {
   createdAt: number;
   updatedAt: number;
   secretRotatedAt: number | null;
+}
+
+/** An API that accepts this tenant's access tokens (`/v1/resource_servers`). */
+export interface ResourceServerRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  /** The audience URI: the `resource`/`audience` value and the token's `aud`. */
+  identifier: string;
+  signingAlg: AccessTokenAlg;
+  /** null: the tenant's access-token lifetime. */
+  accessTokenTtlSeconds: number | null;
+  /** The scopes it defines; a token for it carries only these (and OpenID scopes). */
+  scopes: string[];
+  /** Tokens for it must be DPoP-bound. */
+  dpopRequired: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface ResourceServerStore {
+  findByIdentifier(tenantId: string, identifier: string): Promise<ResourceServerRecord | undefined>;
 }
 
 export interface ClientStore {

@@ -1,7 +1,7 @@
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
-import { type Keystore, SIGNING_ALGS, type SigningAlg } from '../kernel/crypto/keystore.js';
+import { type Keystore, type SigningAlg, TENANT_KEY_ALGS } from '../kernel/crypto/keystore.js';
 import { newId } from '../kernel/ids.js';
 import { checkTenantAddress, normalizeHost, TenantInputError } from '../kernel/tenancy.js';
 import { mintApiKey } from '../management/api-keys/service.js';
@@ -37,7 +37,7 @@ export class TenantService {
     const { host, issuer } = checkTenantAddress(input.host, input.issuer);
     const now = this.clock.now();
     const tenant: TenantRecord = { id: newId('ten', now), host, issuer, createdAt: now };
-    const keys = await Promise.all(SIGNING_ALGS.map((alg) => this.keystore.generate(tenant.id, alg)));
+    const keys = await Promise.all(TENANT_KEY_ALGS.map((alg) => this.keystore.generate(tenant.id, alg)));
     try {
       return await this.db.kysely.transaction().execute(async (trx) => {
         const r = repos(trx, this.db.dialect);
@@ -77,11 +77,9 @@ export class TenantService {
    * rotated algorithm records a `signing_key.rotated` event in the rotation's transaction (the
    * CLI rotates as the `system` actor).
    */
-  async rotateKeys(
-    tenantId: string,
-    algs: readonly SigningAlg[] = SIGNING_ALGS,
-    actor: Actor = { type: 'system', id: null },
-  ): Promise<string[]> {
+  async rotateKeys(tenantId: string, only?: readonly SigningAlg[], actor: Actor = { type: 'system', id: null }): Promise<string[]> {
+    // Default: every algorithm the tenant holds a key for.
+    const algs = only ?? (await this.keystore.activeAlgs(tenantId));
     const keys = await Promise.all(algs.map((alg) => this.keystore.generate(tenantId, alg)));
     await this.events.transaction(this.db.kysely, async (trx) => {
       const { signingKeys: repo } = repos(trx, this.db.dialect);
@@ -98,5 +96,15 @@ export class TenantService {
     });
     this.keystore.invalidate(tenantId);
     return keys.map((k) => k.kid);
+  }
+
+  /**
+   * Adds a key for each algorithm the tenant does not hold yet (a resource server chose it),
+   * recorded as a `signing_key.rotated` event with no retired key.
+   */
+  async ensureKeys(tenantId: string, algs: readonly SigningAlg[], actor: Actor = { type: 'system', id: null }): Promise<void> {
+    const held = await this.keystore.activeAlgs(tenantId);
+    const missing = algs.filter((alg) => !held.includes(alg));
+    if (missing.length > 0) await this.rotateKeys(tenantId, missing, actor);
   }
 }

@@ -141,10 +141,35 @@ describe('client authentication', () => {
       assert.equal(r.json().error, 'invalid_client');
     });
 
-    it('rejects client_secret_post for a client registered for Basic', async () => {
+    it('accepts client_secret_post for a client registered for Basic (either secret method), and Basic for a post client', async () => {
       const r = await s.post('/token', { grant_type: 'client_credentials', client_id: id, client_secret: secret });
+      assert.equal(r.status, 200);
+      const post = await serviceClient(s, { token_endpoint_auth_method: 'client_secret_post' });
+      const r2 = await s.post('/token', { grant_type: 'client_credentials' }, { authorization: basic(post.client_id, post.client_secret!) });
+      assert.equal(r2.status, 200);
+    });
+
+    it('a strict client (token_endpoint_auth_method_strict) refuses the other secret method', async () => {
+      const strictBasic = await serviceClient(s, { token_endpoint_auth_method_strict: true });
+      assert.equal(strictBasic.token_endpoint_auth_method_strict, true);
+      const r = await s.post('/token', { grant_type: 'client_credentials', client_id: strictBasic.client_id, client_secret: strictBasic.client_secret! });
       assert.equal(r.status, 401);
       assert.equal(r.json().error, 'invalid_client');
+      const strictPost = await serviceClient(s, { token_endpoint_auth_method: 'client_secret_post', token_endpoint_auth_method_strict: true });
+      const r2 = await s.post('/token', { grant_type: 'client_credentials' }, { authorization: basic(strictPost.client_id, strictPost.client_secret!) });
+      assert.equal(r2.status, 401);
+      assert.equal(r2.json().error, 'invalid_client');
+      const ok = await s.post('/token', { grant_type: 'client_credentials', client_id: strictPost.client_id, client_secret: strictPost.client_secret! });
+      assert.equal(ok.status, 200);
+    });
+
+    it('a secret client still refuses none and a wrong secret by the other method', async () => {
+      const none = await s.post('/token', { grant_type: 'client_credentials', client_id: id });
+      assert.equal(none.status, 401);
+      assert.equal(none.json().error, 'invalid_client');
+      const wrong = await s.post('/token', { grant_type: 'client_credentials', client_id: id, client_secret: 'cs_wrong' });
+      assert.equal(wrong.status, 401);
+      assert.equal(wrong.json().error, 'invalid_client');
     });
 
     it('rejects two methods in one request', async () => {

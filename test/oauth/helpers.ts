@@ -20,7 +20,9 @@ export interface OAuthTestServer extends TestServer {
   verifyAt(token: string, audience?: string): Promise<JWTPayload>;
 }
 
-export async function startOAuthServer(opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>> } = {}): Promise<OAuthTestServer> {
+export async function startOAuthServer(
+  opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>>; logStream?: NodeJS.WritableStream } = {},
+): Promise<OAuthTestServer> {
   const s = await startTestServer(opts);
   const issuer = s.tenant.tenant.issuer;
   const url = new URL(issuer);

@@ -26,14 +26,19 @@ describe('token lifetimes per tenant (/v1/oauth/settings)', () => {
 
   it('uses the configured default until the tenant sets its own', async () => {
     const r = (await settings('GET')).json();
-    assert.deepEqual(r, { access_token_ttl_seconds: null, refresh_token_ttl_seconds: null, effective: { access_token_ttl_seconds: 900, refresh_token_ttl_seconds: 30 * 24 * 3600 } });
+    assert.deepEqual(r, {
+      access_token_ttl_seconds: null,
+      refresh_token_ttl_seconds: null,
+      id_token_claims: null,
+      effective: { access_token_ttl_seconds: 900, refresh_token_ttl_seconds: 30 * 24 * 3600, id_token_claims: 'scoped' },
+    });
     assert.equal(await expiresIn(), 900);
   });
 
   it('applies the tenant lifetimes to access tokens and new refresh-token families', async () => {
     const put = await settings('PUT', { access_token_ttl_seconds: 120, refresh_token_ttl_seconds: 3600 });
     assert.equal(put.status, 200, put.text);
-    assert.deepEqual(put.json().effective, { access_token_ttl_seconds: 120, refresh_token_ttl_seconds: 3600 });
+    assert.deepEqual(put.json().effective, { access_token_ttl_seconds: 120, refresh_token_ttl_seconds: 3600, id_token_claims: 'scoped' });
     const r = await s.post('/token', { grant_type: 'client_credentials' }, { authorization: auth });
     assert.equal(r.json().expires_in, 120);
     const claims = await s.verifyAt(r.json().access_token);

@@ -86,6 +86,7 @@ export async function client(r: Repos, tenantId: string, over: Partial<ClientRec
     clientName: null,
     secretHash: null,
     authMethod: 'none',
+    authMethodStrict: false,
     grantTypes: ['authorization_code'],
     redirectUris: ['https://app.example/cb'],
     allowedResources: [],

@@ -2,12 +2,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Outcome } from '../../oauth/authorize/engine.js';
 import { errorPage } from '../../screens/pages.js';
-import { toAppError } from '../errors.js';
+import { logProtocolRefusal, toAppError } from '../errors.js';
 import { sendPage } from './csp.js';
 
 /** Renders any error as an HTML page with its status and code (the JSON renderer's HTML twin). */
 export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const e = toAppError(err, request);
+  logProtocolRefusal(request, e.status, e.code);
   for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
   return sendPage(reply, e.status, { title: 'Error' }, (f) => errorPage(f, e.code, e.description ?? 'The request could not be completed.'));
 }
@@ -24,6 +25,7 @@ export function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcom
     case 'consent':
       return seeOther(reply, `/login/consent?flow=${encodeURIComponent(outcome.flow)}`);
     case 'error':
+      logProtocolRefusal(request, 400, outcome.error);
       return sendPage(reply, 400, { title: 'Error' }, (f) => errorPage(f, outcome.error, outcome.description));
   }
 }

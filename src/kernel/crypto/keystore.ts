@@ -3,9 +3,16 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK
 import type { Clock } from '../clock.js';
 import type { Envelope } from './envelope.js';
 
-/** Signing algorithms a tenant holds keys for: EdDSA for access tokens, RS256 for ID tokens. */
-export const SIGNING_ALGS = ['EdDSA', 'RS256'] as const;
+/**
+ * Signing algorithms a tenant may hold keys for: EdDSA (access tokens by default), RS256 (ID
+ * tokens, and access tokens for resource servers that ask for it), ES256 and PS256 (access
+ * tokens for resource servers that ask for them). One key per algorithm.
+ */
+export const SIGNING_ALGS = ['EdDSA', 'ES256', 'RS256', 'PS256'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
+/** The keys a tenant is created with; the others are added when a resource server uses them. */
+export const TENANT_KEY_ALGS: readonly SigningAlg[] = ['EdDSA', 'RS256'];
+export const isSigningAlg = (alg: string): alg is SigningAlg => (SIGNING_ALGS as readonly string[]).includes(alg);
 
 export interface StoredSigningKey {
   kid: string;
@@ -58,7 +65,9 @@ export class Keystore {
     const { publicKey, privateKey } =
       alg === 'EdDSA'
         ? await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true })
-        : await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
+        : alg === 'ES256'
+          ? await generateKeyPair('ES256', { extractable: true })
+          : await generateKeyPair(alg, { modulusLength: 2048, extractable: true });
     const pub = await exportJWK(publicKey);
     const kid = await calculateJwkThumbprint(pub);
     const publicJwk: JWK = { ...pub, kid, alg, use: 'sig' };
@@ -99,13 +108,21 @@ export class Keystore {
     return active;
   }
 
+  /** The algorithms the tenant holds an active key for (in SIGNING_ALGS order). */
+  async activeAlgs(tenantId: string): Promise<SigningAlg[]> {
+    const keys = await this.store.listPublished(tenantId, this.clock.now());
+    return SIGNING_ALGS.filter((alg) => keys.some((k) => k.alg === alg && k.status === 'active'));
+  }
+
   /** Drops this instance's cached keys of a tenant (after a local rotation). */
   invalidate(tenantId: string): void {
     this.#cache.delete(tenantId);
   }
 
   async #loadActive(entry: CacheEntry, tenantId: string, alg: SigningAlg): Promise<ActiveKey> {
-    const key = (await entry.keys).find((k) => k.alg === alg && k.status === 'active');
+    let key = (await entry.keys).find((k) => k.alg === alg && k.status === 'active');
+    // A key another instance just added (a resource server's new algorithm): look once more.
+    if (!key) key = (await this.store.listPublished(tenantId, this.clock.now())).find((k) => k.alg === alg && k.status === 'active');
     if (!key) throw new Error(`tenant ${tenantId} has no active ${alg} key`);
     const jwk = JSON.parse(this.envelope.decrypt(key.privateJwkEnc, encryptionContext(tenantId, key.kid))) as JWK;
     return { kid: key.kid, alg, privateKey: await importJWK(jwk, alg) };

@@ -6,6 +6,7 @@ import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
 import { clientMetadata } from './schema.js';
 import type { ClientService } from './service.js';
+import { ID_TOKEN_CLAIMS_POLICIES } from '../../oauth/token/types.js';
 import type { TokenSettingsService } from './settings.js';
 
 export const clientSchema = z.object({
@@ -34,9 +35,12 @@ const tags = ['clients'];
 const settingsBody = z.strictObject({
   access_token_ttl_seconds: z.number().int().min(30).max(24 * 3600).nullable(),
   refresh_token_ttl_seconds: z.number().int().min(60).max(365 * 24 * 3600).nullable(),
+  // Absent: unchanged (older callers send only the lifetimes); null: the default, `scoped`.
+  id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES).nullable().optional(),
 });
 const settingsSchema = settingsBody.extend({
-  effective: z.object({ access_token_ttl_seconds: z.number(), refresh_token_ttl_seconds: z.number() }),
+  id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES).nullable(),
+  effective: z.object({ access_token_ttl_seconds: z.number(), refresh_token_ttl_seconds: z.number(), id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES) }),
 });
 const params = z.strictObject({ clientId: idOf('cli') });
 
@@ -95,13 +99,13 @@ export const clientRoutes =
 
     r.get('/oauth/settings', {
       config: { permission: 'clients:read', access: 'platform' },
-      schema: { tags, summary: "The tenant's token lifetimes (null: the configured default)", response: { 200: settingsSchema } },
+      schema: { tags, summary: "The tenant's OAuth settings: token lifetimes, ID-token claims (null: the default)", response: { 200: settingsSchema } },
       handler: async (request) => settings.get(tenantOf(request).id),
     });
 
     r.put('/oauth/settings', {
       config: { permission: 'clients:write', access: 'platform' },
-      schema: { tags, summary: "Set the tenant's token lifetimes (null: the configured default)", body: settingsBody, response: { 200: settingsSchema, 400: errorResponse } },
+      schema: { tags, summary: "Set the tenant's OAuth settings (null: the default; id_token_claims absent: unchanged)", body: settingsBody, response: { 200: settingsSchema, 400: errorResponse } },
       handler: async (request) => settings.put(tenantOf(request).id, request.body),
     });
   };

@@ -53,6 +53,7 @@ export const clientMetadata = z.strictObject({
   redirect_uris: z.array(redirectUri).max(50).optional(),
   grant_types: z.array(z.enum(Object.values(GRANT_TYPE) as [string, ...string[]])).min(1).max(10).optional(),
   token_endpoint_auth_method: z.enum(AUTH_METHODS).optional(),
+  token_endpoint_auth_method_strict: z.boolean().optional(),
   jwks: jwks.nullable().optional(),
   jwks_uri: z.string().min(1).max(2048).nullable().optional(),
   scope: scopeString.nullable().optional(),
@@ -79,6 +80,7 @@ export interface ClientView {
   redirect_uris: string[];
   grant_types: string[];
   token_endpoint_auth_method: string;
+  token_endpoint_auth_method_strict: boolean;
   jwks: unknown;
   jwks_uri: string | null;
   scope: string | null;

@@ -1,12 +1,21 @@
-/** Per-tenant token lifetimes (`/v1/oauth/settings`); unset values fall back to the configuration. */
+/** Per-tenant OAuth settings (`/v1/oauth/settings`); unset values fall back to the configuration. */
 import type { Clock } from '../../kernel/clock.js';
 import type { TenantLifetimes } from '../../oauth/token/lifetimes.js';
+import type { IdTokenClaimsPolicy } from '../../oauth/token/types.js';
 import type { OAuthSettingsRepo } from '../../storage/repos/oauth-settings.js';
 
 export interface TokenSettingsView {
   access_token_ttl_seconds: number | null;
   refresh_token_ttl_seconds: number | null;
-  effective: { access_token_ttl_seconds: number; refresh_token_ttl_seconds: number };
+  id_token_claims: IdTokenClaimsPolicy | null;
+  effective: { access_token_ttl_seconds: number; refresh_token_ttl_seconds: number; id_token_claims: IdTokenClaimsPolicy };
+}
+
+export interface TokenSettingsInput {
+  access_token_ttl_seconds: number | null;
+  refresh_token_ttl_seconds: number | null;
+  /** Absent: unchanged; null: the default (`scoped`). */
+  id_token_claims?: IdTokenClaimsPolicy | null | undefined;
 }
 
 export class TokenSettingsService {
@@ -18,18 +27,26 @@ export class TokenSettingsService {
 
   async get(tenantId: string): Promise<TokenSettingsView> {
     const own = await this.repo.get(tenantId);
+    const d = this.lifetimes.defaults;
     return {
       access_token_ttl_seconds: own.accessTokenTtlSeconds,
       refresh_token_ttl_seconds: own.refreshTokenTtlSeconds,
+      id_token_claims: own.idTokenClaims,
       effective: {
-        access_token_ttl_seconds: own.accessTokenTtlSeconds ?? this.lifetimes.defaults.accessTokenTtlSeconds,
-        refresh_token_ttl_seconds: own.refreshTokenTtlSeconds ?? this.lifetimes.defaults.refreshTokenTtlSeconds,
+        access_token_ttl_seconds: own.accessTokenTtlSeconds ?? d.accessTokenTtlSeconds,
+        refresh_token_ttl_seconds: own.refreshTokenTtlSeconds ?? d.refreshTokenTtlSeconds,
+        id_token_claims: own.idTokenClaims ?? d.idTokenClaims,
       },
     };
   }
 
-  async put(tenantId: string, input: { access_token_ttl_seconds: number | null; refresh_token_ttl_seconds: number | null }): Promise<TokenSettingsView> {
-    await this.repo.put(tenantId, { accessTokenTtlSeconds: input.access_token_ttl_seconds, refreshTokenTtlSeconds: input.refresh_token_ttl_seconds }, this.clock.now());
+  async put(tenantId: string, input: TokenSettingsInput): Promise<TokenSettingsView> {
+    const idTokenClaims = input.id_token_claims === undefined ? (await this.repo.get(tenantId)).idTokenClaims : input.id_token_claims;
+    await this.repo.put(
+      tenantId,
+      { accessTokenTtlSeconds: input.access_token_ttl_seconds, refreshTokenTtlSeconds: input.refresh_token_ttl_seconds, idTokenClaims },
+      this.clock.now(),
+    );
     this.lifetimes.invalidate(tenantId);
     return this.get(tenantId);
   }

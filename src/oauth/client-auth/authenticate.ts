@@ -3,7 +3,7 @@ import { sha256Hex, safeEqual } from '../../kernel/crypto/hash.js';
 import { oauthErrors } from '../errors.js';
 import type { ClientRecord, ClientStore, OAuthHttpRequest, OAuthTenant, RemoteKeySource, ReplayCache } from '../types.js';
 import { assertionClientId, verifyClientAssertion } from './assertion.js';
-import { presentedCredentials } from './presented.js';
+import { presentedCredentials, usesSecret } from './presented.js';
 
 export interface ClientAuthDeps {
   clients: ClientStore;
@@ -30,6 +30,14 @@ function checkRegisteredMethod(client: ClientRecord, method: string): void {
   if (client.authMethod !== method) throw oauthErrors.invalidClient(`client is not registered for ${method}`);
 }
 
+/**
+ * A secret client may send its secret by either secret method (Basic or in the body) unless it
+ * registered strict matching; `none` and assertions stay refused (docs/oauth.md).
+ */
+function checkSecretMethod(client: ClientRecord, method: 'client_secret_basic' | 'client_secret_post'): void {
+  if (client.authMethodStrict || !usesSecret(client.authMethod)) checkRegisteredMethod(client, method);
+}
+
 /** Returns the authenticated client, or throws `invalid_client` / `invalid_request`. */
 export async function authenticateClient(req: OAuthHttpRequest, tenant: OAuthTenant, deps: ClientAuthDeps): Promise<ClientRecord> {
   const presented = presentedCredentials(req);
@@ -39,7 +47,7 @@ export async function authenticateClient(req: OAuthHttpRequest, tenant: OAuthTen
     case 'client_secret_basic':
     case 'client_secret_post':
       checkSecret(client, presented.secret);
-      checkRegisteredMethod(client!, presented.method);
+      checkSecretMethod(client!, presented.method);
       return client!;
     case 'private_key_jwt':
       if (!client) throw oauthErrors.invalidClient('client authentication failed');

@@ -5,6 +5,7 @@
  * `serverFeatures` below.
  */
 import { DPOP_ALGS } from '../dpop/verify.js';
+import { ACCESS_TOKEN_ALGS } from '../tokens/jws.js';
 import { tokenServiceMetadata } from '../token/metadata.js';
 import { signinMetadata } from '../authorize/metadata.js';
 
@@ -23,6 +24,8 @@ const serverFeatures: Array<(issuer: string, f: ServerFeatures) => Metadata> = [
   (issuer) => ({ jwks_uri: `${issuer}${JWKS_PATH}` }),
   // Tenants sign ID tokens with RS256 by default (OpenID interop) and offer EdDSA.
   () => ({ id_token_signing_alg_values_supported: ['RS256', 'EdDSA'], subject_types_supported: ['public'] }),
+  // Access tokens: EdDSA by default, or a resource server's choice (/v1/resource_servers).
+  () => ({ access_token_signing_alg_values_supported: [...ACCESS_TOKEN_ALGS] }),
   // /token, /introspect, /revoke, DPoP (src/oauth/token/metadata.ts).
   (issuer, f) => tokenServiceMetadata(issuer, f.grantTypes),
   // /authorize, /par, /userinfo, /logout, ID tokens (src/oauth/authorize/metadata.ts).

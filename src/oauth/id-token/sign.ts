@@ -19,6 +19,8 @@ export interface IdTokenInput {
   nonce: string | null;
   accessToken?: string;
   sessionId?: string | null;
+  /** Profile claims (OIDC Core §5.1) the granted scopes release; protocol claims win. */
+  profile?: Record<string, unknown>;
   ttlSeconds: number;
 }
 
@@ -31,7 +33,7 @@ export function atHash(accessToken: string, alg: IdTokenAlg): string {
 export async function signIdToken(tenant: OAuthTenant, input: IdTokenInput, deps: { keys: KeySource; now: number }): Promise<string> {
   const key = await deps.keys.activeKey(tenant.id, input.alg);
   const iat = Math.floor(deps.now / 1000);
-  const claims: Record<string, unknown> = { auth_time: Math.floor(input.authTime / 1000) };
+  const claims: Record<string, unknown> = { ...input.profile, auth_time: Math.floor(input.authTime / 1000) };
   if (input.nonce !== null) claims.nonce = input.nonce;
   if (input.accessToken) claims.at_hash = atHash(input.accessToken, input.alg);
   if (input.sessionId) claims.sid = input.sessionId;

@@ -5,7 +5,8 @@ import type { VerifiedDpop } from '../dpop/verify.js';
 import { oauthErrors } from '../errors.js';
 import { param } from '../params.js';
 import type { ClientRecord, OAuthHttpRequest, OAuthTenant } from '../types.js';
-import type { GrantHandler, GrantTable, OAuthDeps, TokenResponse } from './types.js';
+import { accessTokenPolicy } from './targets.js';
+import type { GrantContext, GrantHandler, GrantTable, OAuthDeps, TokenResponse } from './types.js';
 
 export const TOKEN_PATH = '/token';
 
@@ -39,5 +40,7 @@ export async function handleTokenRequest(
   const dpop = await authorizationServerProof(req, tenant, deps, now);
   checkDpopRequired(client, dpop);
   const lifetimes = deps.lifetimes ? await deps.lifetimes.forTenant(tenant.id) : deps.settings;
-  return handler.handle({ tenant, client, req, dpop, lifetimes, now });
+  const tokenPolicy = (target: Parameters<GrantContext['tokenPolicy']>[0]) =>
+    accessTokenPolicy(tenant, target, { ttlSeconds: lifetimes.accessTokenTtlSeconds }, deps.resourceServers);
+  return handler.handle({ tenant, client, req, dpop, lifetimes, now, tokenPolicy });
 }

@@ -3,11 +3,12 @@
  * instance like clients (a change is seen at once here, within `ttlMs` on other instances).
  */
 import { performance } from 'node:perf_hooks';
-import type { OAuthSettings } from './types.js';
+import type { IdTokenClaimsPolicy, OAuthSettings } from './types.js';
 
 export interface LifetimeOverrides {
   accessTokenTtlSeconds: number | null;
   refreshTokenTtlSeconds: number | null;
+  idTokenClaims: IdTokenClaimsPolicy | null;
 }
 
 export interface LifetimeStore {
@@ -31,6 +32,7 @@ export class TenantLifetimes {
     const settings = this.store.get(tenantId).then((o) => ({
       accessTokenTtlSeconds: o.accessTokenTtlSeconds ?? this.defaults.accessTokenTtlSeconds,
       refreshTokenTtlSeconds: o.refreshTokenTtlSeconds ?? this.defaults.refreshTokenTtlSeconds,
+      idTokenClaims: o.idTokenClaims ?? this.defaults.idTokenClaims,
     }));
     const entry = { at: now, settings };
     if (this.#cache.size >= 10_000) this.#cache.clear();

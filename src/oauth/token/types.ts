@@ -4,6 +4,7 @@ import type { DpopNonces } from '../dpop/nonce.js';
 import type { VerifiedDpop } from '../dpop/verify.js';
 import type { KeySource } from '../tokens/access-token.js';
 import type { TenantLifetimes } from './lifetimes.js';
+import type { AccessTokenPolicy } from './targets.js';
 import type {
   ClientRecord,
   ClientStore,
@@ -12,12 +13,18 @@ import type {
   RefreshTokenStore,
   RemoteKeySource,
   ReplayCache,
+  ResourceServerStore,
   RevokedTokenStore,
 } from '../types.js';
+
+/** Which claims an ID token carries: the profile claims of the granted scopes, or only the protocol ones. */
+export type IdTokenClaimsPolicy = 'scoped' | 'minimal';
+export const ID_TOKEN_CLAIMS_POLICIES = ['scoped', 'minimal'] as const;
 
 export interface OAuthSettings {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  idTokenClaims: IdTokenClaimsPolicy;
 }
 
 /** Audit events of the OAuth core (the acting party is the client named in `data.client_id`). */
@@ -53,6 +60,8 @@ export interface OAuthDeps {
   lifetimes?: TenantLifetimes;
   /** Fetches keys of clients registered with `jwks_uri`. */
   remoteKeys?: RemoteKeySource;
+  /** Registered resource servers (cached); without it every token is EdDSA with the tenant lifetime. */
+  resourceServers?: ResourceServerStore;
   /** Set when DPoP proofs must carry a server nonce (KEYHALL_DPOP_NONCE). */
   dpopNonces?: DpopNonces;
   /** Writes that must commit together with their audit event. */
@@ -69,6 +78,8 @@ export interface GrantContext {
   /** The tenant's token lifetimes. */
   lifetimes: OAuthSettings;
   now: number;
+  /** The signing algorithm and lifetime of a token for these resources (targets.ts). */
+  tokenPolicy(target: { audience: readonly string[]; scopes: readonly string[]; jkt: string | null | undefined }): Promise<AccessTokenPolicy>;
 }
 
 export interface TokenResponse {

@@ -1,8 +1,8 @@
-/** JWT access tokens (RFC 9068), EdDSA-signed with the tenant's active key. */
+/** JWT access tokens (RFC 9068), signed with the tenant's active key of the resource server's algorithm (EdDSA by default). */
 import { randomBytes } from 'node:crypto';
 import type { ActiveKey, SigningAlg } from '../../kernel/crypto/keystore.js';
 import type { OAuthTenant } from '../types.js';
-import { signEdDsaJwt } from './jws.js';
+import { type AccessTokenAlg, signJwt } from './jws.js';
 
 export const AT_TYP = 'at+jwt';
 
@@ -28,6 +28,8 @@ export interface AccessTokenInput {
   jkt?: string | null;
   act?: Actor | undefined;
   ttlSeconds: number;
+  /** The resource server's algorithm; default EdDSA. */
+  alg?: AccessTokenAlg | undefined;
 }
 
 export interface IssuedAccessToken {
@@ -42,7 +44,8 @@ export async function issueAccessToken(
   input: AccessTokenInput,
   deps: { keys: KeySource; now: number },
 ): Promise<IssuedAccessToken> {
-  const key = await deps.keys.activeKey(tenant.id, 'EdDSA');
+  const alg = input.alg ?? 'EdDSA';
+  const key = await deps.keys.activeKey(tenant.id, alg);
   const iat = Math.floor(deps.now / 1000);
   const jti = randomBytes(16).toString('base64url');
   const aud = input.audience.length === 0 ? tenant.issuer : input.audience.length === 1 ? input.audience[0]! : input.audience;
@@ -51,6 +54,6 @@ export async function issueAccessToken(
   if (input.jkt) claims.cnf = { jkt: input.jkt };
   if (input.act) claims.act = input.act;
   const payload = { iss: tenant.issuer, sub: input.sub, aud, iat, exp: iat + input.ttlSeconds, ...claims };
-  const token = signEdDsaJwt({ alg: 'EdDSA', typ: AT_TYP, kid: key.kid }, payload, key.privateKey);
+  const token = signJwt({ alg, typ: AT_TYP, kid: key.kid }, payload, key.privateKey);
   return { token, jti, expiresIn: input.ttlSeconds, tokenType: input.jkt ? 'DPoP' : 'Bearer' };
 }

@@ -1,10 +1,10 @@
 /**
- * Compact JWS with Ed25519 through node:crypto, synchronously: access tokens are signed on every
+ * Compact JWS (EdDSA, ES256, RS256, PS256) through node:crypto, synchronously: access tokens are signed on every
  * /token request and verified on every protected request, and WebCrypto (jose) would add a
  * thread-pool round trip to each. Only our own tokens go through here; client assertions and
  * DPoP proofs (foreign keys, several algorithms) are verified with jose.
  */
-import { createPublicKey, KeyObject, sign, verify } from 'node:crypto';
+import { constants, createPublicKey, KeyObject, sign, type SignKeyObjectInput, verify } from 'node:crypto';
 import type { JWK } from 'jose';
 
 const keyObjects = new WeakMap<object, KeyObject>();
@@ -21,12 +21,39 @@ function keyObjectOf(key: unknown): KeyObject {
 
 const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
+/** The algorithms access tokens are signed with (never `none` or HS*). */
+export const ACCESS_TOKEN_ALGS = ['EdDSA', 'ES256', 'RS256', 'PS256'] as const;
+export type AccessTokenAlg = (typeof ACCESS_TOKEN_ALGS)[number];
+
+/** The key type each algorithm needs. */
+const KEY_TYPE: Record<AccessTokenAlg, string> = { EdDSA: 'ed25519', ES256: 'ec', RS256: 'rsa', PS256: 'rsa' };
+
+/** node:crypto's digest and options for an algorithm (JWS signatures: raw r||s for ECDSA, PSS salt = hash length). */
+function cryptoParams(alg: AccessTokenAlg, key: KeyObject): { digest: string | null; key: SignKeyObjectInput } {
+  switch (alg) {
+    case 'EdDSA':
+      return { digest: null, key: { key } };
+    case 'ES256':
+      return { digest: 'sha256', key: { key, dsaEncoding: 'ieee-p1363' } };
+    case 'RS256':
+      return { digest: 'sha256', key: { key, padding: constants.RSA_PKCS1_PADDING } };
+    case 'PS256':
+      return { digest: 'sha256', key: { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } };
+  }
+}
+
+/** `header.payload.signature` with the private key of `header.alg`. */
+export function signJwt(header: { alg: AccessTokenAlg; typ: string; kid: string }, payload: object, privateKey: unknown): string {
+  const key = keyObjectOf(privateKey);
+  if (key.asymmetricKeyType !== KEY_TYPE[header.alg]) throw new Error(`signJwt: ${header.alg} needs a ${KEY_TYPE[header.alg]} private key`);
+  const input = `${b64(header)}.${b64(payload)}`;
+  const p = cryptoParams(header.alg, key);
+  return `${input}.${sign(p.digest, Buffer.from(input), p.key).toString('base64url')}`;
+}
+
 /** `header.payload.signature` with an Ed25519 private key (`alg: EdDSA`). */
 export function signEdDsaJwt(header: { alg: 'EdDSA'; typ: string; kid: string }, payload: object, privateKey: unknown): string {
-  const key = keyObjectOf(privateKey);
-  if (key.asymmetricKeyType !== 'ed25519') throw new Error('signEdDsaJwt needs an Ed25519 private key');
-  const input = `${b64(header)}.${b64(payload)}`;
-  return `${input}.${sign(null, Buffer.from(input), key).toString('base64url')}`;
+  return signJwt(header, payload, privateKey);
 }
 
 export interface DecodedJws {
@@ -61,13 +88,18 @@ export function decodeCompactJws(token: string): DecodedJws | undefined {
 
 const publicKeys = new Map<string, KeyObject>();
 
-/** A public Ed25519 JWK as a KeyObject (cached by its `kid`, the RFC 7638 thumbprint, and `x`). */
-export function publicKeyOf(jwk: JWK): KeyObject {
-  const cacheKey = `${jwk.kid}|${jwk.x}`;
+/**
+ * A published public JWK as a KeyObject for `alg` (cached by its `kid`, the RFC 7638 thumbprint,
+ * and its public members); the key type must be the algorithm's.
+ */
+export function publicKeyOf(jwk: JWK, alg: AccessTokenAlg = 'EdDSA'): KeyObject {
+  const cacheKey = `${alg}|${jwk.kid}|${jwk.x ?? ''}|${jwk.y ?? ''}|${jwk.n ?? ''}`;
   let key = publicKeys.get(cacheKey);
   if (!key) {
-    key = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x } as import('node:crypto').JsonWebKey, format: 'jwk' });
-    if (key.asymmetricKeyType !== 'ed25519') throw new Error('not an Ed25519 key');
+    const members = { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, n: jwk.n, e: jwk.e };
+    key = createPublicKey({ key: members as import('node:crypto').JsonWebKey, format: 'jwk' });
+    if (key.asymmetricKeyType !== KEY_TYPE[alg]) throw new Error(`not a ${KEY_TYPE[alg]} key`);
+    if (alg === 'ES256' && key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') throw new Error('ES256 needs a P-256 key');
     if (publicKeys.size >= 10_000) publicKeys.clear();
     publicKeys.set(cacheKey, key);
   }
@@ -76,4 +108,16 @@ export function publicKeyOf(jwk: JWK): KeyObject {
 
 export function verifyEdDsaSignature(d: DecodedJws, key: KeyObject): boolean {
   return d.signature.length === 64 && verify(null, Buffer.from(d.signingInput), key, d.signature);
+}
+
+/** Verifies the signature of `d` by `key` under `alg` (the caller pins `alg` from the key, never the token). */
+export function verifySignature(d: DecodedJws, alg: AccessTokenAlg, key: KeyObject): boolean {
+  if (alg === 'EdDSA') return verifyEdDsaSignature(d, key);
+  if (alg === 'ES256' && d.signature.length !== 64) return false;
+  const p = cryptoParams(alg, key);
+  try {
+    return verify(p.digest, Buffer.from(d.signingInput), p.key as Parameters<typeof verify>[2], d.signature);
+  } catch {
+    return false;
+  }
 }

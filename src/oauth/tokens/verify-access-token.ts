@@ -1,13 +1,13 @@
 /**
- * Verifies an access token issued by this tenant (RFC 9068 §4): an EdDSA signature by a key the
- * tenant publishes (looked up by `kid`; headers naming their own key are refused), `typ at+jwt`,
+ * Verifies an access token issued by this tenant (RFC 9068 §4): a signature (EdDSA, ES256, RS256
+ * or PS256) by a key the tenant publishes for that algorithm (looked up by `kid`; headers naming their own key are refused), `typ at+jwt`,
  * `iss`, `aud` (when the caller names one), `exp`/`nbf`, the required claims, and not revoked.
  * Signatures are checked synchronously with node:crypto (see jws.ts).
  */
 import type { JWK } from 'jose';
 import type { OAuthTenant, RevokedTokenStore } from '../types.js';
 import { AT_TYP, type KeySource } from './access-token.js';
-import { decodeCompactJws, type DecodedJws, publicKeyOf, verifyEdDsaSignature } from './jws.js';
+import { ACCESS_TOKEN_ALGS, type AccessTokenAlg, decodeCompactJws, type DecodedJws, publicKeyOf, verifySignature } from './jws.js';
 
 /** Clock skew tolerated on `exp`/`nbf`/`iat`. */
 const SKEW_S = 5;
@@ -43,8 +43,15 @@ function decode(token: string): DecodedJws {
   return decoded;
 }
 
+/** The header's algorithm among ours (`Ed25519` is EdDSA's fully-specified name); never `none`/HS*. */
+function headerAlg(h: Record<string, unknown>): AccessTokenAlg {
+  const alg = h.alg === 'Ed25519' ? 'EdDSA' : h.alg;
+  if (!(ACCESS_TOKEN_ALGS as readonly unknown[]).includes(alg)) throw new TokenInvalid('unexpected alg');
+  return alg as AccessTokenAlg;
+}
+
 function checkHeader(h: Record<string, unknown>): string {
-  if (h.alg !== 'EdDSA' && h.alg !== 'Ed25519') throw new TokenInvalid('unexpected alg');
+  headerAlg(h);
   if (h.typ !== AT_TYP && h.typ !== `application/${AT_TYP}`) throw new TokenInvalid('typ must be at+jwt');
   if (KEY_INJECTION.some((m) => m in h)) throw new TokenInvalid('token header names its own key');
   if ('crit' in h) throw new TokenInvalid('unsupported crit header');
@@ -52,15 +59,15 @@ function checkHeader(h: Record<string, unknown>): string {
   return h.kid;
 }
 
-/** The tenant's published EdDSA key with that `kid`. */
-async function tenantKey(keys: KeySource, tenantId: string, kid: string) {
-  const jwk = (await keys.jwks(tenantId)).keys.find((k: JWK) => k.kid === kid && k.alg === 'EdDSA');
+/** The tenant's published key with that `kid`, published for that algorithm. */
+async function tenantKey(keys: KeySource, tenantId: string, kid: string, alg: AccessTokenAlg) {
+  const jwk = (await keys.jwks(tenantId)).keys.find((k: JWK) => k.kid === kid && k.alg === alg);
   if (!jwk) throw new TokenInvalid('unknown signing key');
-  return publicKeyOf(jwk);
+  return publicKeyOf(jwk, alg);
 }
 
-function checkSignature(d: DecodedJws, key: ReturnType<typeof publicKeyOf>): void {
-  if (!verifyEdDsaSignature(d, key)) throw new TokenInvalid('bad signature');
+function checkSignature(d: DecodedJws, alg: AccessTokenAlg, key: ReturnType<typeof publicKeyOf>): void {
+  if (!verifySignature(d, alg, key)) throw new TokenInvalid('bad signature');
 }
 
 function checkRequiredClaims(p: Record<string, unknown>): AccessTokenClaims {
@@ -96,21 +103,22 @@ async function checkNotRevoked(c: AccessTokenClaims, tenant: OAuthTenant, revoke
  * times. Only decoding and the signature are remembered; the key must still be published, and
  * every claim, time and revocation check runs on each use. Bounded; oldest entries go first.
  */
-const verified = new Map<string, { kid: string; payload: Record<string, unknown> }>();
+const verified = new Map<string, { kid: string; alg: AccessTokenAlg; payload: Record<string, unknown> }>();
 const VERIFIED_MAX = 10_000;
 
 async function verifiedPayload(token: string, tenant: OAuthTenant, keys: KeySource): Promise<Record<string, unknown>> {
   const cacheKey = `${tenant.id}|${token}`;
   const hit = verified.get(cacheKey);
   if (hit) {
-    await tenantKey(keys, tenant.id, hit.kid);
+    await tenantKey(keys, tenant.id, hit.kid, hit.alg);
     return { ...hit.payload };
   }
   const decoded = decode(token);
   const kid = checkHeader(decoded.header);
-  checkSignature(decoded, await tenantKey(keys, tenant.id, kid));
+  const alg = headerAlg(decoded.header);
+  checkSignature(decoded, alg, await tenantKey(keys, tenant.id, kid, alg));
   if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
-  verified.set(cacheKey, { kid, payload: decoded.payload });
+  verified.set(cacheKey, { kid, alg, payload: decoded.payload });
   return { ...decoded.payload };
 }
 

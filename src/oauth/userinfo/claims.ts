@@ -31,4 +31,19 @@ export function userInfoClaims(user: UserInfoSource, scopes: string[]): Record<s
   return claims;
 }
 
+/**
+ * The profile claims an ID token carries (OIDC Core §5.4) for the granted scopes, under the
+ * tenant's `scoped` policy: `email` → email, email_verified; `profile` → name. (`orgs` is
+ * Keyhall's own claim and stays at /userinfo.)
+ */
+export function idTokenProfileClaims(user: UserInfoSource, scopes: readonly string[]): Record<string, unknown> {
+  const claims: Record<string, unknown> = {};
+  if (scopes.includes('email')) {
+    claims.email = user.email;
+    claims.email_verified = user.emailVerified;
+  }
+  if (scopes.includes('profile') && user.name !== null) claims.name = user.name;
+  return claims;
+}
+
 export const USERINFO_CLAIMS = ['sub', 'email', 'email_verified', 'name', 'orgs', 'auth_time', 'nonce', 'sid'];

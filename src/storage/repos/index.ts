@@ -15,6 +15,7 @@ import { EventRepo } from './events.js';
 import { MemberRepo } from './members.js';
 import { MetaRepo } from './meta.js';
 import { OAuthClientRepo } from './oauth-clients.js';
+import { OAuthResourceServerRepo } from './oauth-resource-servers.js';
 import { OAuthRefreshTokenRepo } from './oauth-refresh-tokens.js';
 import { OAuthReplayRepo, OAuthRevokedTokenRepo } from './oauth-replay.js';
 import { OAuthSettingsRepo } from './oauth-settings.js';
@@ -39,6 +40,7 @@ const makers = {
   tenants: (db) => new TenantRepo(db),
   meta: (db) => new MetaRepo(db),
   oauthClients: (db) => new OAuthClientRepo(db),
+  resourceServers: (db) => new OAuthResourceServerRepo(db),
   refreshTokens: (db) => new OAuthRefreshTokenRepo(db),
   replay: (db) => new OAuthReplayRepo(db),
   revokedTokens: (db) => new OAuthRevokedTokenRepo(db),

@@ -9,6 +9,7 @@ const stored = codec<ClientRecord>()('oauth_clients', {
   clientName: true,
   secretHash: true,
   authMethod: cast<AuthMethod>().in('token_endpoint_auth_method'),
+  authMethodStrict: bool.in('auth_method_strict'),
   grantTypes: json<string[]>(),
   redirectUris: json<string[]>(),
   allowedResources: json<string[]>(),

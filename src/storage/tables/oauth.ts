@@ -25,6 +25,8 @@ export interface OAuthClientsTable {
   created_at: number;
   updated_at: number;
   secret_rotated_at: number | null;
+  /** 1: the secret must come by the registered method only (basic or post); 0: either. */
+  auth_method_strict: number;
 }
 
 /**
@@ -77,6 +79,25 @@ export interface OAuthTenantSettingsTable {
   tenant_id: string;
   access_token_ttl_seconds: number | null;
   refresh_token_ttl_seconds: number | null;
+  /** `scoped` | `minimal`; null: `scoped`. */
+  id_token_claims: string | null;
+  updated_at: number;
+}
+
+/** APIs that accept this tenant's access tokens: the audience, its algorithm, lifetime, scopes. */
+export interface OAuthResourceServersTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** The audience URI (`resource` / `audience` parameter, `aud` claim). */
+  identifier: string;
+  signing_alg: string;
+  /** null: the tenant's access-token lifetime. */
+  access_token_ttl_seconds: number | null;
+  /** Space-separated scopes the resource server defines. */
+  scope: string;
+  dpop_required: number;
+  created_at: number;
   updated_at: number;
 }
 
@@ -87,4 +108,5 @@ export interface OAuthTables {
   oauth_replay: OAuthReplayTable;
   oauth_revoked_tokens: OAuthRevokedTokensTable;
   oauth_tenant_settings: OAuthTenantSettingsTable;
+  oauth_resource_servers: OAuthResourceServersTable;
 }

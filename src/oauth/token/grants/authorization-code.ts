@@ -11,6 +11,7 @@ import { type IdTokenAlg, signIdToken } from '../../id-token/sign.js';
 import { param, requiredParam } from '../../params.js';
 import { issueAccessToken, type KeySource } from '../../tokens/access-token.js';
 import { GRANT_TYPE, type RefreshTokenStore } from '../../types.js';
+import { idTokenProfileClaims, type UserProfileSource } from '../../userinfo/claims.js';
 import { startRefreshFamily } from '../refresh.js';
 import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
 
@@ -19,6 +20,8 @@ export type CodeStore = Pick<SigninStore, 'redeemCode' | 'recordIssued' | 'clien
 
 export interface AuthorizationCodeGrantPorts {
   codes: CodeStore;
+  /** The user's profile, for the ID token's profile claims (none without it). */
+  profiles?: UserProfileSource | undefined;
   refreshTokens: RefreshTokenStore;
   keys: KeySource;
   atomically: Atomically;
@@ -86,6 +89,15 @@ async function maybeRefreshToken(ctx: GrantContext, ports: AuthorizationCodeGran
   return { token, familyId: found!.family.id };
 }
 
+/** The profile claims of the granted scopes, unless the tenant keeps ID tokens minimal. */
+async function profileClaims(ctx: GrantContext, ports: AuthorizationCodeGrantPorts, code: CodeRecord): Promise<Record<string, unknown>> {
+  if (ctx.lifetimes.idTokenClaims === 'minimal' || !ports.profiles) return {};
+  const scopes = code.grant.scopes;
+  if (!scopes.includes('email') && !scopes.includes('profile')) return {};
+  const user = await ports.profiles.profile(ctx.tenant.id, code.userId);
+  return user ? idTokenProfileClaims(user, scopes) : {};
+}
+
 async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Promise<TokenResponse> {
   const codeHash = sha256Hex(requiredParam(ctx.req.body, 'code'));
   const code = await redeem(ctx, ports, codeHash);
@@ -93,10 +105,10 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
   checkPkce(ctx, code);
   checkDpopKey(ctx, code);
   const scopes = code.grant.scopes;
-  const ttl = ctx.lifetimes.accessTokenTtlSeconds;
+  const { alg, ttlSeconds: ttl } = await ctx.tokenPolicy({ audience: code.grant.resources, scopes, jkt: ctx.dpop?.jkt });
   const at = await issueAccessToken(
     ctx.tenant,
-    { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl },
+    { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl, alg },
     { keys: ports.keys, now: ctx.now },
   );
   const rt = await maybeRefreshToken(ctx, ports, code);
@@ -113,6 +125,7 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
           nonce: code.grant.nonce,
           accessToken: at.token,
           sessionId: code.grant.sessionId,
+          profile: await profileClaims(ctx, ports, code),
           ttlSeconds: ttl,
         },
         { keys: ports.keys, now: ctx.now },

@@ -8,9 +8,10 @@ export function clientCredentialsGrant(ports: { keys: KeySource }): GrantHandler
     const { tenant, client, req } = ctx;
     const scopes = narrowScope(req, client.scopes);
     const audience = requestedResources(req, [...client.allowedResources, tenant.issuer]);
+    const { alg, ttlSeconds } = await ctx.tokenPolicy({ audience, scopes, jkt: ctx.dpop?.jkt });
     const at = await issueAccessToken(
       tenant,
-      { sub: client.id, clientId: client.id, scopes, audience, jkt: ctx.dpop?.jkt, ttlSeconds: ctx.lifetimes.accessTokenTtlSeconds },
+      { sub: client.id, clientId: client.id, scopes, audience, jkt: ctx.dpop?.jkt, ttlSeconds, alg },
       { keys: ports.keys, now: ctx.now },
     );
     return {

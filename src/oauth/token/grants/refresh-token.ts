@@ -69,6 +69,9 @@ async function handle(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise
   const family = t.family;
   const scopes = narrowScope(ctx.req, family.scopes);
   const requested = requestedResources(ctx.req, family.resources);
+  const audience = requested.length > 0 ? requested : family.resources;
+  const jkt = family.jkt ?? ctx.dpop?.jkt;
+  const { alg, ttlSeconds } = await ctx.tokenPolicy({ audience, scopes, jkt });
   const next = await rotateRefreshToken(ctx.tenant, family, t.generation, ports, ctx.now);
   if (!next) {
     // Another request rotated this token first: a parallel use is a reuse.
@@ -81,10 +84,11 @@ async function handle(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise
       sub: family.sub,
       clientId: family.clientId,
       scopes,
-      audience: requested.length > 0 ? requested : family.resources,
-      jkt: family.jkt ?? ctx.dpop?.jkt,
+      audience,
+      jkt,
       act: family.extra?.act as Actor | undefined,
-      ttlSeconds: ctx.lifetimes.accessTokenTtlSeconds,
+      ttlSeconds,
+      alg,
     },
     { keys: ports.keys, now: ctx.now },
   );

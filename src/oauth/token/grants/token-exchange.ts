@@ -87,9 +87,10 @@ async function handle(ctx: GrantContext, ports: TokenExchangeGrantPorts): Promis
   checkRequestedType(ctx);
   const audience = targetAudience(ctx, policy);
   const scopes = narrowScope(ctx.req, subject.scope ? subject.scope.split(' ') : []);
+  const { alg, ttlSeconds } = await ctx.tokenPolicy({ audience, scopes, jkt: ctx.dpop?.jkt });
   const at = await issueAccessToken(
     ctx.tenant,
-    { sub: subject.sub, clientId: ctx.client.id, scopes, audience, jkt: ctx.dpop?.jkt, act, ttlSeconds: ctx.lifetimes.accessTokenTtlSeconds },
+    { sub: subject.sub, clientId: ctx.client.id, scopes, audience, jkt: ctx.dpop?.jkt, act, ttlSeconds, alg },
     { keys: ports.keys, now: ctx.now },
   );
   await ports.atomically((unit) =>

@@ -1,0 +1,91 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { SCOPE_TOKEN } from '../../oauth/scope.js';
+import { ACCESS_TOKEN_ALGS } from '../../oauth/tokens/jws.js';
+import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { actorOf } from '../v1.js';
+import { type ResourceServerService, resourceServerView } from './service.js';
+
+/** An audience URI (RFC 8707 §2): absolute, no fragment. */
+const identifier = z
+  .string()
+  .max(2000)
+  .refine((v) => {
+    try {
+      new URL(v);
+      return !v.includes('#');
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute URI without a fragment');
+
+const fields = {
+  name: z.string().min(1).max(200),
+  identifier,
+  access_token_signing_alg: z.enum(ACCESS_TOKEN_ALGS),
+  access_token_ttl_seconds: z.number().int().min(30).max(24 * 3600).nullable(),
+  scopes: z.array(z.string().regex(SCOPE_TOKEN, 'must be a scope token')).max(100),
+  dpop_required: z.boolean(),
+};
+const createBody = z.strictObject({
+  ...fields,
+  access_token_signing_alg: fields.access_token_signing_alg.optional(),
+  access_token_ttl_seconds: fields.access_token_ttl_seconds.optional(),
+  scopes: fields.scopes.optional(),
+  dpop_required: fields.dpop_required.optional(),
+});
+const patchBody = z.strictObject(fields).partial();
+const view = z.object({ ...fields, id: z.string(), created_at: z.string(), updated_at: z.string() });
+const params = z.strictObject({ rsId: idOf('rs') });
+const tags = ['resource servers'];
+
+export const resourceServerRoutes =
+  (service: ResourceServerService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post('/resource_servers', {
+      config: { permission: 'resource_servers:write', access: 'platform' },
+      schema: { tags, summary: 'Register a resource server (API)', body: createBody, response: { 201: view, 400: errorResponse, 409: errorResponse } },
+      handler: async (request, reply) => {
+        const tenant = tenantOf(request);
+        return reply.code(201).send(resourceServerView(await service.create(tenant.id, tenant.issuer, actorOf(request), request.body)));
+      },
+    });
+
+    r.get('/resource_servers', {
+      config: { permission: 'resource_servers:read', access: 'platform' },
+      schema: { tags, summary: 'List resource servers', querystring: pageQuery, response: { 200: pageResponse(view) } },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const rows = await service.list(tenantOf(request).id, { after, limit: limit + 1 });
+        return page(rows.map(resourceServerView), limit, (rs) => rs.id);
+      },
+    });
+
+    r.get('/resource_servers/:rsId', {
+      config: { permission: 'resource_servers:read', access: 'platform' },
+      schema: { tags, summary: 'Get a resource server', params, response: { 200: view, 404: errorResponse } },
+      handler: async (request) => resourceServerView(await service.get(tenantOf(request).id, request.params.rsId)),
+    });
+
+    r.patch('/resource_servers/:rsId', {
+      config: { permission: 'resource_servers:write', access: 'platform' },
+      schema: { tags, summary: 'Change a resource server', params, body: patchBody, response: { 200: view, 400: errorResponse, 404: errorResponse, 409: errorResponse } },
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        return resourceServerView(await service.update(tenant.id, tenant.issuer, actorOf(request), request.params.rsId, request.body));
+      },
+    });
+
+    r.delete('/resource_servers/:rsId', {
+      config: { permission: 'resource_servers:write', access: 'platform' },
+      schema: { tags, summary: 'Remove a resource server', params, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.delete(tenantOf(request).id, actorOf(request), request.params.rsId);
+        return reply.code(204).send();
+      },
+    });
+  };
