@@ -16,6 +16,7 @@ import { Envelope, EnvelopeError } from './kernel/crypto/envelope.js';
 import { Keystore } from './kernel/crypto/keystore.js';
 import { loadMasterKey, MasterKeyError } from './kernel/crypto/master-key.js';
 import { createLogger, type Logger } from './kernel/logging.js';
+import { TenantResolver } from './kernel/tenancy.js';
 import { ApiKeyService } from './management/api-keys/service.js';
 import { ManagementAuth } from './management/auth.js';
 import { ClientService } from './management/clients/service.js';
@@ -72,6 +73,8 @@ export interface Context {
   events: EventRecorder;
   /** Tenants by host (the HTTP tenant hook) and tenant administration (CLI, bootstrap). */
   tenantRepo: TenantRepo;
+  /** This instance's host → tenant cache; tenant changes made here invalidate it at once. */
+  tenantResolver: TenantResolver;
   tenants: TenantService;
   /** The OAuth/OpenID server composed from its ports (src/oauth/compose.ts). */
   oauth: OAuthServer;
@@ -236,6 +239,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       dueNow: dispatcherClock(db, opts.clock !== undefined),
     });
 
+    const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
+    const tenantResolver = new TenantResolver(r.tenants, config.cacheTtlMs, () => performance.now());
+    tenants.onChanged((id) => tenantResolver.invalidate(id));
+
     return {
       config,
       clock,
@@ -245,7 +252,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       keystore,
       events,
       tenantRepo: r.tenants,
-      tenants: new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events),
+      tenantResolver,
+      tenants,
       oauth,
       signin,
       management,

@@ -42,6 +42,9 @@ export const EVENT_TYPES = {
   'consent.revoked': { webhook: false, description: "a user withdrew a client's consent" },
   // Tenant-wide (organization_id null): webhook endpoints belong to organizations, so it is
   // read from GET /v1/events only.
+  // Tenant-wide: an operator changed the tenant's host or issuer (`keyhall tenant update`).
+  // A deleted tenant's feed goes with it, so `tenant.deleted` is written to the process log only.
+  'tenant.updated': { webhook: false, description: "the tenant's host or issuer was changed (keyhall tenant update)" },
   'signing_key.rotated': { webhook: false, description: "a new signing key became active (the algorithm's previous key was retired)" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;
 

@@ -47,7 +47,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Path parameters are ids: a long one must still reach the route, which answers 404.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // Malformed request targets (bad percent-encoding…) get our error body too; a path
     // parameter longer than any id names nothing.
     frameworkErrors: (err, request, reply) =>
@@ -73,7 +73,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   // Hosted pages and /authorize read the host-scoped session and CSRF cookies.
   await app.register(cookie);
   await app.register(healthRoutes, { ping: () => ping(ctx.db) });
-  registerTenantResolution(app, ctx.tenantRepo, ctx.config.cacheTtlMs);
+  registerTenantResolution(app, ctx.tenantResolver);
   await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore });
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });
   await app.register(scimRoutes, { prefix: '/scim/v2', scim: ctx.scim, bodyLimit: ctx.config.bodyLimit });

@@ -36,7 +36,15 @@ export const errors = {
   invalidRequest: (description?: string) => new AppError(400, 'invalid_request', description),
   invalidScope: (description?: string) => new AppError(400, 'invalid_scope', description),
   notFound: (description?: string) => new AppError(404, 'not_found', description),
-  unknownTenant: () => new AppError(404, 'unknown_tenant', 'No tenant is served on this host'),
+  /** No tenant on the request's host: names the host received and how an operator lists tenants. */
+  unknownTenant: (host?: string) =>
+    new AppError(
+      404,
+      'unknown_tenant',
+      host === undefined
+        ? 'No tenant is served on this host'
+        : `No tenant is served on host ${JSON.stringify(host)}; each tenant answers only on its own host (list them with \`keyhall tenant list\`)`,
+    ),
   methodNotAllowed: (allow: string) => new AppError(405, 'method_not_allowed', undefined, { allow }),
   conflict: (description?: string) => new AppError(409, 'conflict', description),
   payloadTooLarge: () => new AppError(413, 'request_too_large', 'The request body is too large'),
