@@ -16,6 +16,7 @@ import { Envelope, EnvelopeError } from './kernel/crypto/envelope.js';
 import { Keystore } from './kernel/crypto/keystore.js';
 import { loadMasterKey, MasterKeyError } from './kernel/crypto/master-key.js';
 import { createLogger, type Logger } from './kernel/logging.js';
+import { TenantResolver } from './kernel/tenancy.js';
 import { ApiKeyService } from './management/api-keys/service.js';
 import { ManagementAuth } from './management/auth.js';
 import { ClientService } from './management/clients/service.js';
@@ -75,6 +76,8 @@ export interface Context {
   events: EventRecorder;
   /** Tenants by host (the HTTP tenant hook) and tenant administration (CLI, bootstrap). */
   tenantRepo: TenantRepo;
+  /** This instance's host → tenant cache; tenant changes made here invalidate it at once. */
+  tenantResolver: TenantResolver;
   tenants: TenantService;
   /** The OAuth/OpenID server composed from its ports (src/oauth/compose.ts). */
   oauth: OAuthServer;
@@ -251,6 +254,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       dueNow: dispatcherClock(db, opts.clock !== undefined),
     });
 
+    const tenantResolver = new TenantResolver(r.tenants, config.cacheTtlMs, () => performance.now());
+    tenants.onChanged((id) => tenantResolver.invalidate(id));
+
     return {
       config,
       clock,
@@ -260,6 +266,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       keystore,
       events,
       tenantRepo: r.tenants,
+      tenantResolver,
       tenants,
       oauth,
       signin,

@@ -3,10 +3,12 @@ import { ConfigError, loadConfig } from '../config/index.js';
 import { createContext } from '../context.js';
 import { MasterKeyError } from '../kernel/crypto/master-key.js';
 import { SIGNING_ALGS, type SigningAlg } from '../kernel/crypto/keystore.js';
+import { isAppError } from '../kernel/errors.js';
 import { TenantInputError } from '../kernel/tenancy.js';
+import { isPermission, PERMISSIONS } from '../management/permissions.js';
 import { startServer } from '../server.js';
 import { migrate, openDatabase } from '../storage/db.js';
-import { newcomerBanner } from './banner.js';
+import { newcomerBanner, servedTenantsNotice } from './banner.js';
 
 const USAGE = `Usage: keyhall <command> [options]
 
@@ -16,6 +18,12 @@ Commands:
   tenant create --host <host> [--issuer <url>] [--json]
                                                      create a tenant and its platform API key
   tenant list [--json]                               list tenants
+  tenant update <id|host> [--host <host>] [--issuer <url>] [--json]
+                                                     change a tenant's host and/or issuer
+  tenant delete <id|host> --yes                      delete a tenant and all of its data
+  api-keys create --tenant <id|host> [--scopes <a,b>] [--org <org_id>] [--name <text>] [--json]
+                                                     mint an API key (shown once; default: every
+                                                     permission, platform-bound)
   keys rotate --tenant <id|host> [--alg EdDSA|ES256|RS256|PS256] add new active signing keys
   help                                               show this text
 
@@ -24,6 +32,9 @@ Configuration comes from KEYHALL_* environment variables (see docs/configuration
 /** A mistake in how the command was called: exit code 2. */
 export class UsageError extends Error {}
 
+/** A failure the user can act on (busy port…): one line, exit code 1, no stack trace. */
+export class RuntimeError extends Error {}
+
 interface Io {
   out: (line: string) => void;
   err: (line: string) => void;
@@ -31,12 +42,26 @@ interface Io {
 
 const defaultIo: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
 
-function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, allowPositionals = false) {
   try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true });
+    return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+/** The value of a string flag, refusing an empty one (named as the user typed it). */
+function flag(values: Record<string, unknown>, name: string): string | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} needs a value`);
+  return v;
+}
+
+/** Exactly one `<id|host>` positional. */
+function onePositional(positionals: string[], usage: string): string {
+  if (positionals.length !== 1) throw new UsageError(`usage: ${usage}`);
+  return positionals[0]!;
 }
 
 async function withContext<T>(fn: (ctx: Awaited<ReturnType<typeof createContext>>) => Promise<T>): Promise<T> {
@@ -50,10 +75,28 @@ async function withContext<T>(fn: (ctx: Awaited<ReturnType<typeof createContext>
 
 async function serve(args: string[], io: Io): Promise<void> {
   const { values } = parse(args, { port: { type: 'string' }, host: { type: 'string' } });
-  if (values.port !== undefined && !/^\d{1,5}$/.test(String(values.port))) throw new UsageError('--port must be a number');
-  const config = loadConfig(process.env, { port: values.port, host: values.host });
-  const server = await startServer(config);
+  const port = flag(values, 'port');
+  if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) > 65535)) throw new UsageError('--port must be a number from 0 to 65535');
+  const config = loadConfig(process.env, { port, host: flag(values, 'host') });
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer(config);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const where = port !== undefined ? '--port' : process.env.KEYHALL_PORT !== undefined ? 'KEYHALL_PORT or --port' : '--port';
+    if (code === 'EADDRINUSE') throw new RuntimeError(`port ${config.port} is in use; use ${where}`);
+    const hostFlag = values.host !== undefined ? '--host' : 'KEYHALL_HOST or --host';
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new RuntimeError(`cannot listen on ${config.host}; use ${hostFlag}`);
+    if (code === 'EACCES') throw new RuntimeError(`no permission to listen on port ${config.port}; use ${where}`);
+    throw err;
+  }
   if (server.bootstrapped) io.out(newcomerBanner(server.bootstrapped, server.port));
+  const notice = servedTenantsNotice(await server.ctx.tenants.list(), { host: config.host, port: server.port });
+  for (const line of notice.lines) io.out(line);
+  if (notice.warning) {
+    io.err(notice.warning);
+    server.app.log.warn({ port: server.port }, notice.warning);
+  }
   let signals = 0;
   const stop = (signal: string) => {
     signals += 1;
@@ -97,22 +140,96 @@ async function tenantCommand(args: string[], io: Io): Promise<void> {
     const tenants = await withContext((ctx) => ctx.tenants.list());
     const rows = tenants.map((t) => ({ tenant_id: t.id, host: t.host, issuer: t.issuer, created_at: new Date(t.createdAt).toISOString() }));
     if (values.json) io.out(JSON.stringify(rows));
+    else if (rows.length === 0) io.out('No tenants yet: keyhall tenant create --host <host>');
     else for (const r of rows) io.out(`${r.tenant_id}  ${r.host}  ${r.issuer}  ${r.created_at}`);
     return;
   }
-  throw new UsageError('usage: keyhall tenant create|list');
+  if (sub === 'update') {
+    const usage = 'keyhall tenant update <id|host> [--host <host>] [--issuer <url>]';
+    const { values, positionals } = parse(rest, { host: { type: 'string' }, issuer: { type: 'string' }, json: { type: 'boolean' } }, true);
+    const which = onePositional(positionals, usage);
+    const host = flag(values, 'host');
+    const issuer = flag(values, 'issuer');
+    if (host === undefined && issuer === undefined) throw new UsageError(`tenant update needs --host and/or --issuer (${usage})`);
+    const updated = await withContext(async (ctx) => {
+      const tenant = await ctx.tenants.find(which);
+      if (!tenant) throw new UsageError(`no tenant ${which} (see keyhall tenant list)`);
+      return ctx.tenants.update(tenant.id, { host, issuer });
+    });
+    const out = { tenant_id: updated.id, host: updated.host, issuer: updated.issuer };
+    if (values.json) io.out(JSON.stringify(out));
+    else io.out(`Updated tenant ${out.tenant_id}: host ${out.host}, issuer ${out.issuer}. Tokens issued under the previous issuer no longer validate.`);
+    return;
+  }
+  if (sub === 'delete') {
+    const usage = 'keyhall tenant delete <id|host> --yes';
+    const { values, positionals } = parse(rest, { yes: { type: 'boolean' }, json: { type: 'boolean' } }, true);
+    const which = onePositional(positionals, usage);
+    if (!values.yes) throw new UsageError(`tenant delete removes the tenant and all of its data for good; add --yes to confirm (${usage})`);
+    const deleted = await withContext(async (ctx) => {
+      const tenant = await ctx.tenants.find(which);
+      if (!tenant) throw new UsageError(`no tenant ${which} (see keyhall tenant list)`);
+      const gone = await ctx.tenants.delete(tenant.id);
+      // Its event feed went with it: the audit record of the deletion is this log line.
+      ctx.log.warn({ event: 'tenant.deleted', tenant_id: gone.id, host: gone.host, issuer: gone.issuer, actor: { type: 'system', id: null } }, 'tenant deleted');
+      return gone;
+    });
+    if (values.json) io.out(JSON.stringify({ tenant_id: deleted.id, host: deleted.host, deleted: true }));
+    else io.out(`Deleted tenant ${deleted.id} (${deleted.host}) and all of its data.`);
+    return;
+  }
+  throw new UsageError('usage: keyhall tenant create|list|update|delete');
+}
+
+async function apiKeysCommand(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'create') throw new UsageError('usage: keyhall api-keys create --tenant <id|host> [--scopes <a,b>] [--org <org_id>]');
+  const { values } = parse(rest, { tenant: { type: 'string' }, scopes: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } });
+  const which = flag(values, 'tenant');
+  if (!which) throw new UsageError('api-keys create needs --tenant <id|host>');
+  const scopesFlag = flag(values, 'scopes');
+  const scopes = scopesFlag === undefined ? [...PERMISSIONS] : scopesFlag.split(',').map((x) => x.trim()).filter(Boolean);
+  const unknown = scopes.filter((x) => !isPermission(x));
+  if (unknown.length) throw new UsageError(`--scopes: unknown permission ${unknown.join(', ')} (known: ${PERMISSIONS.join(', ')})`);
+  if (scopes.length === 0) throw new UsageError('--scopes needs at least one permission');
+  const org = flag(values, 'org');
+  if (org !== undefined && !/^org_[0-9a-z]{26}$/.test(org)) throw new UsageError(`--org must be an organization id (org_…), not ${JSON.stringify(org)}`);
+  const name = flag(values, 'name') ?? 'created with keyhall api-keys create';
+  const minted = await withContext(async (ctx) => {
+    const tenant = await ctx.tenants.find(which);
+    if (!tenant) throw new UsageError(`--tenant: no tenant ${which} (see keyhall tenant list)`);
+    try {
+      return { tenant, minted: await ctx.management.apiKeys.createAsOperator(tenant.id, org ?? null, { name, scopes }) };
+    } catch (err) {
+      if (isAppError(err) && err.status === 404) throw new UsageError(`--org: no organization ${org} in tenant ${tenant.id}`);
+      throw err;
+    }
+  });
+  const out = {
+    tenant_id: minted.tenant.id,
+    key_id: minted.minted.record.id,
+    organization_id: minted.minted.record.organizationId,
+    scopes: minted.minted.record.scopes,
+    key: minted.minted.key,
+  };
+  if (values.json) io.out(JSON.stringify(out));
+  else {
+    io.out(`Created API key ${out.key_id} for tenant ${out.tenant_id}${out.organization_id ? ` (organization ${out.organization_id})` : ' (platform-bound)'}.`);
+    io.out(`Scopes: ${out.scopes.join(' ')}`);
+    io.out(`API key (shown once, store it now): ${out.key}`);
+  }
 }
 
 async function keysCommand(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
   if (sub !== 'rotate') throw new UsageError('usage: keyhall keys rotate --tenant <id|host>');
   const { values } = parse(rest, { tenant: { type: 'string' }, alg: { type: 'string' }, json: { type: 'boolean' } });
-  if (!values.tenant) throw new UsageError('keys rotate needs --tenant <id|host>');
+  if (!flag(values, 'tenant')) throw new UsageError('keys rotate needs --tenant <id|host>');
   const alg = values.alg === undefined ? undefined : String(values.alg);
   if (alg !== undefined && !SIGNING_ALGS.includes(alg as SigningAlg)) throw new UsageError(`--alg must be one of ${SIGNING_ALGS.join(', ')}`);
   const result = await withContext(async (ctx) => {
     const tenant = await ctx.tenants.find(String(values.tenant));
-    if (!tenant) throw new UsageError(`no tenant ${values.tenant}`);
+    if (!tenant) throw new UsageError(`--tenant: no tenant ${values.tenant} (see keyhall tenant list)`);
     const kids = await ctx.tenants.rotateKeys(tenant.id, alg ? [alg as SigningAlg] : undefined);
     return { tenant_id: tenant.id, new_kids: kids };
   });
@@ -134,8 +251,13 @@ async function migrateCommand(io: Io): Promise<void> {
 /** Runs one CLI command. Resolves to the process exit code (serve keeps running). */
 export async function runCli(argv: string[], io: Io = defaultIo): Promise<number> {
   const [command, ...args] = argv;
+  if (command === undefined) {
+    // No command is a usage mistake (exit 2); `keyhall help` and `--help` print to stdout, exit 0.
+    io.err(USAGE);
+    return 2;
+  }
   try {
-    switch (command ?? 'serve') {
+    switch (command) {
       case 'serve':
         await serve(args, io);
         return 0;
@@ -147,6 +269,9 @@ export async function runCli(argv: string[], io: Io = defaultIo): Promise<number
         return 0;
       case 'keys':
         await keysCommand(args, io);
+        return 0;
+      case 'api-keys':
+        await apiKeysCommand(args, io);
         return 0;
       case 'help':
       case '--help':
@@ -162,7 +287,7 @@ export async function runCli(argv: string[], io: Io = defaultIo): Promise<number
       if (err instanceof UsageError) io.err(`Run 'keyhall help' for usage.`);
       return 2;
     }
-    if (err instanceof MasterKeyError) {
+    if (err instanceof MasterKeyError || err instanceof RuntimeError) {
       io.err(`keyhall: ${err.message}`);
       return 1;
     }

@@ -45,6 +45,9 @@ export const EVENT_TYPES = {
   'resource_server.created': { webhook: false, description: 'a resource server (API) was registered' },
   'resource_server.updated': { webhook: false, description: "a resource server's settings changed" },
   'resource_server.deleted': { webhook: false, description: 'a resource server was removed' },
+  // Tenant-wide: an operator changed the tenant's host or issuer (`keyhall tenant update`).
+  // A deleted tenant's feed goes with it, so `tenant.deleted` is written to the process log only.
+  'tenant.updated': { webhook: false, description: "the tenant's host or issuer was changed (keyhall tenant update)" },
   'signing_key.rotated': { webhook: false, description: "a new signing key became active (the algorithm's previous key was retired)" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;
 

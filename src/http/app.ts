@@ -9,9 +9,11 @@ import { v1Routes } from '../management/v1.js';
 import { scimRoutes } from '../scim/routes.js';
 import { ping } from '../storage/db.js';
 import { drainUnreadBodies } from './body-limit.js';
+import { clientErrorHandler } from './client-errors.js';
 import { documentRoutes } from './documents.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './health.js';
+import { trackRouteMethods } from './methods.js';
 import { rejectUnstorableText } from './input.js';
 import { authorizeRoutes } from './oauth/authorize.js';
 import { parRoutes } from './oauth/par.js';
@@ -48,9 +50,11 @@ export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.Writable
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Path parameters are ids: a long one must still reach the route, which answers 404.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // Malformed request targets (bad percent-encoding…) get our error body too; a path
     // parameter longer than any id names nothing.
+    // Requests Node's parser refuses (headers or URL over maxHeaderSize…) get our error body too.
+    clientErrorHandler,
     frameworkErrors: (err, request, reply) =>
       renderError(
         err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? errors.notFound('no such resource: an id in the path is too long') : errors.invalidRequest('malformed request target'),
@@ -60,7 +64,12 @@ export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.Writable
   });
 
   app.setErrorHandler((err, request, reply) => renderError(err, request, reply));
-  app.setNotFoundHandler((request, reply) => renderError(errors.notFound('no such route'), request, reply));
+  // A known path with another method is 405 with Allow on every surface (SCIM renders its own).
+  trackRouteMethods(app);
+  app.setNotFoundHandler((request, reply) => {
+    const allow = app.allowedMethods(request.url.split('?')[0] ?? '/');
+    return renderError(allow.length ? errors.methodNotAllowed(allow.join(', '), request.method) : errors.notFound('no such route'), request, reply);
+  });
   app.addHook('preValidation', async (request) => rejectUnstorableText(request));
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
@@ -74,7 +83,7 @@ export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.Writable
   // Hosted pages and /authorize read the host-scoped session and CSRF cookies.
   await app.register(cookie);
   await app.register(healthRoutes, { ping: () => ping(ctx.db) });
-  registerTenantResolution(app, ctx.tenantRepo, ctx.config.cacheTtlMs);
+  registerTenantResolution(app, ctx.tenantResolver);
   await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore });
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });
   await app.register(scimRoutes, { prefix: '/scim/v2', scim: ctx.scim, bodyLimit: ctx.config.bodyLimit });

@@ -1,7 +1,6 @@
-import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../kernel/errors.js';
-import { normalizeHost, type Tenant, type TenantLookup, TenantResolver } from '../kernel/tenancy.js';
+import { normalizeHost, type Tenant, type TenantResolver } from '../kernel/tenancy.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,8 +18,7 @@ declare module 'fastify' {
  * proxy is trusted, which Fastify's `request.host` already honours). Unknown host: 404
  * `unknown_tenant`, never a default tenant.
  */
-export function registerTenantResolution(app: FastifyInstance, lookup: TenantLookup, ttlMs: number): void {
-  const resolver = new TenantResolver(lookup, ttlMs, () => performance.now());
+export function registerTenantResolution(app: FastifyInstance, resolver: TenantResolver): void {
   app.decorateRequest('tenant', null);
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.tenantless) return;
@@ -30,7 +28,7 @@ export function registerTenantResolution(app: FastifyInstance, lookup: TenantLoo
     const host = normalizeHost(request.host);
     if (!host) throw errors.invalidRequest('invalid Host header');
     const tenant = await resolver.resolve(host);
-    if (!tenant) throw errors.unknownTenant();
+    if (!tenant) throw errors.unknownTenant(host);
     request.tenant = tenant;
   });
 }

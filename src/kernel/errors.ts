@@ -36,8 +36,21 @@ export const errors = {
   invalidRequest: (description?: string) => new AppError(400, 'invalid_request', description),
   invalidScope: (description?: string) => new AppError(400, 'invalid_scope', description),
   notFound: (description?: string) => new AppError(404, 'not_found', description),
-  unknownTenant: () => new AppError(404, 'unknown_tenant', 'No tenant is served on this host'),
-  methodNotAllowed: (allow: string) => new AppError(405, 'method_not_allowed', undefined, { allow }),
+  /** No tenant on the request's host: names the host received and how an operator lists tenants. */
+  unknownTenant: (host?: string) =>
+    new AppError(
+      404,
+      'unknown_tenant',
+      host === undefined
+        ? 'No tenant is served on this host'
+        : `No tenant is served on host ${JSON.stringify(host)}; each tenant answers only on its own host (list them with \`keyhall tenant list\`)`,
+    ),
+  methodNotAllowed: (allow: string, method?: string) =>
+    new AppError(405, 'method_not_allowed', `${method ? `${method} is not allowed here` : 'method not allowed'}; this path accepts ${allow}`, { allow }),
+  /** The request line and headers exceed Node's maxHeaderSize (a very long URL or a huge header). */
+  headersTooLarge: (limitBytes: number) =>
+    new AppError(431, 'request_too_large', `the request line and headers together exceed ${limitBytes} bytes (a URL or header too long)`),
+  requestTimeout: () => new AppError(408, 'request_timeout', 'the request did not arrive in time'),
   conflict: (description?: string) => new AppError(409, 'conflict', description),
   payloadTooLarge: () => new AppError(413, 'request_too_large', 'The request body is too large'),
   /** A hosted page's form or link has expired or was already used. */

@@ -98,6 +98,11 @@ export class TenantResolver {
     private readonly maxEntries = 10_000,
   ) {}
 
+  /** Forgets a tenant (its host or issuer changed, or it was deleted): the next request looks it up. */
+  invalidate(tenantId: string): void {
+    for (const [host, entry] of this.#cache) if (entry.tenant.id === tenantId) this.#cache.delete(host);
+  }
+
   async resolve(host: string): Promise<Tenant | undefined> {
     const now = this.monotonicNow();
     const hit = this.#cache.get(host);

@@ -82,7 +82,12 @@ export async function scimRoutes(app: FastifyInstance, opts: { scim: ScimService
     for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
     return send(reply.header('cache-control', 'no-store'), e.status, e.toBody());
   });
-  app.setNotFoundHandler((request, reply) => send(reply, 404, scimErrors.notFound(`no SCIM endpoint ${request.method} ${request.url.split('?')[0]}`).toBody()));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allow = app.allowedMethods(path);
+    if (allow.length === 0) return send(reply, 404, scimErrors.notFound(`no SCIM endpoint ${request.method} ${path}`).toBody());
+    return send(reply.header('allow', allow.join(', ')), 405, scimErrors.methodNotAllowed(`${request.method} is not allowed on ${path}; it accepts ${allow.join(', ')}`).toBody());
+  });
 
   app.decorateRequest('scimConnection', null);
   app.addHook('onRequest', async (request) => {

@@ -57,6 +57,59 @@ export class TenantService {
     }
   }
 
+  /**
+   * Changes a tenant's host and/or issuer (`keyhall tenant update`). A new host without an
+   * issuer takes the default issuer of that host. Records `tenant.updated` in the tenant's feed
+   * and tells this instance's resolver at once (others see it within KEYHALL_CACHE_TTL_MS).
+   */
+  async update(tenantId: string, input: { host?: string; issuer?: string }, actor: Actor = { type: 'system', id: null }): Promise<TenantRecord> {
+    const current = await this.tenants.findById(tenantId);
+    if (!current) throw new TenantInputError(`no tenant ${tenantId}`);
+    const { host, issuer } = checkTenantAddress(input.host ?? current.host, input.issuer ?? (input.host === undefined ? current.issuer : undefined));
+    try {
+      await this.events.transaction(this.db.kysely, async (trx) => {
+        const r = repos(trx, this.db.dialect);
+        if (!(await r.tenants.update(tenantId, { host, issuer }))) throw new TenantInputError(`no tenant ${tenantId}`);
+        await this.events.record(trx, {
+          tenantId,
+          type: 'tenant.updated',
+          organizationId: null,
+          actor,
+          data: { host, issuer, previous_host: current.host, previous_issuer: current.issuer },
+        });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new TenantInputError(`a tenant already serves host ${host}`);
+      throw err;
+    }
+    this.#changed(tenantId);
+    return { ...current, host, issuer };
+  }
+
+  /**
+   * Deletes a tenant with all of its data, in one transaction (`keyhall tenant delete --yes`).
+   * Its event feed goes with it: the caller logs the deletion to the process log.
+   */
+  async delete(tenantId: string): Promise<TenantRecord> {
+    const current = await this.tenants.findById(tenantId);
+    if (!current) throw new TenantInputError(`no tenant ${tenantId}`);
+    await this.db.kysely.transaction().execute((trx) => repos(trx, this.db.dialect).tenants.deleteWithData(tenantId));
+    this.keystore.invalidate(tenantId);
+    this.#changed(tenantId);
+    return current;
+  }
+
+  readonly #listeners: Array<(tenantId: string) => void> = [];
+
+  /** Called after a tenant's host or issuer changed, or the tenant was deleted (cache invalidation). */
+  onChanged(listener: (tenantId: string) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  #changed(tenantId: string): void {
+    for (const l of this.#listeners) l(tenantId);
+  }
+
   list(): Promise<TenantRecord[]> {
     return this.tenants.list();
   }

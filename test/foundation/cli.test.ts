@@ -65,6 +65,46 @@ describe('keyhall CLI', () => {
     }
   });
 
+  it('with no command prints the usage and exits 2; help and --help exit 0', () => {
+    const bare = runCli([], env);
+    assert.equal(bare.status, 2);
+    assert.match(bare.stderr, /Usage: keyhall <command>/);
+    for (const args of [['help'], ['--help'], ['-h']]) {
+      const r = runCli(args, env);
+      assert.equal(r.status, 0, args.join(' '));
+      assert.match(r.stdout, /Usage: keyhall <command>/);
+      for (const command of ['api-keys create', 'tenant update', 'tenant delete']) assert.ok(r.stdout.includes(command), command);
+    }
+  });
+
+  it('a busy port is one line and exit 1, no stack trace', async () => {
+    const net = await import('node:net');
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const r = runCli(['serve', '--port', String(port)], { ...env, KEYHALL_LOG_LEVEL: 'info' });
+      assert.equal(r.status, 1, r.stderr);
+      assert.equal(r.stderr.trim(), `keyhall: port ${port} is in use; use --port`);
+      assert.ok(!r.stdout.includes('    at ') && !r.stdout.includes('EADDRINUSE'), r.stdout);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('serve names the flag it refuses', () => {
+    for (const [args, message] of [
+      [['serve', '--port', 'abc'], /--port must be a number/],
+      [['serve', '--port', '70000'], /--port must be a number from 0 to 65535/],
+      [['serve', '--port'], /--port/],
+      [['serve', '--prot', '3000'], /--prot/],
+    ] as Array<[string[], RegExp]>) {
+      const r = runCli(args, env);
+      assert.equal(r.status, 2, args.join(' '));
+      assert.match(r.stderr, message, args.join(' '));
+    }
+  });
+
   it('exits 2 for a bad configuration value', () => {
     const r = runCli(['tenant', 'list'], { ...env, KEYHALL_CACHE_TTL_MS: 'soon' });
     assert.equal(r.status, 2);

@@ -89,11 +89,33 @@ describe('keyhall serve (a real process)', () => {
     try {
       await until(() => /Server listening/.test(out));
       assert.ok(!out.includes('sk_live_'), 'no second banner');
+      await until(() => out.includes(issuer));
+      assert.match(out, /Serving 1 tenant:/);
+      assert.ok(!out.includes('no tenant is served'), 'no warning on the tenant\'s own port');
       const jwks = await getJson(`${issuer}/.well-known/jwks.json`);
       assert.deepEqual(jwks.keys.map((k: { kid: string }) => k.kid).sort(), [...kids].sort());
     } finally {
       child.kill('SIGINT');
       assert.equal(await exited, 0);
+    }
+  });
+
+  it('prints the tenants it serves, and warns when none is on the port it listens on', async () => {
+    const p = start(env);
+    try {
+      await until(() => /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.test(p.out()) && /no tenant is served on port/.test(p.out()));
+      const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(p.out())?.[1]);
+      assert.match(p.out(), new RegExp(`ten_\\w+  ${issuer.replace(/[.:/]/g, '\\$&')}`), 'the tenant and its URL');
+      assert.match(p.out(), new RegExp(`no tenant is served on port ${port} \\(tenant hosts: ${new URL(issuer).host}\\)`));
+      assert.match(p.out(), /keyhall tenant update/);
+      const r = await fetch(`http://127.0.0.1:${port}/.well-known/openid-configuration`);
+      assert.equal(r.status, 404);
+      const body = (await r.json()) as { error: string; error_description: string };
+      assert.equal(body.error, 'unknown_tenant');
+      assert.match(body.error_description, new RegExp(`127\\.0\\.0\\.1:${port}`));
+    } finally {
+      p.child.kill('SIGTERM');
+      assert.equal(await p.exited, 0);
     }
   });
 
@@ -118,7 +140,8 @@ describe('keyhall serve (a real process)', () => {
           setTimeout(() => req.end('}'), 300);
         }, 200);
       });
-      assert.equal(await response, 404);
+      // POST on GET-only /healthz: 405 since wrong methods on known paths answer 405 (was 404).
+      assert.equal(await response, 405);
       assert.equal(await p.exited, 0);
       assert.match(p.out(), /shutting down/);
     } finally {

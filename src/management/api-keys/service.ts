@@ -1,3 +1,4 @@
+import type { Actor } from '../../events/catalogue.js';
 import type { Executor } from '../../storage/db.js';
 import type { Clock } from '../../kernel/clock.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
@@ -67,30 +68,35 @@ export class ApiKeyService {
    * insufficient_scope.
    */
   async create(caller: Principal, organizationId: string | null, input: { name: string; scopes: string[] }): Promise<MintedApiKey> {
-    const unknown = input.scopes.filter((s) => !isPermission(s));
-    if (unknown.length) throw errors.invalidScope(`unknown permission: ${unknown.join(', ')}`);
-    const scopes = [...new Set(input.scopes)] as Permission[];
+    const scopes = checkScopes(input.scopes);
     if (organizationId === null && caller.organizationId !== null) {
       throw errors.insufficientScope('an organization-bound key cannot mint a platform-bound key');
     }
     const missing = scopes.filter((s) => !caller.scopes.has(s));
     if (missing.length) throw errors.insufficientScope(`the calling key does not hold: ${missing.join(', ')}`);
+    return this.#mint(caller.tenantId, organizationId, { name: input.name, scopes }, { type: 'api_key', id: caller.keyId });
+  }
+
+  /**
+   * Mints a key for an operator at the command line (`keyhall api-keys create`): no calling key,
+   * so no privilege ceiling; audited as `api_key.created` with the `system` actor.
+   */
+  createAsOperator(tenantId: string, organizationId: string | null, input: { name: string; scopes: string[] }): Promise<MintedApiKey> {
+    return this.#mint(tenantId, organizationId, { name: input.name, scopes: checkScopes(input.scopes) }, { type: 'system', id: null });
+  }
+
+  #mint(tenantId: string, organizationId: string | null, input: { name: string; scopes: Permission[] }, actor: Actor): Promise<MintedApiKey> {
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = reposOf(this.deps, trx);
-      if (organizationId !== null && !(await r.organizations.findShared(caller.tenantId, organizationId, this.deps.db.dialect))) {
+      if (organizationId !== null && !(await r.organizations.findShared(tenantId, organizationId, this.deps.db.dialect))) {
         throw errors.notFound('organization not found');
       }
-      const minted = await mintApiKey(r.apiKeys, this.deps.clock, {
-        tenantId: caller.tenantId,
-        organizationId,
-        name: input.name,
-        scopes,
-      });
+      const minted = await mintApiKey(r.apiKeys, this.deps.clock, { tenantId, organizationId, name: input.name, scopes: input.scopes });
       await this.deps.events.record(trx, {
-        tenantId: caller.tenantId,
+        tenantId,
         type: 'api_key.created',
         organizationId,
-        actor: { type: 'api_key', id: caller.keyId },
+        actor,
         data: { key_id: minted.record.id, name: minted.record.name, scopes: minted.record.scopes },
       });
       return minted;
@@ -101,10 +107,23 @@ export class ApiKeyService {
     return this.repo.list(tenantId, organizationId, after, limit);
   }
 
+  /**
+   * Revokes a key. The tenant's last live platform key holding `api_keys:write` is never revoked
+   * (409 conflict): without it nobody could mint keys over /v1. The check runs in the revoking
+   * transaction after the tenant row is locked, so two parallel revocations of the last two such
+   * keys cannot both succeed.
+   */
   async revoke(caller: Principal, organizationId: string | null, keyId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const revoked = await reposOf(this.deps, trx).apiKeys.revoke(caller.tenantId, organizationId, keyId, this.deps.clock.now());
+      const r = reposOf(this.deps, trx);
+      if (organizationId === null) await r.tenants.lock(caller.tenantId);
+      const revoked = await r.apiKeys.revoke(caller.tenantId, organizationId, keyId, this.deps.clock.now());
       if (!revoked) throw errors.notFound('API key not found');
+      if (organizationId === null && revoked.scopes.includes(ADMIN_SCOPE) && (await r.apiKeys.livePlatformKeysHolding(caller.tenantId, ADMIN_SCOPE)).length === 0) {
+        throw errors.conflict(
+          `this is the last platform API key holding ${ADMIN_SCOPE}; mint another first (POST /v1/api_keys, or \`keyhall api-keys create --tenant <id|host>\` on the server)`,
+        );
+      }
       await this.deps.events.record(trx, {
         tenantId: caller.tenantId,
         type: 'api_key.revoked',
@@ -114,4 +133,14 @@ export class ApiKeyService {
       });
     });
   }
+}
+
+/** The scope that lets a key mint keys: a tenant always keeps one live platform key holding it. */
+const ADMIN_SCOPE: Permission = 'api_keys:write';
+
+/** Unknown permission → 400 invalid_scope; duplicates dropped. */
+function checkScopes(scopes: string[]): Permission[] {
+  const unknown = scopes.filter((s) => !isPermission(s));
+  if (unknown.length) throw errors.invalidScope(`unknown permission: ${unknown.join(', ')}`);
+  return [...new Set(scopes)] as Permission[];
 }

@@ -57,6 +57,18 @@ export class ApiKeyRepo {
     return row && stored.toRecord(row);
   }
 
+  /** The ids of a tenant's live platform-bound keys holding `scope`. */
+  async livePlatformKeysHolding(tenantId: string, scope: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('organization_id', 'is', null)
+      .where('revoked_at', 'is', null)
+      .execute();
+    return rows.map(stored.toRecord).filter((k) => k.scopes.includes(scope)).map((k) => k.id);
+  }
+
   async revokeAllOfOrganization(tenantId: string, organizationId: string, now: number): Promise<void> {
     await this.db
       .updateTable('api_keys')
