@@ -4,9 +4,10 @@ import { errors } from '../../kernel/errors.js';
 import type { OAuthServer } from '../../oauth/compose.js';
 import { PAR_PATH } from '../../oauth/par/push.js';
 import { tenantOf } from '../tenant.js';
-import { formRequest, noStore } from './request.js';
+import { formBodiesOnly, formRequest, noStore } from './request.js';
 
-export async function parRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'pushAuthorizationRequest'> }): Promise<void> {
+export async function parRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'pushAuthorizationRequest'>; bodyLimit?: number }): Promise<void> {
+  await formBodiesOnly(app, opts.bodyLimit);
   app.post(PAR_PATH, async (request, reply) => {
     const body = await opts.oauth.pushAuthorizationRequest(formRequest(request), tenantOf(request));
     return noStore(reply).code(201).send(body);

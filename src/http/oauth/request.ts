@@ -1,5 +1,6 @@
 /** FastifyRequest → the framework-free request shape of the OAuth core. */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { oauthErrors } from '../../oauth/errors.js';
 import type { OAuthHttpRequest } from '../../oauth/types.js';
 
@@ -22,4 +23,15 @@ export function formRequest(request: FastifyRequest): OAuthHttpRequest {
 /** Token responses are never cached (RFC 6749 §5.1). */
 export function noStore(reply: FastifyReply): FastifyReply {
   return reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+/**
+ * Within a protocol endpoint's plugin: form bodies are parsed and every other body is accepted
+ * unparsed, so `formRequest` answers it with 400 invalid_request naming the form type (RFC 6749
+ * §3.2) instead of a JSON parse error or 415 from the shared parsers.
+ */
+export async function formBodiesOnly(app: FastifyInstance, bodyLimit?: number): Promise<void> {
+  app.removeAllContentTypeParsers();
+  await app.register(formbody, bodyLimit === undefined ? {} : { bodyLimit });
+  app.addContentTypeParser('*', { parseAs: 'buffer', ...(bodyLimit === undefined ? {} : { bodyLimit }) }, (_request, _body, done) => done(null, undefined));
 }

@@ -3,14 +3,15 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../../kernel/errors.js';
 import type { OAuthServer } from '../../oauth/compose.js';
 import { tenantOf } from '../tenant.js';
-import { formRequest, noStore } from './request.js';
+import { formBodiesOnly, formRequest, noStore } from './request.js';
 
 export const TOKEN_PATH = '/token';
 export const INTROSPECTION_PATH = '/introspect';
 export const REVOCATION_PATH = '/revoke';
 
-export async function tokenRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'token' | 'introspect' | 'revoke'> }): Promise<void> {
+export async function tokenRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'token' | 'introspect' | 'revoke'>; bodyLimit?: number }): Promise<void> {
   const { oauth } = opts;
+  await formBodiesOnly(app, opts.bodyLimit);
 
   app.post(TOKEN_PATH, async (request, reply) => {
     const body = await oauth.token(formRequest(request), tenantOf(request));
