@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type AppError, errors, isAppError } from '../kernel/errors.js';
+import { parseBasic } from '../oauth/client-auth/presented.js';
 
 /** `field: problem` for the first validation issue (zod or Fastify's own JSON-schema checks). */
 function describeValidation(err: FastifyError): string {
@@ -61,14 +62,10 @@ function claimedClientId(request: FastifyRequest): string | undefined {
   const authorization = first(request.headers.authorization);
   let id = first(body.client_id) ?? first(query.client_id);
   if (id === undefined && authorization && /^basic /i.test(authorization)) {
-    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon > 0) {
-      try {
-        id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
-      } catch {
-        id = undefined;
-      }
+    try {
+      id = parseBasic(authorization).clientId;
+    } catch {
+      id = undefined;
     }
   }
   id ??= unverifiedClaim(first(body.client_assertion), 'iss');

@@ -3,16 +3,10 @@ import { z } from 'zod';
 import { isLoopbackHost } from '../../kernel/tenancy.js';
 import { isPublicJwk } from '../../oauth/jwk.js';
 import { SCOPE_LIST } from '../../oauth/scope.js';
+import { isResourceIndicator } from '../../oauth/token/targets.js';
 import { AUTH_METHODS, GRANT_TYPE } from '../../oauth/types.js';
 
-const absoluteUri = z.string().max(2000).refine((v) => {
-  try {
-    new URL(v);
-    return !v.includes('#');
-  } catch {
-    return false;
-  }
-}, 'must be an absolute URI without a fragment');
+const absoluteUri = z.string().max(2000).refine(isResourceIndicator, 'must be an absolute URI without a fragment');
 
 /**
  * A redirect URI (RFC 6749 §3.1.2, RFC 8252 §7): absolute, no fragment, no credentials; https,

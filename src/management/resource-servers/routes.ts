@@ -3,23 +3,14 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { SCOPE_TOKEN } from '../../oauth/scope.js';
+import { isResourceIndicator } from '../../oauth/token/targets.js';
 import { ACCESS_TOKEN_ALGS } from '../../oauth/tokens/jws.js';
 import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
 import { actorOf } from '../v1.js';
 import { type ResourceServerService, resourceServerView } from './service.js';
 
 /** An audience URI (RFC 8707 §2): absolute, no fragment. */
-const identifier = z
-  .string()
-  .max(2000)
-  .refine((v) => {
-    try {
-      new URL(v);
-      return !v.includes('#');
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute URI without a fragment');
+const identifier = z.string().max(2000).refine(isResourceIndicator, 'must be an absolute URI without a fragment');
 
 const fields = {
   name: z.string().min(1).max(200),

@@ -10,8 +10,8 @@ export type Presented =
   | { method: 'private_key_jwt'; clientId: string | undefined; assertion: string }
   | { method: 'none'; clientId: string };
 
-/** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
-function parseBasic(value: string): { clientId: string; secret: string } {
+/** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. Malformed: invalid_client. */
+export function parseBasic(value: string): { clientId: string; secret: string } {
   const encoded = value.slice('basic '.length).trim();
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');

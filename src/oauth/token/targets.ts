@@ -14,15 +14,15 @@ export function narrowScope(req: OAuthHttpRequest, allowed: readonly string[]): 
   return requested;
 }
 
-/** A resource indicator is an absolute URI without a fragment (RFC 8707 §2). */
+/** A resource indicator (RFC 8707 §2): an absolute URI without a fragment. */
+export function isResourceIndicator(value: string): boolean {
+  return URL.canParse(value) && !value.includes('#');
+}
+
+/** Throws what `invalid` makes unless `resource` is a resource indicator. */
 export function checkResourceSyntax(resource: string, invalid: (description: string) => Error = oauthErrors.invalidTarget): void {
-  let url: URL;
-  try {
-    url = new URL(resource);
-  } catch {
-    throw invalid('resource must be an absolute URI');
-  }
-  if (url.hash || resource.includes('#')) throw invalid('resource must not contain a fragment');
+  if (!URL.canParse(resource)) throw invalid('resource must be an absolute URI');
+  if (resource.includes('#')) throw invalid('resource must not contain a fragment');
 }
 
 /** The `resource` parameters, each well formed and in `allowed`. */
