@@ -34,4 +34,7 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 
 export const pageResponse = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: z.string().nullable() });
 
-export const errorResponse = z.object({ error: z.string(), error_description: z.string().optional() });
+/** The error body of every /v1 response that is not 2xx (docs/errors.md). */
+export const errorResponse = z
+  .object({ error: z.string(), error_description: z.string().optional() })
+  .meta({ id: 'Error', description: 'An error: a machine-readable code and a human-readable description' });

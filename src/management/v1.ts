@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ManagementServices } from '../context.js';
 import type { Actor } from '../events/catalogue.js';
 import { tenantOf } from '../http/tenant.js';
@@ -12,6 +12,8 @@ import { authorize, type Principal, type RouteAccess } from './auth.js';
 import { directoryRoutes } from './directory/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { memberRoutes } from './members/routes.js';
+import { MANAGEMENT_API_DESCRIPTION } from './openapi/description.js';
+import { finishManagementDocument } from './openapi/document.js';
 import { organizationRoutes } from './organizations/routes.js';
 import type { Permission } from './permissions.js';
 import { userRoutes } from './users/routes.js';
@@ -53,11 +55,27 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Keyhall management API', version: '1' },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'sk_live_… API key' } } },
+      info: {
+        title: 'Keyhall management API',
+        version: '1',
+        description: MANAGEMENT_API_DESCRIPTION,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_live_…', description: 'An API key: `Authorization: Bearer sk_live_…` (never in the query string)' },
+        },
+      },
       security: [{ apiKey: [] }],
     },
-    transform: jsonSchemaTransform,
+    // Each operation also says which permission it needs and which keys may call it.
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      const { permission, access } = input.route.config ?? {};
+      if (!out.schema || out.schema.hide || !permission) return out;
+      return { ...out, schema: { ...out.schema, 'x-keyhall-permission': permission, 'x-keyhall-keys': access } };
+    },
+    transformObject: (input) => finishManagementDocument(jsonSchemaTransformObject(input) as Record<string, unknown>) as never,
   });
 
   app.decorateRequest('principal', null);

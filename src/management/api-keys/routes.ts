@@ -19,8 +19,8 @@ export const apiKeySchema = z.object({
   key_prefix: z.string(),
   created_at: z.string(),
   last_used_at: z.string().nullable(),
-});
-const createdSchema = apiKeySchema.omit({ key_prefix: true, last_used_at: true }).extend({ key: z.string() });
+}).meta({ id: 'ApiKey' });
+const createdSchema = apiKeySchema.omit({ key_prefix: true, last_used_at: true }).extend({ key: z.string() }).meta({ id: 'CreatedApiKey' });
 
 const tags = ['api keys'];
 const orgParams = z.strictObject({ orgId: idOf('org') });

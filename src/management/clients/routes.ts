@@ -28,7 +28,7 @@ export const clientSchema = z.object({
   require_pushed_authorization_requests: z.boolean(),
   post_logout_redirect_uris: z.array(z.string()),
   third_party: z.boolean(),
-});
+}).meta({ id: 'Client' });
 
 const tags = ['clients'];
 
@@ -41,7 +41,7 @@ const settingsBody = z.strictObject({
 const settingsSchema = settingsBody.extend({
   id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES).nullable(),
   effective: z.object({ access_token_ttl_seconds: z.number(), refresh_token_ttl_seconds: z.number(), id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES) }),
-});
+}).meta({ id: 'OAuthSettings' });
 const params = z.strictObject({ clientId: idOf('cli') });
 
 export const clientRoutes =

@@ -16,7 +16,7 @@ const connectionSchema = z.object({
   token_created_at: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'DirectoryConnection' });
 
 const name = z.string().trim().min(1).max(200);
 const groupRoles = z

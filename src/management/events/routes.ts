@@ -15,7 +15,7 @@ const eventSchema = z.object({
   organization_id: z.string().nullable(),
   actor: z.object({ type: z.string(), id: z.string().nullable() }),
   data: z.record(z.string(), z.unknown()),
-});
+}).meta({ id: 'Event' });
 
 const query = z.strictObject({
   after: idOf('evt').optional(),

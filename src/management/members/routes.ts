@@ -15,7 +15,7 @@ export const memberSchema = z.object({
   user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }).optional(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Member' });
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const memberParams = z.strictObject({ orgId: idOf('org'), userId: idOf('user') });

@@ -33,7 +33,7 @@ export const organizationSchema = z.object({
   webauthn_aaguid_allowlist: z.array(z.string()).nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Organization' });
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const tags = ['organizations'];

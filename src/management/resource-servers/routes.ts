@@ -28,7 +28,7 @@ const createBody = z.strictObject({
   dpop_required: fields.dpop_required.optional(),
 });
 const patchBody = z.strictObject(fields).partial();
-const view = z.object({ ...fields, id: z.string(), created_at: z.string(), updated_at: z.string() });
+const view = z.object({ ...fields, id: z.string(), created_at: z.string(), updated_at: z.string() }).meta({ id: 'ResourceServer' });
 const params = z.strictObject({ rsId: idOf('rs') });
 const tags = ['resource servers'];
 

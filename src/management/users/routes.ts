@@ -18,7 +18,7 @@ export const userSchema = z.object({
   has_password: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'User' });
 
 const params = z.strictObject({ userId: idOf('user') });
 const tags = ['users'];

@@ -12,7 +12,7 @@ const endpointSchema = z.object({
   url: z.string(),
   events: z.array(z.string()),
   created_at: z.string(),
-});
+}).meta({ id: 'Webhook' });
 const deliverySchema = z.object({
   id: z.string(),
   event_id: z.string(),
@@ -23,7 +23,7 @@ const deliverySchema = z.object({
   ),
   next_attempt_at: z.string().nullable(),
   created_at: z.string(),
-});
+}).meta({ id: 'WebhookDelivery' });
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const endpointParams = z.strictObject({ orgId: idOf('org'), webhookId: idOf('we') });

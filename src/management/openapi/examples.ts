@@ -1,0 +1,65 @@
+/**
+ * Request and response examples of the main /v1 operations, keyed like OPERATIONS. The linter
+ * (`npm run openapi:lint`) checks each against its schema, so they cannot drift silently.
+ */
+const ORG = 'org_01jf8z6q6wq4r3v0d5m2n7k9xa';
+const USER = 'user_01jf8z7b2c3d4e5f6g7h8j9k0m';
+const AT = '2026-11-23T09:30:00.000Z';
+
+export interface OperationExamples {
+  request?: unknown;
+  response: unknown;
+}
+
+const organization = {
+  id: ORG,
+  name: 'Acme Corp',
+  slug: 'acme',
+  domain: 'acme.test',
+  did: null,
+  status: 'active',
+  brand_logo_url: null,
+  brand_primary_color: null,
+  brand_display_name: null,
+  webauthn_aaguid_allowlist: null,
+  created_at: AT,
+  updated_at: AT,
+};
+
+const user = { id: USER, email: 'ada@acme.test', name: 'Ada Lovelace', email_verified: false, has_password: true, created_at: AT, updated_at: AT };
+
+export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
+  'POST /v1/organizations': { request: { name: 'Acme Corp', slug: 'acme', domain: 'acme.test' }, response: organization },
+  'GET /v1/organizations/{orgId}': { response: organization },
+  'PATCH /v1/organizations/{orgId}': {
+    request: { brand_primary_color: '#0a66c2', brand_display_name: 'Acme' },
+    response: { ...organization, brand_primary_color: '#0a66c2', brand_display_name: 'Acme', updated_at: '2026-11-23T10:00:00.000Z' },
+  },
+  'POST /v1/users': { request: { email: 'ada@acme.test', name: 'Ada Lovelace', password: 'correct horse battery staple' }, response: user },
+  'POST /v1/organizations/{orgId}/members': {
+    request: { user_id: USER, role: 'admin' },
+    response: { organization_id: ORG, user_id: USER, role: 'admin', created_at: AT, updated_at: AT },
+  },
+  'POST /v1/organizations/{orgId}/api_keys': {
+    request: { name: 'billing sync', scopes: ['members:read', 'members:write'] },
+    response: {
+      id: 'key_01jf8z9c4d5e6f7g8h9j0k1m2n',
+      name: 'billing sync',
+      scopes: ['members:read', 'members:write'],
+      organization_id: ORG,
+      created_at: AT,
+      key: 'sk_live_hG2m4P9xQw7Zr1Tn5Vb8Lc3Yd6Fk0Js2Ua4Oe7Ri9Wq1',
+    },
+  },
+  'POST /v1/organizations/{orgId}/webhooks': {
+    request: { url: 'https://hooks.acme.test/keyhall', events: ['member.added', 'member.removed'] },
+    response: {
+      endpoint_id: 'we_01jf8zb5e6f7g8h9j0k1m2n3p4',
+      organization_id: ORG,
+      url: 'https://hooks.acme.test/keyhall',
+      events: ['member.added', 'member.removed'],
+      created_at: AT,
+      secret: 'whsec_Zx8cV2bN4mQ6wE8rT0yU2iO4pA6sD8fG0hJ2kL4zX6c',
+    },
+  },
+};
