@@ -28,6 +28,7 @@ import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { ResourceServerService } from './management/resource-servers/service.js';
 import { UserService } from './management/users/service.js';
+import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
 import { WebhookService } from './management/webhooks/service.js';
 import { CachedClientStore } from './oauth/client-cache.js';
 import { CachedResourceServers } from './oauth/resource-server-cache.js';
@@ -62,6 +63,7 @@ export interface ManagementServices {
   tokenSettings: TokenSettingsService;
   resourceServers: ResourceServerService;
   webhooks: WebhookService;
+  webauthnPolicy: WebauthnPolicyService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -236,6 +238,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
       ),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
+      webauthnPolicy: new WebauthnPolicyService(deps),
     };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };

@@ -48,6 +48,7 @@ export const EVENT_TYPES = {
   // Tenant-wide: an operator changed the tenant's host or issuer (`keyhall tenant update`).
   // A deleted tenant's feed goes with it, so `tenant.deleted` is written to the process log only.
   'tenant.updated': { webhook: false, description: "the tenant's host or issuer was changed (keyhall tenant update)" },
+  'webauthn_policy.updated': { webhook: false, description: "an organization's passkey AAGUID allowlist was set or cleared" },
   'signing_key.rotated': { webhook: false, description: "a new signing key became active (the algorithm's previous key was retired)" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;
 

@@ -20,6 +20,7 @@ export const PERMISSIONS = [
   'directory:write',
   'connected_accounts:read',
   'connected_accounts:token',
+  'webauthn_policy:read',
   'webauthn_policy:write',
   'credentials:issue',
   'credentials:read',

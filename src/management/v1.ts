@@ -17,6 +17,7 @@ import { finishManagementDocument } from './openapi/document.js';
 import { organizationRoutes } from './organizations/routes.js';
 import type { Permission } from './permissions.js';
 import { userRoutes } from './users/routes.js';
+import { webauthnPolicyRoutes } from './webauthn-policy/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
 declare module 'fastify' {
@@ -99,6 +100,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(clientRoutes(services.clients, services.tokenSettings));
   await app.register(resourceServerRoutes(services.resourceServers));
   await app.register(webhookRoutes(services.webhooks));
+  await app.register(webauthnPolicyRoutes(services.webauthnPolicy));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

@@ -80,6 +80,17 @@ export class OrganizationRepo {
     return row && stored.toRecord(row);
   }
 
+  /** Sets (or clears, with null) the organization's WebAuthn AAGUID allowlist; undefined when there is no such organization. */
+  async setWebauthnAllowlist(tenantId: string, id: string, allowlist: string[] | null, now: number): Promise<OrganizationRecord | undefined> {
+    const row = await this.db
+      .updateTable('organizations')
+      .set({ updated_at: now, ...stored.toPatch({ webauthnAaguidAllowlist: allowlist }, ['webauthnAaguidAllowlist']) })
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .returningAll()
+      .executeTakeFirst();
+    return row && stored.toRecord(row);
+  }
+
   async delete(tenantId: string, id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('organizations').where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
