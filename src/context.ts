@@ -6,6 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from './config/index.js';
+import { ProviderService } from './connect/providers.js';
+import { UpstreamClient } from './connect/upstream.js';
+import { VaultService } from './connect/vault.js';
 import { createEgressAgent, type EgressAgent } from './egress/agent.js';
 import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './egress/policy.js';
 import { checkEgressUrlResolved } from './egress/url.js';
@@ -64,6 +67,9 @@ export interface ManagementServices {
   resourceServers: ResourceServerService;
   webhooks: WebhookService;
   webauthnPolicy: WebauthnPolicyService;
+  connectProviders: ProviderService;
+  /** The connected-accounts vault (also used by the /connect screens). */
+  vault: VaultService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -215,6 +221,22 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
 
     const deps: ManagementDeps = { db, clock, events };
+    const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);
+    const vault = new VaultService({
+      db,
+      clock,
+      events,
+      envelope,
+      upstream,
+      settings: {
+        refreshSkewMs: config.vaultRefreshSkewSeconds * 1000,
+        // Waiting for another caller's refresh: its upstream request's limit and some margin.
+        waitMs: config.upstreamTimeoutMs + 5000,
+        leaseMs: config.upstreamTimeoutMs * 3,
+        flowTtlMs: config.loginFlowTtlSeconds * 1000,
+      },
+      onRevokeFailed: (accountId, err) => log.warn({ account_id: accountId, err: (err as Error).message }, 'upstream token revocation failed'),
+    });
     const management: ManagementServices = {
       auth: new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit),
       organizations: new OrganizationService(deps),
@@ -239,6 +261,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       ),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
       webauthnPolicy: new WebauthnPolicyService(deps),
+      connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
+      vault,
     };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };

@@ -73,6 +73,10 @@ const schema = z.object({
   parTtlSeconds: z.coerce.number().int().min(5).max(600).default(60),
   /** KEYHALL_CODE_TTL_SECONDS: lifetime of an authorization code. */
   codeTtlSeconds: z.coerce.number().int().min(5).max(600).default(60),
+  /** KEYHALL_VAULT_REFRESH_SKEW_SECONDS: a vault token expiring within this is refreshed before it is returned. */
+  vaultRefreshSkewSeconds: z.coerce.number().int().min(0).max(3600).default(60),
+  /** KEYHALL_UPSTREAM_TIMEOUT_MS: time limit of one request to an upstream provider (discovery, code, refresh, revocation). */
+  upstreamTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** KEYHALL_LOGIN_FLOW_TTL_SECONDS: how long a login/consent page of one /authorize request stays usable. */
   loginFlowTtlSeconds: z.coerce.number().int().min(60).max(24 * 3600).default(1800),
   /** KEYHALL_LOGIN_MAX_FAILURES_ACCOUNT: failed logins per tenant+account per window before 429. */
@@ -118,6 +122,8 @@ const envNames: Record<keyof Config, string> = {
   parTtlSeconds: 'KEYHALL_PAR_TTL_SECONDS',
   codeTtlSeconds: 'KEYHALL_CODE_TTL_SECONDS',
   loginFlowTtlSeconds: 'KEYHALL_LOGIN_FLOW_TTL_SECONDS',
+  vaultRefreshSkewSeconds: 'KEYHALL_VAULT_REFRESH_SKEW_SECONDS',
+  upstreamTimeoutMs: 'KEYHALL_UPSTREAM_TIMEOUT_MS',
   loginMaxFailuresPerAccount: 'KEYHALL_LOGIN_MAX_FAILURES_ACCOUNT',
   loginMaxFailuresPerIp: 'KEYHALL_LOGIN_MAX_FAILURES_IP',
   loginFailureWindowSeconds: 'KEYHALL_LOGIN_FAILURE_WINDOW_SECONDS',

@@ -49,6 +49,15 @@ export const EVENT_TYPES = {
   // A deleted tenant's feed goes with it, so `tenant.deleted` is written to the process log only.
   'tenant.updated': { webhook: false, description: "the tenant's host or issuer was changed (keyhall tenant update)" },
   'webauthn_policy.updated': { webhook: false, description: "an organization's passkey AAGUID allowlist was set or cleared" },
+  // The connected-accounts vault (docs/connected-accounts.md). Provider events are tenant-wide.
+  'connect.provider.created': { webhook: false, description: 'an upstream provider of the vault was registered' },
+  'connect.provider.updated': { webhook: false, description: "an upstream provider's settings or client secret changed" },
+  'connect.provider.deleted': { webhook: false, description: 'an upstream provider was removed' },
+  'connected_account.connected': { webhook: false, description: 'a user connected an upstream account (or connected it again)' },
+  'connected_account.disconnected': { webhook: false, description: 'a connected account was removed (by its user or an administrator)' },
+  'connected_account.token_retrieved': { webhook: false, description: "an access token was retrieved from the vault (refreshed upstream first when near expiry)" },
+  'connected_account.token_retrieval_failed': { webhook: false, description: 'a vault token retrieval failed (unknown account, upstream refresh failed)' },
+  'connected_account.reauthorization_required': { webhook: false, description: 'the upstream refused the refresh token; the user must connect the account again' },
   'signing_key.rotated': { webhook: false, description: "a new signing key became active (the algorithm's previous key was retired)" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;
 
@@ -58,7 +67,7 @@ export const WEBHOOK_EVENT_TYPES = (Object.keys(EVENT_TYPES) as EventType[]).fil
 
 export const isEventType = (t: string): t is EventType => Object.hasOwn(EVENT_TYPES, t);
 
-export type ActorType = 'api_key' | 'user' | 'scim' | 'system';
+export type ActorType = 'api_key' | 'user' | 'scim' | 'system' | 'oauth_client';
 
 export interface Actor {
   type: ActorType;

@@ -19,6 +19,7 @@ import { authorizeRoutes } from './oauth/authorize.js';
 import { parRoutes } from './oauth/par.js';
 import { tokenRoutes } from './oauth/token.js';
 import { userinfoRoutes } from './oauth/userinfo.js';
+import { connectScreenRoutes } from './screens/connect-routes.js';
 import { screenRoutes } from './screens/routes.js';
 import { registerTenantResolution } from './tenant.js';
 
@@ -92,5 +93,6 @@ export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.Writable
   await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin });
   await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin });
+  await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   return app;
 }

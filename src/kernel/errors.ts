@@ -68,6 +68,12 @@ export const errors = {
   tooManyRequests: (retryAfterSeconds: number) =>
     new AppError(429, 'rate_limited', 'too many requests; retry later', { 'retry-after': String(retryAfterSeconds) }),
   unavailable: (description?: string) => new AppError(503, 'temporarily_unavailable', description),
+  /** The vault: no such connected account in this organization (another org's looks the same). */
+  accountNotFound: () => new AppError(404, 'account_not_found', 'no such connected account in this organization'),
+  /** The vault could not get a live token from the upstream (refused, unreachable, or the account needs reauthorization). */
+  upstreamRefreshFailed: (description: string) => new AppError(502, 'upstream_refresh_failed', description),
+  /** A connect callback whose upstream exchange failed (the code was refused, or the answer was invalid). */
+  upstreamError: (description: string) => new AppError(502, 'upstream_error', description),
   serverError: () => new AppError(500, 'server_error'),
 };
 

@@ -150,3 +150,44 @@ ${v.consents.length === 0 ? html`<p>None.</p>` : ''}
 <form method="post" action="/logout">${hidden('csrf_token', v.csrf)}<button type="submit">Sign out</button></form>`,
   );
 }
+
+export interface ConnectListView {
+  csrf: string;
+  email: string;
+  connected?: string;
+  accounts: Array<{ id: string; providerName: string; organizationName: string; status: string; scopes: string[] }>;
+  providers: Array<{ id: string; name: string }>;
+}
+
+/** /connect: the user's connected accounts (with a Disconnect button each) and the providers to connect. */
+export function connectListPage(f: PageFrame, v: ConnectListView): Html {
+  return layout(
+    f,
+    html`<h1>Connected accounts</h1>
+<p>Signed in as <strong>${v.email}</strong>.</p>
+${v.connected ? html`<p id="connected" data-account="${v.connected}">The account is connected.</p>` : ''}
+${v.accounts.length === 0 ? html`<p>No connected accounts.</p>` : ''}
+<table><tbody>${v.accounts.map(
+      (a) =>
+        html`<tr data-account="${a.id}" data-status="${a.status}"><td>${a.providerName}</td><td>${a.organizationName}</td><td>${a.status === 'active' ? a.scopes.join(' ') : 'Needs to be connected again'}</td><td><form method="post" action="/connect/accounts/disconnect">${hidden('csrf_token', v.csrf)}${hidden('account_id', a.id)}<button type="submit" class="secondary">Disconnect</button></form></td></tr>`,
+    )}</tbody></table>
+<h1>Connect an account</h1>
+${v.providers.length === 0 ? html`<p>No providers are set up.</p>` : ''}
+<ul>${v.providers.map((p) => html`<li><a href="/connect/${p.id}" data-provider="${p.id}">${p.name}</a></li>`)}</ul>`,
+  );
+}
+
+/** /connect/{providerId}: choose the organization, see the scopes, continue to the provider. */
+export function connectStartPage(f: PageFrame, v: { csrf: string; providerId: string; providerName: string; scopes: string[]; organizations: Array<{ id: string; name: string }> }): Html {
+  return layout(
+    f,
+    html`<h1>Connect ${v.providerName}</h1>
+${v.scopes.length > 0 ? html`<p>Keyhall will ask ${v.providerName} for:</p><ul>${v.scopes.map((s) => html`<li>${s}</li>`)}</ul>` : ''}
+<form method="post" action="/connect/${v.providerId}">
+${hidden('csrf_token', v.csrf)}
+<label for="organization_id">For the organization</label>
+<select id="organization_id" name="organization_id" required>${v.organizations.map((o) => html`<option value="${o.id}">${o.name}</option>`)}</select>
+<button type="submit">Continue to ${v.providerName}</button>
+</form>`,
+  );
+}

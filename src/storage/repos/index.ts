@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 import { ApiKeyRepo } from './api-keys.js';
+import { ConnectFlowRepo, ConnectProviderRepo, ConnectedAccountRepo } from './connect.js';
 import { DirectoryConnectionRepo } from './directory-connections.js';
 import { DirectoryGroupRepo } from './directory-groups.js';
 import { DirectoryUserRepo } from './directory-users.js';
@@ -55,6 +56,9 @@ const makers = {
   directoryConnections: (db) => new DirectoryConnectionRepo(db),
   directoryUsers: (db) => new DirectoryUserRepo(db),
   directoryGroups: (db) => new DirectoryGroupRepo(db),
+  connectProviders: (db) => new ConnectProviderRepo(db),
+  connectFlows: (db) => new ConnectFlowRepo(db),
+  connectedAccounts: (db) => new ConnectedAccountRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };

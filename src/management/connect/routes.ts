@@ -1,0 +1,184 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { PRESET_NAMES, type PresetName } from '../../connect/presets.js';
+import { type ProviderService, providerView } from '../../connect/providers.js';
+import { accountView, type VaultService } from '../../connect/vault.js';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { actorOf, principalOf } from '../v1.js';
+
+const url = z.string().min(1).max(2048);
+/** One OAuth scope token (RFC 6749 §3.3): printable ASCII without space, quote or backslash. */
+const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/, 'must be a scope token (RFC 6749 §3.3)');
+const paramName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be a parameter name of letters, digits, _ . -');
+
+const providerFields = {
+  name: z.string().trim().min(1).max(100),
+  type: z.enum(['oauth2', 'oidc']),
+  issuer: url.nullable(),
+  authorization_endpoint: url,
+  token_endpoint: url,
+  revocation_endpoint: url.nullable(),
+  client_id: z.string().min(1).max(255),
+  client_secret: z.string().min(1).max(1000).nullable(),
+  token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'none']),
+  scopes: z.array(scopeToken).max(50),
+  pkce: z.boolean(),
+  authorize_params: z
+    .record(paramName, z.string().max(500))
+    .refine((o) => Object.keys(o).length <= 20, 'at most 20 parameters'),
+};
+
+const presetName = z.enum(PRESET_NAMES as [PresetName, ...PresetName[]]);
+const createBody = z.strictObject({ ...providerFields, preset: presetName }).partial().required({ name: true, client_id: true });
+const patchBody = z
+  .strictObject({ ...providerFields, preset: presetName })
+  .partial()
+  .refine((o) => Object.keys(o).length > 0, 'give at least one field to change');
+
+const providerSchema = z.object({
+  provider_id: z.string(),
+  name: z.string(),
+  preset: z.string().nullable(),
+  type: z.string(),
+  issuer: z.string().nullable(),
+  authorization_endpoint: z.string(),
+  token_endpoint: z.string(),
+  revocation_endpoint: z.string().nullable(),
+  client_id: z.string(),
+  has_client_secret: z.boolean(),
+  token_endpoint_auth_method: z.string(),
+  scopes: z.array(z.string()),
+  pkce: z.boolean(),
+  authorize_params: z.record(z.string(), z.string()),
+  redirect_uri: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const accountSchema = z.object({
+  account_id: z.string(),
+  organization_id: z.string(),
+  user_id: z.string(),
+  provider_id: z.string(),
+  subject: z.string().nullable(),
+  scopes: z.array(z.string()),
+  status: z.string(),
+  expires_at: z.number().nullable(),
+  last_refreshed_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const providerParams = z.strictObject({ providerId: idOf('cpr') });
+const orgParams = z.strictObject({ orgId: idOf('org') });
+// Any account id reaches the vault, which answers account_not_found (and audits the attempt).
+const accountParams = z.strictObject({ orgId: idOf('org'), accountId: z.string().max(64) });
+
+export const connectRoutes =
+  (providers: ProviderService, vault: VaultService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    const ptags = ['connect providers'];
+    const atags = ['connected accounts'];
+
+    r.post('/connect/providers', {
+      config: { permission: 'connect_providers:write', access: 'platform' },
+      schema: { tags: ptags, summary: 'Register an upstream provider (the client secret is stored encrypted, never returned)', body: createBody, response: { 201: providerSchema, 400: errorResponse } },
+      handler: async (request, reply) => {
+        const tenant = tenantOf(request);
+        const p = await providers.create(tenant.id, actorOf(request), request.body);
+        return reply.code(201).send(providerView(p, tenant.issuer));
+      },
+    });
+
+    r.get('/connect/providers', {
+      config: { permission: 'connect_providers:read', access: 'platform' },
+      schema: { tags: ptags, summary: 'List upstream providers', querystring: pageQuery, response: { 200: pageResponse(providerSchema) } },
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        const { limit, after } = request.query;
+        const p = page(await providers.list(tenant.id, { after, limit: limit + 1 }), limit, (x) => x.id);
+        return { data: p.data.map((x) => providerView(x, tenant.issuer)), next_cursor: p.next_cursor };
+      },
+    });
+
+    r.get('/connect/providers/:providerId', {
+      config: { permission: 'connect_providers:read', access: 'platform' },
+      schema: { tags: ptags, summary: 'Get an upstream provider', params: providerParams, response: { 200: providerSchema, 404: errorResponse } },
+      handler: async (request) => providerView(await providers.get(tenantOf(request).id, request.params.providerId), tenantOf(request).issuer),
+    });
+
+    r.patch('/connect/providers/:providerId', {
+      config: { permission: 'connect_providers:write', access: 'platform' },
+      schema: { tags: ptags, summary: 'Change an upstream provider (URLs are checked again)', params: providerParams, body: patchBody, response: { 200: providerSchema, 400: errorResponse, 404: errorResponse } },
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        return providerView(await providers.update(tenant.id, actorOf(request), request.params.providerId, request.body), tenant.issuer);
+      },
+    });
+
+    r.delete('/connect/providers/:providerId', {
+      config: { permission: 'connect_providers:write', access: 'platform' },
+      schema: { tags: ptags, summary: 'Remove an upstream provider (refused while accounts use it)', params: providerParams, response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse } },
+      handler: async (request, reply) => {
+        await providers.delete(tenantOf(request).id, actorOf(request), request.params.providerId);
+        return reply.code(204).send();
+      },
+    });
+
+    r.get('/organizations/:orgId/connect/accounts', {
+      config: { permission: 'connected_accounts:read', access: 'organization' },
+      schema: {
+        tags: atags,
+        summary: "The organization's connected accounts (never a token)",
+        params: orgParams,
+        querystring: pageQuery.extend({
+          user_id: z.string().max(64).optional(),
+          provider_id: z.string().max(64).optional(),
+          status: z.enum(['active', 'needs_reauthorization']).optional(),
+        }),
+        response: { 200: pageResponse(accountSchema) },
+      },
+      handler: async (request) => {
+        const { limit, after, user_id, provider_id, status } = request.query;
+        const rows = await vault.list(tenantOf(request).id, request.params.orgId, { userId: user_id, providerId: provider_id, status, after, limit: limit + 1 });
+        const p = page(rows, limit, (x) => x.id);
+        return { data: p.data.map(accountView), next_cursor: p.next_cursor };
+      },
+    });
+
+    r.get('/organizations/:orgId/connect/accounts/:accountId', {
+      config: { permission: 'connected_accounts:read', access: 'organization' },
+      schema: { tags: atags, summary: 'Get a connected account (never a token)', params: accountParams, response: { 200: accountSchema, 404: errorResponse } },
+      handler: async (request) => accountView(await vault.get(tenantOf(request).id, request.params.orgId, request.params.accountId)),
+    });
+
+    r.delete('/organizations/:orgId/connect/accounts/:accountId', {
+      config: { permission: 'connected_accounts:write', access: 'organization' },
+      schema: { tags: atags, summary: 'Remove a connected account (its tokens are revoked upstream where the provider supports RFC 7009)', params: accountParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await vault.remove(tenantOf(request).id, request.params.orgId, request.params.accountId, actorOf(request));
+        return reply.code(204).send();
+      },
+    });
+
+    r.post('/organizations/:orgId/connect/accounts/:accountId/token', {
+      config: { permission: 'connected_accounts:token', access: 'organization' },
+      schema: {
+        tags: atags,
+        summary: 'A live access token of the account (refreshed upstream first when near expiry); every retrieval is audited',
+        params: accountParams,
+        response: {
+          200: z.object({ access_token: z.string(), expires_at: z.number().nullable(), scopes: z.array(z.string()) }),
+          404: errorResponse,
+          502: errorResponse,
+        },
+      },
+      handler: async (request, reply) => {
+        const t = await vault.retrieve(tenantOf(request).id, request.params.orgId, request.params.accountId, { type: 'api_key', keyId: principalOf(request).keyId });
+        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({ access_token: t.accessToken, expires_at: t.expiresAt, scopes: t.scopes });
+      },
+    });
+  };
