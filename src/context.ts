@@ -27,6 +27,7 @@ import { EventFeedService } from './management/events/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { ResourceServerService } from './management/resource-servers/service.js';
+import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './management/users/service.js';
 import { WebhookService } from './management/webhooks/service.js';
 import { CachedClientStore } from './oauth/client-cache.js';
@@ -62,6 +63,7 @@ export interface ManagementServices {
   tokenSettings: TokenSettingsService;
   resourceServers: ResourceServerService;
   webhooks: WebhookService;
+  sso: SsoConnectionService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -177,6 +179,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
 
     const policy = parseEgressAllowlist(config.egressAllow);
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
+    const upstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
     const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs);
@@ -236,6 +239,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
       ),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
+      sso: new SsoConnectionService({ ...deps, envelope, upstream }),
     };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };

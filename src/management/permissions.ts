@@ -18,6 +18,8 @@ export const PERMISSIONS = [
   'webhooks:read',
   'webhooks:write',
   'directory:write',
+  'sso:read',
+  'sso:write',
   'connected_accounts:read',
   'connected_accounts:token',
   'webauthn_policy:write',

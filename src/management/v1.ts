@@ -14,6 +14,7 @@ import { eventRoutes } from './events/routes.js';
 import { memberRoutes } from './members/routes.js';
 import { organizationRoutes } from './organizations/routes.js';
 import type { Permission } from './permissions.js';
+import { ssoRoutes } from './sso/routes.js';
 import { userRoutes } from './users/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
@@ -81,6 +82,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(clientRoutes(services.clients, services.tokenSettings));
   await app.register(resourceServerRoutes(services.resourceServers));
   await app.register(webhookRoutes(services.webhooks));
+  await app.register(ssoRoutes(services.sso));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

@@ -25,6 +25,9 @@ import { SigninConsentRepo, SigninLoginFailureRepo } from './signin-accounts.js'
 import { SigninSessionRepo } from './signin-sessions.js';
 import { SigninStoreRepo } from './signin-store.js';
 import { SigningKeyRepo } from './signing-keys.js';
+import { SsoConnectionRepo } from './sso-connections.js';
+import { SsoIdentityRepo } from './sso-identities.js';
+import { SsoLoginStateRepo } from './sso-login-states.js';
 import { TenantRepo } from './tenants.js';
 import { UserRepo } from './users.js';
 import { WebhookDeliveryRepo } from './webhook-deliveries.js';
@@ -55,6 +58,9 @@ const makers = {
   directoryConnections: (db) => new DirectoryConnectionRepo(db),
   directoryUsers: (db) => new DirectoryUserRepo(db),
   directoryGroups: (db) => new DirectoryGroupRepo(db),
+  ssoConnections: (db) => new SsoConnectionRepo(db),
+  ssoLoginStates: (db) => new SsoLoginStateRepo(db),
+  ssoIdentities: (db) => new SsoIdentityRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
