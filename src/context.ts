@@ -30,6 +30,7 @@ import { EventFeedService } from './management/events/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { ResourceServerService } from './management/resource-servers/service.js';
+import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './management/users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
 import { WebhookService } from './management/webhooks/service.js';
@@ -70,6 +71,7 @@ export interface ManagementServices {
   connectProviders: ProviderService;
   /** The connected-accounts vault (also used by the /connect screens). */
   vault: VaultService;
+  sso: SsoConnectionService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -185,6 +187,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
 
     const policy = parseEgressAllowlist(config.egressAllow);
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
+    const upstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
     const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs);
@@ -263,6 +266,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       webauthnPolicy: new WebauthnPolicyService(deps),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
+      sso: new SsoConnectionService({ ...deps, envelope, upstream }),
     };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };

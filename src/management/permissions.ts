@@ -20,6 +20,8 @@ export const PERMISSIONS = [
   'directory:write',
   'connect_providers:read',
   'connect_providers:write',
+  'sso:read',
+  'sso:write',
   'connected_accounts:read',
   'connected_accounts:write',
   'connected_accounts:token',

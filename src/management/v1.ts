@@ -17,6 +17,7 @@ import { MANAGEMENT_API_DESCRIPTION } from './openapi/description.js';
 import { finishManagementDocument } from './openapi/document.js';
 import { organizationRoutes } from './organizations/routes.js';
 import type { Permission } from './permissions.js';
+import { ssoRoutes } from './sso/routes.js';
 import { userRoutes } from './users/routes.js';
 import { webauthnPolicyRoutes } from './webauthn-policy/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
@@ -103,6 +104,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(webhookRoutes(services.webhooks));
   await app.register(webauthnPolicyRoutes(services.webauthnPolicy));
   await app.register(connectRoutes(services.connectProviders, services.vault));
+  await app.register(ssoRoutes(services.sso));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

@@ -10,6 +10,7 @@ import * as m0008 from './0008_signin_consent_resources.js';
 import * as m0009 from './0009_rate_limits.js';
 import * as m0010 from './0010_resource_servers.js';
 import * as m0014 from './0014_connected_accounts.js';
+import * as m0017 from './0017_sso.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0009_rate_limits': m0009,
   '0010_resource_servers': m0010,
   '0014_connected_accounts': m0014,
+  '0017_sso': m0017,
 };
 
 export const migrationProvider: MigrationProvider = {

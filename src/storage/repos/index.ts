@@ -26,6 +26,9 @@ import { SigninConsentRepo, SigninLoginFailureRepo } from './signin-accounts.js'
 import { SigninSessionRepo } from './signin-sessions.js';
 import { SigninStoreRepo } from './signin-store.js';
 import { SigningKeyRepo } from './signing-keys.js';
+import { SsoConnectionRepo } from './sso-connections.js';
+import { SsoIdentityRepo } from './sso-identities.js';
+import { SsoLoginStateRepo } from './sso-login-states.js';
 import { TenantRepo } from './tenants.js';
 import { UserRepo } from './users.js';
 import { WebhookDeliveryRepo } from './webhook-deliveries.js';
@@ -59,6 +62,9 @@ const makers = {
   connectProviders: (db) => new ConnectProviderRepo(db),
   connectFlows: (db) => new ConnectFlowRepo(db),
   connectedAccounts: (db) => new ConnectedAccountRepo(db),
+  ssoConnections: (db) => new SsoConnectionRepo(db),
+  ssoLoginStates: (db) => new SsoLoginStateRepo(db),
+  ssoIdentities: (db) => new SsoIdentityRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };

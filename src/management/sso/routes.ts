@@ -1,0 +1,124 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { errorResponse, idOf } from '../common.js';
+import { ROLES } from '../members/service.js';
+import { actorOf } from '../v1.js';
+import { type SsoConnectionService, ssoConnectionView } from './service.js';
+
+const connectionSchema = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  protocol: z.string(),
+  name: z.string(),
+  enabled: z.boolean(),
+  default_role: z.string(),
+  group_roles: z.record(z.string(), z.string()),
+  oidc: z.object({
+    issuer: z.string(),
+    client_id: z.string(),
+    has_client_secret: z.boolean(),
+    scopes: z.array(z.string()),
+    pkce: z.boolean(),
+    claims: z.object({ email: z.string(), name: z.string(), groups: z.string() }),
+    id_token_signed_response_alg: z.string(),
+    token_endpoint_auth_method: z.string(),
+    redirect_uri: z.string(),
+  }),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const name = z.string().trim().min(1).max(200);
+const role = z.enum(ROLES);
+const groupRoles = z.record(z.string().trim().min(1).max(256), role).refine((m) => Object.keys(m).length <= 100, 'at most 100 groups');
+const claimName = z.string().regex(/^[A-Za-z0-9_:.\-/]{1,100}$/, 'must be a claim name');
+const scope = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/, 'must be a scope token (RFC 6749 §3.3)');
+const oidcFields = {
+  issuer: z.string().max(2048),
+  client_id: z.string().min(1).max(255),
+  client_secret: z.string().min(1).max(1024).nullable(),
+  scopes: z.array(scope).min(1).max(20),
+  pkce: z.boolean(),
+  claims: z.strictObject({ email: claimName.optional(), name: claimName.optional(), groups: claimName.optional() }),
+};
+const oidcCreate = z.strictObject({ ...oidcFields, client_secret: oidcFields.client_secret.optional(), scopes: oidcFields.scopes.optional(), pkce: oidcFields.pkce.optional(), claims: oidcFields.claims.optional() });
+const oidcPatch = z.strictObject(Object.fromEntries(Object.entries(oidcFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof oidcFields]: z.ZodOptional<(typeof oidcFields)[K]> });
+
+const orgParams = z.strictObject({ orgId: idOf('org') });
+const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('sso') });
+const tags = ['sso'];
+const read = { permission: 'sso:read', access: 'organization' } as const;
+const write = { permission: 'sso:write', access: 'organization' } as const;
+
+export const ssoRoutes =
+  (service: SsoConnectionService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post('/organizations/:orgId/sso/connections', {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Create an SSO connection (OIDC: the issuer is discovered now; the client secret is never returned)',
+        params: orgParams,
+        body: z.strictObject({
+          protocol: z.literal('oidc'),
+          name,
+          enabled: z.boolean().optional(),
+          default_role: role.optional(),
+          group_roles: groupRoles.optional(),
+          oidc: oidcCreate,
+        }),
+        response: { 201: connectionSchema, 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const tenant = tenantOf(request);
+        const c = await service.create(tenant.id, actorOf(request), request.params.orgId, request.body);
+        return reply.code(201).send(ssoConnectionView(c, tenant.issuer));
+      },
+    });
+
+    r.get('/organizations/:orgId/sso/connections', {
+      config: read,
+      schema: { tags, summary: "The organization's SSO connections", params: orgParams, response: { 200: z.object({ data: z.array(connectionSchema) }), 404: errorResponse } },
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        return { data: (await service.list(tenant.id, request.params.orgId)).map((c) => ssoConnectionView(c, tenant.issuer)) };
+      },
+    });
+
+    r.get('/organizations/:orgId/sso/connections/:connectionId', {
+      config: read,
+      schema: { tags, summary: 'Get an SSO connection', params: connParams, response: { 200: connectionSchema, 404: errorResponse } },
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        return ssoConnectionView(await service.get(tenant.id, request.params.orgId, request.params.connectionId), tenant.issuer);
+      },
+    });
+
+    r.patch('/organizations/:orgId/sso/connections/:connectionId', {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Change an SSO connection (a new issuer is discovered again; client_secret null removes it)',
+        params: connParams,
+        body: z.strictObject({ name: name.optional(), enabled: z.boolean().optional(), default_role: role.optional(), group_roles: groupRoles.optional(), oidc: oidcPatch.optional() }),
+        response: { 200: connectionSchema, 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        return ssoConnectionView(await service.update(tenant.id, actorOf(request), request.params.orgId, request.params.connectionId, request.body), tenant.issuer);
+      },
+    });
+
+    r.delete('/organizations/:orgId/sso/connections/:connectionId', {
+      config: write,
+      schema: { tags, summary: 'Delete an SSO connection (users it created stay)', params: connParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.connectionId);
+        return reply.code(204).send();
+      },
+    });
+  };
