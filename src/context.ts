@@ -187,7 +187,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
 
     const policy = parseEgressAllowlist(config.egressAllow);
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
-    const upstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
+    const egressUpstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
     const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs);
@@ -266,7 +266,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       webauthnPolicy: new WebauthnPolicyService(deps),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
-      sso: new SsoConnectionService({ ...deps, envelope, upstream }),
+      sso: new SsoConnectionService({ ...deps, envelope, upstream: egressUpstream }),
     };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };

@@ -72,6 +72,25 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'DELETE /v1/organizations/{orgId}/webhooks/{webhookId}': { operationId: 'deleteWebhook', ok: 'Removed; its pending deliveries are dropped' },
   'GET /v1/organizations/{orgId}/webhooks/{webhookId}/deliveries': { operationId: 'listWebhookDeliveries', ok: 'A page of deliveries, each with its attempts' },
   'POST /v1/organizations/{orgId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry': { operationId: 'retryWebhookDelivery', ok: 'The delivery is queued again', errors: [409] },
+
+  'GET /v1/organizations/{orgId}/webauthn_policy': { operationId: 'getWebauthnPolicy', ok: "The organization's passkey AAGUID allowlist (null: unrestricted)" },
+  'PUT /v1/organizations/{orgId}/webauthn_policy': { operationId: 'setWebauthnPolicy', ok: 'The policy as stored' },
+
+  'POST /v1/connect/providers': { operationId: 'createConnectProvider', ok: 'The provider registered (its client secret is never returned)' },
+  'GET /v1/connect/providers': { operationId: 'listConnectProviders', ok: 'A page of upstream providers' },
+  'GET /v1/connect/providers/{providerId}': { operationId: 'getConnectProvider', ok: 'The provider' },
+  'PATCH /v1/connect/providers/{providerId}': { operationId: 'updateConnectProvider', ok: 'The provider as updated' },
+  'DELETE /v1/connect/providers/{providerId}': { operationId: 'deleteConnectProvider', ok: 'Removed', errors: [409] },
+  'GET /v1/organizations/{orgId}/connect/accounts': { operationId: 'listConnectedAccounts', ok: "A page of the organization's connected accounts (never a token)" },
+  'GET /v1/organizations/{orgId}/connect/accounts/{accountId}': { operationId: 'getConnectedAccount', ok: 'The connected account (never a token)' },
+  'DELETE /v1/organizations/{orgId}/connect/accounts/{accountId}': { operationId: 'deleteConnectedAccount', ok: 'Removed; its tokens are revoked upstream where supported' },
+  'POST /v1/organizations/{orgId}/connect/accounts/{accountId}/token': { operationId: 'getConnectedAccountToken', ok: 'A live upstream access token (refreshed first when near expiry); every retrieval is audited', errors: [502] },
+
+  'POST /v1/organizations/{orgId}/sso/connections': { operationId: 'createSsoConnection', ok: 'The connection created (its client secret is never returned)' },
+  'GET /v1/organizations/{orgId}/sso/connections': { operationId: 'listSsoConnections', ok: "The organization's SSO connections" },
+  'GET /v1/organizations/{orgId}/sso/connections/{connectionId}': { operationId: 'getSsoConnection', ok: 'The connection' },
+  'PATCH /v1/organizations/{orgId}/sso/connections/{connectionId}': { operationId: 'updateSsoConnection', ok: 'The connection as updated' },
+  'DELETE /v1/organizations/{orgId}/sso/connections/{connectionId}': { operationId: 'deleteSsoConnection', ok: 'Removed' },
 };
 
 /** Tags in the order a reader meets them, with what each groups. */
@@ -85,4 +104,7 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'directory', description: 'Directory sync (SCIM 2.0) connections and their tokens' },
   { name: 'clients', description: 'OAuth 2.0 / OpenID Connect clients and token settings' },
   { name: 'resource servers', description: 'APIs that accept Keyhall access tokens' },
+  { name: 'connect providers', description: 'Upstream OAuth providers of the connected-accounts vault' },
+  { name: 'connected accounts', description: "Users' connected upstream accounts and live access tokens from the vault" },
+  { name: 'sso', description: 'Enterprise SSO connections (OIDC, SAML) per organization' },
 ];
