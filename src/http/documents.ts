@@ -4,6 +4,7 @@ import { errors } from '../kernel/errors.js';
 import type { OAuthServer } from '../oauth/compose.js';
 import { JWKS_PATH } from '../oauth/discovery/metadata.js';
 import { oauthOpenApiDocument } from '../oauth/discovery/openapi.js';
+import { scimOpenApiDocument } from '../scim/openapi.js';
 import type { KeySource } from '../oauth/tokens/access-token.js';
 import { tenantOf } from './tenant.js';
 
@@ -27,6 +28,7 @@ export async function documentRoutes(app: FastifyInstance, opts: { oauth: Pick<O
     [JWKS_PATH]: (_issuer, tenantId) => opts.keys.jwks(tenantId),
     // OpenAPI description of the protocol endpoints (docs/api.md).
     '/openapi/oauth.json': (issuer) => oauthOpenApiDocument(issuer),
+    '/openapi/scim.json': (issuer) => scimOpenApiDocument(issuer),
   };
   for (const [path, build] of Object.entries(documents)) {
     app.get(path, async (request, reply) => {

@@ -2,4 +2,5 @@
 export const OPENAPI_DOCUMENTS = [
   { name: 'keyhall-v1', path: '/v1/openapi.json' },
   { name: 'oauth', path: '/openapi/oauth.json' },
+  { name: 'scim', path: '/openapi/scim.json' },
 ] as const;
