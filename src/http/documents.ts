@@ -1,8 +1,10 @@
-/** Public documents: discovery (RFC 8414, OpenID Discovery), RFC 9728 metadata and the JWKS. */
+/** Public documents: discovery (RFC 8414, OpenID Discovery), RFC 9728 metadata, the JWKS and the protocol's OpenAPI document. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../kernel/errors.js';
 import type { OAuthServer } from '../oauth/compose.js';
 import { JWKS_PATH } from '../oauth/discovery/metadata.js';
+import { oauthOpenApiDocument } from '../oauth/discovery/openapi.js';
+import { scimOpenApiDocument } from '../scim/openapi.js';
 import type { KeySource } from '../oauth/tokens/access-token.js';
 import { tenantOf } from './tenant.js';
 
@@ -24,6 +26,9 @@ export async function documentRoutes(app: FastifyInstance, opts: { oauth: Pick<O
     '/.well-known/oauth-authorization-server': (issuer) => metadata.authorizationServer(issuer),
     '/.well-known/oauth-protected-resource': (issuer) => metadata.protectedResource(issuer),
     [JWKS_PATH]: (_issuer, tenantId) => opts.keys.jwks(tenantId),
+    // OpenAPI description of the protocol endpoints (docs/api.md).
+    '/openapi/oauth.json': (issuer) => oauthOpenApiDocument(issuer),
+    '/openapi/scim.json': (issuer) => scimOpenApiDocument(issuer),
   };
   for (const [path, build] of Object.entries(documents)) {
     app.get(path, async (request, reply) => {

@@ -13,13 +13,19 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
 
-/** Fails any answer whose status the document does not list for the operation. */
+/** Fails any answer whose status the document does not list for the operation, or an error body that is not the Error schema. */
 function documentedStatuses(doc: Doc): Middleware {
   return {
-    onResponse({ request, response, schemaPath }) {
+    async onResponse({ request, response, schemaPath }) {
       const op = doc.paths[schemaPath]?.[request.method.toLowerCase()];
       assert.ok(op, `${request.method} ${schemaPath} is not in the document`);
       assert.ok(String(response.status) in op.responses, `${request.method} ${schemaPath} answered ${response.status}, not in the document`);
+      if (response.status >= 400) {
+        const body = (await response.clone().json()) as Record<string, unknown>;
+        assert.equal(typeof body.error, 'string');
+        assert.equal(typeof body.error_description, 'string');
+        assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
+      }
       return response;
     },
   };

@@ -12,4 +12,4 @@ directory sync, OAuth clients and resource servers, and the audit trail.
 - **Requests**: JSON bodies only; unknown fields are refused (400), never ignored.
 
 The OAuth 2.0 / OpenID Connect endpoints are described in \`/openapi/oauth.json\`, and SCIM 2.0
-in \`/scim/v2/openapi.json\`.`;
+in \`/openapi/scim.json\`.`;

@@ -51,6 +51,17 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       key: 'sk_live_hG2m4P9xQw7Zr1Tn5Vb8Lc3Yd6Fk0Js2Ua4Oe7Ri9Wq1',
     },
   },
+  'POST /v1/api_keys': {
+    request: { name: 'provisioning', scopes: ['organizations:write', 'users:write', 'members:write'] },
+    response: {
+      id: 'key_01jf8za8d9e0f1g2h3j4k5m6n7',
+      name: 'provisioning',
+      scopes: ['organizations:write', 'users:write', 'members:write'],
+      organization_id: null,
+      created_at: AT,
+      key: 'sk_live_Qm7Xc2Vb9Nn4Ld1Kf8Hj3Gs6Ap0Zo5Iu2Ye7Tr4Wq9E1',
+    },
+  },
   'POST /v1/organizations/{orgId}/webhooks': {
     request: { url: 'https://hooks.acme.test/keyhall', events: ['member.added', 'member.removed'] },
     response: {

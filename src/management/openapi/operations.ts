@@ -32,7 +32,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
 
   'GET /v1/organizations/{orgId}/members': { operationId: 'listOrganizationMembers', ok: 'A page of members' },
   'POST /v1/organizations/{orgId}/members': { operationId: 'addOrganizationMember', ok: 'The membership created', errors: [409] },
-  'PATCH /v1/organizations/{orgId}/members/{userId}': { operationId: 'updateOrganizationMember', ok: 'The membership as updated' },
+  'PATCH /v1/organizations/{orgId}/members/{userId}': { operationId: 'updateOrganizationMember', ok: 'The membership as updated', errors: [409] },
   'DELETE /v1/organizations/{orgId}/members/{userId}': { operationId: 'removeOrganizationMember', ok: 'The user is no longer a member' },
 
   'POST /v1/organizations/{orgId}/api_keys': { operationId: 'createOrganizationApiKey', ok: 'The API key created; `key` appears only in this response' },
