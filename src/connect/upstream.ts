@@ -99,7 +99,7 @@ export class UpstreamClient {
       method: init.method as 'GET' | 'POST',
       dispatcher: this.agent,
       headers: init.headers,
-      body: init.body as string | undefined,
+      body: init.body instanceof URLSearchParams ? init.body.toString() : (init.body as string | undefined),
       signal,
     });
     const body = await readLimited(res.body as AsyncIterable<Buffer>, MAX_RESPONSE_BYTES);
