@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/kernel/clock.js';
+import { openToken } from '../../src/connect/secrets.js';
 import { expectError, v1 } from '../helpers/v1.js';
+import { Browser, signIn } from '../signin/helpers.js';
 import { startVaultBed, type VaultBed } from './helpers.js';
 
 describe('connected-accounts vault end to end (upstream: a second Keyhall tenant)', () => {
@@ -69,5 +71,152 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     const raw = JSON.stringify(await bed.s.server.ctx.db.kysely.selectFrom('connected_accounts').selectAll().execute());
     assert.ok(!raw.includes(t1.access_token) && !raw.includes(t2.access_token));
     assert.ok(!raw.includes(t2.access_token.split('.')[1]!), 'not even the JWT payload');
+  });
+
+  const raw = (accountId: string) => bed.s.server.ctx.db.kysely.selectFrom('connected_accounts').selectAll().where('id', '=', accountId).executeTakeFirstOrThrow();
+  const failures = async (accountId: string) =>
+    (await bed.api('GET', `/events?types=connected_account.token_retrieval_failed,connected_account.reauthorization_required&limit=100`)).json().data.filter(
+      (e: { data: { account_id: string } }) => e.data.account_id === accountId,
+    );
+  const upstreamToken = (form: Record<string, string>) =>
+    bed.s.request({
+      method: 'POST',
+      host: bed.upstreamHost,
+      path: '/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}` },
+      body: new URLSearchParams(form).toString(),
+    });
+
+  it('answers 404 account_not_found for unknown ids and for another organization\'s account, and audits the attempt', async () => {
+    const u = await bed.createUserPair('grace');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    for (const id of ['acct_00000000000000000000000000', 'nope', 'x'.repeat(64)]) expectError(await token(id), 404, 'account_not_found');
+    const other = (await bed.api('POST', '/organizations', { name: 'Other' })).json().id as string;
+    expectError(await bed.api('POST', `/organizations/${other}/connect/accounts/${accountId}/token`), 404, 'account_not_found');
+    expectError(await bed.api('GET', `/organizations/${other}/connect/accounts/${accountId}`), 404, 'account_not_found');
+    expectError(await bed.api('DELETE', `/organizations/${other}/connect/accounts/${accountId}`), 404, 'account_not_found');
+    const failed = (await bed.api('GET', `/events?types=connected_account.token_retrieval_failed&organization_id=${other}`)).json().data;
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0].data.reason, 'account_not_found');
+    // An org-bound key only for its own organization; the permission is needed.
+    const otherKey = (await bed.api('POST', `/organizations/${other}/api_keys`, { name: 'o', scopes: ['connected_accounts:token'] })).json().key;
+    expectError(await token(accountId, otherKey), 403, 'forbidden');
+    const readKey = (await bed.api('POST', `/organizations/${bed.orgId}/api_keys`, { name: 'r', scopes: ['connected_accounts:read'] })).json().key;
+    expectError(await token(accountId, readKey), 403, 'insufficient_scope');
+    const ownKey = (await bed.api('POST', `/organizations/${bed.orgId}/api_keys`, { name: 't', scopes: ['connected_accounts:token'] })).json().key;
+    assert.equal((await token(accountId, ownKey)).status, 200);
+  });
+
+  it('lists and reads accounts for administrators, never with a token', async () => {
+    const u = await bed.createUserPair('alan');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    const secret = (await token(accountId)).json().access_token as string;
+    const list = await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts?user_id=${u.userId}`);
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.json().data.length, 1);
+    const a = list.json().data[0];
+    assert.equal(a.account_id, accountId);
+    assert.equal(a.user_id, u.userId);
+    assert.equal(a.provider_id, bed.providerId);
+    assert.equal(a.status, 'active');
+    assert.equal(typeof a.subject, 'string');
+    assert.ok(!('access_token' in a) && !('refresh_token' in a));
+    assert.ok(!list.text.includes(secret));
+    assert.equal((await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts?provider_id=${bed.providerId}&limit=100`)).json().data.length >= 1, true);
+    assert.equal((await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts?user_id=${u.userId}&status=needs_reauthorization`)).json().data.length, 0);
+    expectError(await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts?status=broken`), 400, 'invalid_request');
+    const one = await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts/${accountId}`);
+    assert.equal(one.status, 200);
+    assert.ok(!one.text.includes(secret));
+  });
+
+  it('upstream reuse detection: a refused refresh (invalid_grant) is 502 upstream_refresh_failed and marks the account; connecting again restores it', async () => {
+    const u = await bed.createUserPair('edsger');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    const stale = (await raw(accountId)).refresh_token_enc;
+    clock.advance(570_000);
+    assert.equal((await token(accountId)).status, 200);
+    // A stale copy of the rotated refresh token: the upstream sees a reuse and revokes the family.
+    await bed.s.server.ctx.db.kysely.updateTable('connected_accounts').set({ refresh_token_enc: stale, expires_at: clock.now() }).where('id', '=', accountId).execute();
+    const refused = await token(accountId);
+    expectError(refused, 502, 'upstream_refresh_failed');
+    assert.equal((await raw(accountId)).status, 'needs_reauthorization');
+    const count = await bed.upstreamRefreshCount();
+    expectError(await token(accountId), 502, 'upstream_refresh_failed');
+    assert.equal(await bed.upstreamRefreshCount(), count, 'a marked account does not call the upstream');
+    const events = await failures(accountId);
+    assert.deepEqual(
+      events.map((e: { type: string; data: { reason: string } }) => `${e.type}:${e.data.reason}`),
+      ['connected_account.reauthorization_required:invalid_grant', 'connected_account.token_retrieval_failed:invalid_grant', 'connected_account.token_retrieval_failed:needs_reauthorization'],
+    );
+    assert.equal((await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts?status=needs_reauthorization&user_id=${u.userId}`)).json().data.length, 1);
+    assert.equal(await bed.connect(u.email, u.upstreamEmail), accountId, 'connecting again updates the same account');
+    assert.equal((await raw(accountId)).status, 'active');
+    assert.equal((await token(accountId)).status, 200);
+  });
+
+  it('removal by an administrator revokes the tokens upstream (RFC 7009); a provider in use cannot be removed', async () => {
+    const u = await bed.createUserPair('barbara');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    const row = await raw(accountId);
+    const refreshToken = openToken(bed.s.server.ctx.envelope, row.tenant_id, accountId, 'refresh', row.refresh_token_enc!);
+    expectError(await bed.api('DELETE', `/connect/providers/${bed.providerId}`), 409, 'conflict');
+    assert.equal((await bed.api('DELETE', `/organizations/${bed.orgId}/connect/accounts/${accountId}`)).status, 204);
+    expectError(await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts/${accountId}`), 404, 'account_not_found');
+    expectError(await token(accountId), 404, 'account_not_found');
+    expectError(await upstreamToken({ grant_type: 'refresh_token', refresh_token: refreshToken }), 400, 'invalid_grant');
+    const e = (await bed.api('GET', `/events?types=connected_account.disconnected&limit=100`)).json().data.find((x: { data: { account_id: string } }) => x.data.account_id === accountId);
+    assert.equal(e.actor.type, 'api_key');
+    assert.equal(e.data.upstream_revocation, 'attempted');
+  });
+
+  it('/connect lists the user\'s accounts and lets them disconnect one', async () => {
+    const u = await bed.createUserPair('margaret');
+    const b = new Browser(bed.s.port, bed.s.tenant.tenant.host);
+    const accountId = await bed.connect(u.email, u.upstreamEmail, b);
+    const page = await b.get('/connect');
+    assert.equal(page.status, 200);
+    assert.match(page.text, new RegExp(`data-account="${accountId}" data-status="active"`));
+    assert.match(page.text, new RegExp(`data-provider="${bed.providerId}"`));
+    assert.ok(!page.text.includes((await token(accountId)).json().access_token));
+    // Another user's account cannot be disconnected from this session.
+    const other = await bed.createUserPair('mary');
+    const otherAccount = await bed.connect(other.email, other.upstreamEmail);
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.text)![1]!;
+    const refused = await b.post('/connect/accounts/disconnect', { csrf_token: csrf, account_id: otherAccount });
+    assert.equal(refused.status, 404);
+    assert.equal((await token(otherAccount)).status, 200);
+    const done = await b.submit(page, {}, 0);
+    assert.equal(done.status, 303);
+    assert.equal(done.headers.location, '/connect');
+    expectError(await token(accountId), 404, 'account_not_found');
+    const e = (await bed.api('GET', `/events?types=connected_account.disconnected&limit=100`)).json().data.find((x: { data: { account_id: string } }) => x.data.account_id === accountId);
+    assert.deepEqual(e.actor, { type: 'user', id: u.userId });
+    // Without a session: to the login page, back to /connect after.
+    const anonymous = new Browser(bed.s.port, bed.s.tenant.tenant.host);
+    const r = await anonymous.get('/connect');
+    assert.equal(r.status, 303);
+    assert.equal(r.headers.location, '/login?return_to=%2Fconnect');
+    assert.equal((await signIn(anonymous, r.headers.location as string, u.email)).headers.location, '/connect');
+  });
+
+  it('an unreachable upstream is 502 upstream_refresh_failed and leaves the account active', async () => {
+    const u = await bed.createUserPair('dennis');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    const p = (await bed.api('GET', `/connect/providers/${bed.providerId}`)).json();
+    const moved = await bed.api('PATCH', `/connect/providers/${bed.providerId}`, { type: 'oauth2', issuer: p.issuer, authorization_endpoint: p.authorization_endpoint, token_endpoint: 'http://127.0.0.1:1/token' });
+    assert.equal(moved.status, 200, moved.text);
+    try {
+      clock.advance(570_000);
+      expectError(await token(accountId), 502, 'upstream_refresh_failed');
+      const row = await raw(accountId);
+      assert.equal(row.status, 'active');
+      assert.equal(row.refresh_owner, null, 'the claim was released');
+      const events = await failures(accountId);
+      assert.equal(events.at(-1).data.reason, 'upstream_unreachable');
+    } finally {
+      assert.equal((await bed.api('PATCH', `/connect/providers/${bed.providerId}`, { type: 'oidc', issuer: p.issuer })).status, 200);
+    }
+    assert.equal((await token(accountId)).status, 200, 'refreshed once the upstream is back');
   });
 });
