@@ -29,14 +29,21 @@ export interface VaultBed {
   upstreamClient: { client_id: string; client_secret: string };
   /** A user of the main tenant, member of orgId, and their account at the upstream. */
   createUserPair(name: string): Promise<{ email: string; userId: string; upstreamEmail: string }>;
+  /**
+   * Signs in (if needed), starts connecting on /connect/{providerId} and signs in upstream; returns
+   * the browser and the path + query of the callback the upstream redirected to (not yet visited).
+   */
+  startFlow(email: string, upstreamEmail: string, b?: Browser): Promise<{ b: Browser; callback: string; authorize: URL }>;
   /** Connects through the hosted screens and returns the account id. */
   connect(email: string, upstreamEmail: string, b?: Browser): Promise<string>;
   /** Upstream refresh tokens minted so far (each rotation mints one). */
   upstreamRefreshCount(): Promise<number>;
 }
 
-export async function startVaultBed(opts: { clock?: Clock; providerExtra?: Record<string, unknown> } = {}): Promise<VaultBed> {
-  const s = await startTestServer({ clock: opts.clock, egressResolver: loopbackResolver, config: VAULT_CONFIG });
+export async function startVaultBed(
+  opts: { clock?: Clock; providerExtra?: Record<string, unknown>; logStream?: NodeJS.WritableStream; config?: Record<string, unknown> } = {},
+): Promise<VaultBed> {
+  const s = await startTestServer({ clock: opts.clock, egressResolver: loopbackResolver, logStream: opts.logStream, config: { ...VAULT_CONFIG, ...opts.config } });
   return vaultBedOn(s, opts.providerExtra);
 }
 
@@ -86,7 +93,7 @@ export async function vaultBedOn(s: TestServer, providerExtra: Record<string, un
       await users.create(upstream.tenant.id, system, { email: upstreamEmail, password: PASSWORD, name });
       return { email, userId: user.id, upstreamEmail };
     },
-    connect: async (email, upstreamEmail, given) => {
+    startFlow: async (email, upstreamEmail, given) => {
       const b = given ?? new Browser(s.port, s.tenant.tenant.host);
       let r = await b.get(`/connect/${providerId}`);
       if (r.status === 303) {
@@ -100,7 +107,11 @@ export async function vaultBedOn(s: TestServer, providerExtra: Record<string, un
       r = await up.get(authorize.pathname + authorize.search);
       r = await signIn(up, location(r), upstreamEmail);
       const cb = new URL(location(r));
-      r = await b.get(cb.pathname + cb.search);
+      return { b, callback: cb.pathname + cb.search, authorize };
+    },
+    connect: async (email, upstreamEmail, given) => {
+      const { b, callback } = await bed.startFlow(email, upstreamEmail, given);
+      const r = await b.get(callback);
       if (r.status !== 303) throw new Error(`callback: ${r.status} ${/id="error"[^>]*>([^<]*)/.exec(r.text)?.[1] ?? r.text.slice(0, 300)}`);
       const done = location(r);
       const m = /^\/connect\?connected=(acct_[0-9a-z]{26})$/.exec(done);
