@@ -219,4 +219,15 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     }
     assert.equal((await token(accountId)).status, 200, 'refreshed once the upstream is back');
   });
+
+  it('audits a retrieval made for an OAuth client (the /mcp path) with the client, the user and the act chain', async () => {
+    const u = await bed.createUserPair('ken');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    const act = { sub: 'agent-7', act: { sub: 'orchestrator' } };
+    const t = await bed.s.server.ctx.management.vault.retrieve(bed.s.tenant.tenant.id, bed.orgId, accountId, { type: 'oauth_client', clientId: 'cli_agent', userId: u.userId, act });
+    assert.ok(t.accessToken.length > 0);
+    const e = (await bed.api('GET', `/events?types=connected_account.token_retrieved&limit=100`)).json().data.filter((x: { data: { account_id: string } }) => x.data.account_id === accountId)[0];
+    assert.deepEqual(e.actor, { type: 'oauth_client', id: 'cli_agent' });
+    assert.deepEqual(e.data.caller, { type: 'oauth_client', client_id: 'cli_agent', user_id: u.userId, act });
+  });
 });
