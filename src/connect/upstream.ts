@@ -47,13 +47,14 @@ export interface DiscoveredProvider {
 
 /**
  * Why an upstream exchange failed: `refused` (the upstream answered with an OAuth error, in
- * `code`), `unreachable` (no answer in time, refused by the egress policy, connection failure)
- * or `invalid_response` (an answer that is not a valid OAuth response).
+ * `code`), `unreachable` (no answer in time, refused by the egress policy, connection failure),
+ * `invalid_response` (an answer that is not a valid OAuth response) or `invalid_callback` (an
+ * authorization response that fails its checks: `iss`, duplicate or missing parameters).
  */
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
   constructor(
-    readonly kind: 'refused' | 'unreachable' | 'invalid_response',
+    readonly kind: 'refused' | 'unreachable' | 'invalid_response' | 'invalid_callback',
     message: string,
     readonly code?: string,
   ) {
@@ -99,7 +100,7 @@ export class UpstreamClient {
       method: init.method as 'GET' | 'POST',
       dispatcher: this.agent,
       headers: init.headers,
-      body: init.body as string | undefined,
+      body: init.body instanceof URLSearchParams ? init.body.toString() : (init.body as string | undefined),
       signal,
     });
     const body = await readLimited(res.body as AsyncIterable<Buffer>, MAX_RESPONSE_BYTES);
@@ -195,8 +196,14 @@ export class UpstreamClient {
     const client = this.#client(p);
     const response = new URLSearchParams(params);
     if (p.issuer === null) response.delete('iss');
+    let validated: URLSearchParams;
     try {
-      const validated = oauth.validateAuthResponse(as, client, response, o.state);
+      validated = oauth.validateAuthResponse(as, client, response, o.state);
+    } catch (err) {
+      if (err instanceof oauth.AuthorizationResponseError) throw classify(err);
+      throw new UpstreamError('invalid_callback', (err as Error).message);
+    }
+    try {
       const res = await oauth.authorizationCodeGrantRequest(as, client, this.#auth(p, secret), validated, o.redirectUri, p.pkce ? o.verifier : oauth.nopkce, this.#options());
       const tokens = await oauth.processAuthorizationCodeResponse(as, client, res);
       return this.#tokens(tokens, oauth.getValidatedIdTokenClaims(tokens)?.sub ?? null);

@@ -182,6 +182,9 @@ export class VaultService {
         verifier: openVerifier(this.deps.envelope, flow),
       });
     } catch (err) {
+      if (err instanceof UpstreamError && err.kind === 'invalid_callback') {
+        throw errors.invalidRequest(`The answer from the provider failed its checks: ${err.message}. Start connecting again.`).because(err);
+      }
       if (err instanceof UpstreamError) throw errors.upstreamError(`The provider's answer could not be used: ${err.message}.`).because(err);
       throw err;
     }
