@@ -262,7 +262,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (tenantId, alg, actor) => tenants.ensureKeys(tenantId, [alg], actor),
         (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
       ),
-      webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
+      webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
@@ -283,6 +283,30 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       timeoutMs: config.webhookTimeoutMs,
       intervalMs: config.dispatchIntervalMs,
       dueNow: dispatcherClock(db, opts.clock !== undefined),
+      // A delivery that used up its attempts is recorded as failed together with its feed event.
+      atomically: (fn) =>
+        events.transaction(db.kysely, (trx) =>
+          fn({
+            deliveries: repos(trx, db.dialect).webhookDeliveries,
+            failed: async (d, last) => {
+              await events.record(trx, {
+                tenantId: d.tenantId,
+                type: 'webhook_delivery.failed',
+                organizationId: d.organizationId,
+                actor: { type: 'system', id: null },
+                data: {
+                  endpoint_id: d.endpointId,
+                  delivery_id: d.id,
+                  event_id: d.eventId,
+                  event_type: d.eventType,
+                  attempts: last.attempts,
+                  last_status_code: last.statusCode,
+                  last_error: last.error,
+                },
+              });
+            },
+          }),
+        ),
     });
 
     const tenantResolver = new TenantResolver(r.tenants, config.cacheTtlMs, () => performance.now());

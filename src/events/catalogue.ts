@@ -16,7 +16,11 @@ export const EVENT_TYPES = {
   'member.removed': { webhook: true, description: 'a user was removed from an organization' },
   'member.role_changed': { webhook: true, description: "a member's role changed" },
   'webhook_endpoint.created': { webhook: false, description: 'a webhook endpoint was registered' },
+  'webhook_endpoint.updated': { webhook: false, description: "a webhook endpoint's url or event types changed" },
   'webhook_endpoint.deleted': { webhook: false, description: 'a webhook endpoint was removed' },
+  // Never delivered to webhooks: a failing endpoint's failure event would itself be a delivery
+  // to the failing endpoints (a loop). Read it from GET /v1/events.
+  'webhook_delivery.failed': { webhook: false, description: 'a webhook delivery used up its attempts and is failed' },
   'token.exchanged': { webhook: false, description: 'a token was exchanged (RFC 8693 delegation or impersonation)' },
   'refresh_token.reused': { webhook: false, description: 'a rotated refresh token was presented again; its family was revoked' },
   'token.revoked': { webhook: false, description: 'a token was revoked at /revoke' },

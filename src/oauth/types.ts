@@ -38,6 +38,8 @@ export interface ClientRecord {
   grantTypes: string[];
   redirectUris: string[];
   allowedResources: string[];
+  /** Browser origins allowed to call /token, /revoke and /userinfo (CORS, docs/oauth.md). */
+  allowedOrigins: string[];
   /** Scopes the client may request. */
   scopes: string[];
   jwks: { keys: JWK[] } | null;

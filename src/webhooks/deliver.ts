@@ -3,12 +3,16 @@ import type { Clock } from '../kernel/clock.js';
 import { checkEgressUrlShape } from '../egress/url.js';
 import type { EgressAgent } from '../egress/agent.js';
 import { isEgressRefusedError } from '../egress/policy.js';
+import { KEYHALL_VERSION } from '../kernel/version.js';
 
 /**
  * One webhook delivery attempt: a POST of exact bytes through the egress agent, under a total
  * time limit, reporting a result instead of throwing. Scheduling, retries and the delivery log
  * belong to the dispatcher; this is the part that touches the network.
  */
+
+/** Every attempt names its sender, so receivers and their firewalls can tell Keyhall's calls apart. */
+export const WEBHOOK_USER_AGENT = `Keyhall-Webhooks/${KEYHALL_VERSION}`;
 
 /** Most of a receiver's answer kept for the delivery log; the rest is never read. */
 export const MAX_LOGGED_RESPONSE_BYTES = 4096;
@@ -18,7 +22,7 @@ export interface DeliveryAttempt {
   url: string;
   /** The exact body; sent as UTF-8, byte-identical on every attempt of one delivery. */
   body: string;
-  /** `webhook-id`, `webhook-event`, `webhook-signature`, …; `content-type` is always application/json. */
+  /** `webhook-id`, `webhook-event`, `webhook-signature`, …; `content-type` and `user-agent` are always Keyhall's. */
   headers: Record<string, string>;
   /** Total limit for resolving, connecting, sending, the status line and the (bounded) body. */
   timeoutMs: number;
@@ -78,6 +82,7 @@ export async function attemptDelivery(attempt: DeliveryAttempt): Promise<Deliver
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(attempt.headers)) headers[name.toLowerCase()] = value;
   headers['content-type'] = 'application/json';
+  headers['user-agent'] = WEBHOOK_USER_AGENT;
   const exchange = exchangeOnce(shape.url, attempt, headers, controller.signal, limit, seen).then(
     () => null,
     (err: unknown) => ({ err }),

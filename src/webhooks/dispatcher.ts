@@ -38,6 +38,19 @@ export interface DispatcherOptions {
   dueNow?: () => Promise<number>;
   /** Attempts in flight at once on this instance. */
   total?: number;
+  /**
+   * Runs the recording of an attempt in one transaction with what a final failure adds: the
+   * composition root records the `webhook_delivery.failed` event there. Without it the result
+   * is recorded alone.
+   */
+  atomically?: <T>(fn: (tx: FinishTx) => Promise<T>) => Promise<T>;
+}
+
+/** What the recording of an attempt may touch inside its transaction. */
+export interface FinishTx {
+  deliveries: WebhookDeliveryRepo;
+  /** Records that `d` used up its attempts (only called when it did). */
+  failed(d: DeliveryRecord, last: { attempts: number; statusCode: number | null; error: string | null }): Promise<void>;
 }
 
 /**
@@ -162,26 +175,33 @@ export class Dispatcher {
     const attempt = d.attempts + 1;
     const now = await this.#dueNow();
     const last = attempt >= d.attemptLimit;
-    const recorded = await this.o.deliveries.complete(
-      d,
-      this.#owner,
-      {
-        id: newId('wha', startedAt),
-        deliveryId: d.id,
-        attempt,
-        startedAt,
-        durationMs: result.durationMs,
-        statusCode: result.status ?? null,
-        error: result.ok ? null : (result.error ?? 'failed'),
-      },
-      {
-        status: result.ok ? 'delivered' : last ? 'failed' : 'pending',
-        nextAttemptAt: result.ok || last ? d.nextAttemptAt : now + this.o.schedule.delayAfterMs(attempt),
-        statusCode: result.status ?? null,
-        error: result.ok ? null : (result.error ?? 'failed'),
-      },
-      now,
-    );
+    const statusCode = result.status ?? null;
+    const error = result.ok ? null : (result.error ?? 'failed');
+    const failed = !result.ok && last;
+    const atomically = this.o.atomically ?? ((fn) => fn({ deliveries: this.o.deliveries, failed: async () => undefined }));
+    const recorded = await atomically(async (tx) => {
+      const moved = await tx.deliveries.complete(
+        d,
+        this.#owner,
+        { id: newId('wha', startedAt), deliveryId: d.id, attempt, startedAt, durationMs: result.durationMs, statusCode, error },
+        {
+          status: result.ok ? 'delivered' : last ? 'failed' : 'pending',
+          nextAttemptAt: result.ok || last ? d.nextAttemptAt : now + this.o.schedule.delayAfterMs(attempt),
+          statusCode,
+          error,
+        },
+        now,
+      );
+      if (moved && failed) await tx.failed(d, { attempts: attempt, statusCode, error });
+      return moved;
+    });
     if (!recorded) this.o.log.warn({ delivery: d.id }, 'webhook lease lost before the attempt was recorded');
+    else if (failed) {
+      // Identifiers and the last outcome only: never the body, the URL or the secret.
+      this.o.log.warn(
+        { endpoint_id: d.endpointId, event_id: d.eventId, delivery_id: d.id, event_type: d.eventType, attempts: attempt, last_status: statusCode, last_error: error },
+        'webhook delivery failed: attempts exhausted',
+      );
+    }
   }
 }

@@ -90,6 +90,7 @@ export async function client(r: Repos, tenantId: string, over: Partial<ClientRec
     grantTypes: ['authorization_code'],
     redirectUris: ['https://app.example/cb'],
     allowedResources: [],
+    allowedOrigins: [],
     scopes: ['openid'],
     jwks: null,
     jwksUri: null,
@@ -112,7 +113,7 @@ export async function apiKey(r: Repos, tenantId: string, organizationId: string 
 }
 
 export async function endpoint(r: Repos, tenantId: string, organizationId: string): Promise<WebhookEndpointRecord> {
-  const e: WebhookEndpointRecord = { id: uid('we'), tenantId, organizationId, url: 'https://hooks.example/in', events: ['*'], secretEnc: 'enc', createdAt: 1 };
+  const e: WebhookEndpointRecord = { id: uid('we'), tenantId, organizationId, url: 'https://hooks.example/in', events: ['*'], secretEnc: 'enc', createdAt: 1, updatedAt: 1 };
   await r.webhookEndpoints.insert(e);
   return e;
 }

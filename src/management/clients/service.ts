@@ -150,6 +150,7 @@ export class ClientService {
       grantTypes: [GRANT_TYPE.authorizationCode],
       redirectUris: [],
       allowedResources: [],
+      allowedOrigins: [],
       scopes: [],
       jwks: null,
       jwksUri: null,

@@ -12,6 +12,7 @@ const endpointSchema = z.object({
   url: z.string(),
   events: z.array(z.string()),
   created_at: z.string(),
+  updated_at: z.string(),
 }).meta({ id: 'Webhook' });
 const deliverySchema = z.object({
   id: z.string(),
@@ -62,6 +63,35 @@ export const webhookRoutes =
       handler: async (request) => endpointView(await service.get(tenantOf(request).id, request.params.orgId, request.params.webhookId)),
     });
 
+    r.patch('/organizations/:orgId/webhooks/:webhookId', {
+      config: { permission: 'webhooks:write', access: 'organization' },
+      schema: {
+        tags,
+        summary: "Change an endpoint's url (checked against the egress policy) or event types; {} changes nothing",
+        params: endpointParams,
+        body: z.strictObject({ url: z.string().max(2048).optional(), events: z.array(z.string().max(64)).min(1).max(64).optional() }),
+        response: { 200: endpointSchema, 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request) => {
+        const p = request.params;
+        return endpointView(await service.update(tenantOf(request).id, actorOf(request), p.orgId, p.webhookId, request.body));
+      },
+    });
+
+    r.post('/organizations/:orgId/webhooks/:webhookId/ping', {
+      config: { permission: 'webhooks:write', access: 'organization' },
+      schema: {
+        tags,
+        summary: 'Queue a signed `ping` event to this endpoint only (shown in its delivery log)',
+        params: endpointParams,
+        response: { 202: z.object({ delivery_id: z.string(), event_id: z.string(), status: z.string() }), 404: errorResponse },
+      },
+      handler: async (request, reply) => {
+        const d = await service.ping(tenantOf(request).id, request.params.orgId, request.params.webhookId);
+        return reply.code(202).send({ delivery_id: d.id, event_id: d.eventId, status: d.status });
+      },
+    });
+
     r.delete('/organizations/:orgId/webhooks/:webhookId', {
       config: { permission: 'webhooks:write', access: 'organization' },
       schema: { tags, summary: 'Remove a webhook endpoint (its pending deliveries are dropped)', params: endpointParams, response: { 204: z.undefined(), 404: errorResponse } },
@@ -103,7 +133,7 @@ export const webhookRoutes =
       config: { permission: 'webhooks:write', access: 'organization' },
       schema: {
         tags,
-        summary: 'Replay a delivered or failed delivery now (same webhook-id and body)',
+        summary: 'Retry a pending or failed delivery now (same webhook-id and body); a delivered one is 409',
         params: deliveryParams,
         response: { 202: z.object({ id: z.string(), status: z.string() }), 404: errorResponse, 409: errorResponse },
       },

@@ -15,7 +15,12 @@ export interface WebhookDeps extends ManagementDeps {
   envelope: Envelope;
   egressPolicy: EgressPolicy;
   resolver?: EgressResolver;
+  /** Attempts a ping delivery gets (the retry schedule's length, like any delivery). */
+  attemptLimit: number;
 }
+
+/** The `type` of a test delivery (POST …/ping). Not a catalogue event: never in the feed. */
+export const PING_EVENT_TYPE = 'ping';
 
 /** Endpoints per organization: bounds the fan-out of one event. */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
@@ -26,6 +31,7 @@ export const endpointView = (e: WebhookEndpointRecord) => ({
   url: e.url,
   events: e.events,
   created_at: new Date(e.createdAt).toISOString(),
+  updated_at: new Date(e.updatedAt).toISOString(),
 });
 
 /** Omitted or ["*"] means every webhook event type, including ones added later. */
@@ -35,6 +41,8 @@ function checkEvents(events: string[] | undefined): string[] {
   if (unknown.length) throw errors.invalidRequest(`events: not a webhook event type: ${unknown.join(', ')}`);
   return [...new Set(events)];
 }
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
 export class WebhookService {
   constructor(private readonly deps: WebhookDeps) {}
@@ -53,6 +61,7 @@ export class WebhookService {
       events,
       secretEnc: sealEndpointSecret(this.deps.envelope, { tenantId, id }, secret),
       createdAt: now,
+      updatedAt: now,
     };
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = reposOf(this.deps, trx);
@@ -84,6 +93,62 @@ export class WebhookService {
     return reposOf(this.deps).webhookEndpoints.listByOrganization(tenantId, orgId);
   }
 
+  /**
+   * Changes the url (checked against the egress policy exactly as at registration) and the
+   * event types. Fields left out keep their value; a change to nothing (`{}`, or the values it
+   * already has) writes nothing: no updated_at, no event. The secret never changes.
+   */
+  async update(tenantId: string, actor: Actor, orgId: string, id: string, input: { url?: string; events?: string[] }): Promise<WebhookEndpointRecord> {
+    const current = await this.get(tenantId, orgId, id);
+    const events = input.events === undefined ? current.events : checkEvents(input.events);
+    const url = input.url === undefined ? current.url : await assertEgressUrl(input.url, this.deps.egressPolicy, { resolver: this.deps.resolver });
+    const changed = [...(url !== current.url ? ['url'] : []), ...(!sameSet(events, current.events) ? ['events'] : [])];
+    if (changed.length === 0) return current;
+    const next: WebhookEndpointRecord = { ...current, url, events, updatedAt: this.deps.clock.now() };
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      if (!(await reposOf(this.deps, trx).webhookEndpoints.update(next))) throw errors.notFound('webhook endpoint not found');
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'webhook_endpoint.updated',
+        organizationId: orgId,
+        actor,
+        data: { endpoint_id: id, changed, origin: new URL(url).origin, events },
+      });
+    });
+    return next;
+  }
+
+  /**
+   * Queues a `ping` delivery to this endpoint only: signed and retried like any delivery, shown
+   * in its delivery log. Its envelope has the usual fields; `data` names the endpoint.
+   */
+  async ping(tenantId: string, orgId: string, endpointId: string) {
+    const endpoint = await this.get(tenantId, orgId, endpointId);
+    const now = this.deps.clock.now();
+    const eventId = newId('evt', now);
+    const delivery = {
+      id: newId('whd', now),
+      tenantId,
+      organizationId: orgId,
+      endpointId: endpoint.id,
+      eventId,
+      eventType: PING_EVENT_TYPE,
+      body: JSON.stringify({ id: eventId, type: PING_EVENT_TYPE, created: Math.floor(now / 1000), organization_id: orgId, data: { endpoint_id: endpoint.id } }),
+      status: 'pending' as const,
+      attempts: 0,
+      attemptLimit: this.deps.attemptLimit,
+      nextAttemptAt: now,
+      leaseOwner: null,
+      leaseUntil: null,
+      lastStatusCode: null,
+      lastError: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await reposOf(this.deps).webhookDeliveries.insert(delivery);
+    return delivery;
+  }
+
   async delete(tenantId: string, actor: Actor, orgId: string, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       if (!(await reposOf(this.deps, trx).webhookEndpoints.delete(tenantId, orgId, id))) throw errors.notFound('webhook endpoint not found');
@@ -105,13 +170,19 @@ export class WebhookService {
     return rows.map((d) => ({ delivery: d, attempts: attempts.filter((a) => a.deliveryId === d.id) }));
   }
 
-  /** Replays a finished delivery: one new attempt now, same webhook-id, same body. */
+  /**
+   * Retry now: a pending delivery is due now instead of at its scheduled time; a failed one gets
+   * one more attempt, now. Same webhook-id, same body. A delivered one, or one being attempted
+   * at this moment, is a conflict.
+   */
   async retry(tenantId: string, orgId: string, endpointId: string, deliveryId: string) {
     await this.get(tenantId, orgId, endpointId);
     const repo = reposOf(this.deps).webhookDeliveries;
     const d = await repo.scheduleRetry(tenantId, endpointId, deliveryId, this.deps.clock.now());
     if (d) return d;
-    if (await repo.find(tenantId, endpointId, deliveryId)) throw errors.conflict('the delivery is pending or in flight; it will be attempted on schedule');
+    const found = await repo.find(tenantId, endpointId, deliveryId);
+    if (found?.status === 'delivered') throw errors.conflict('the delivery has already succeeded');
+    if (found) throw errors.conflict('the delivery is being attempted right now');
     throw errors.notFound('delivery not found');
   }
 }

@@ -13,6 +13,7 @@ const stored = codec<ClientRecord>()('oauth_clients', {
   grantTypes: json<string[]>(),
   redirectUris: json<string[]>(),
   allowedResources: json<string[]>(),
+  allowedOrigins: json<string[]>(),
   scopes: words.in('scope'),
   jwks: jsonOrNull<NonNullable<ClientRecord['jwks']>>(),
   jwksUri: true,

@@ -148,7 +148,7 @@ export class WebhookDeliveryRepo {
     next: { status: DeliveryStatus; nextAttemptAt: number; statusCode: number | null; error: string | null },
     now: number,
   ): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    const run = async (trx: Kysely<Database>): Promise<boolean> => {
       const moved = await compareAndSet(trx, 'webhook_deliveries', {
         key: { id: d.id },
         seen: { lease_owner: owner, status: 'delivering' },
@@ -166,7 +166,9 @@ export class WebhookDeliveryRepo {
       if (!moved) return false;
       await trx.insertInto('webhook_attempts').values(attemptRows.toRow(attempt)).execute();
       return true;
-    });
+    };
+    // Inside a caller's transaction (the dispatcher records a final failure's event with it).
+    return this.db.isTransaction ? run(this.db) : this.db.transaction().execute(run);
   }
 
   async find(tenantId: string, endpointId: string, id: string): Promise<DeliveryRecord | undefined> {
@@ -191,12 +193,21 @@ export class WebhookDeliveryRepo {
     return rows.map(attemptRows.toRecord);
   }
 
-  /** Replay: one more attempt, now, for a delivery that is not in flight. Same id, same body. */
+  /**
+   * Retry now: a pending delivery becomes due now; a failed one gets one more attempt, now. Same
+   * id, same body. One compare-and-set statement on the status, so a delivery claimed meanwhile
+   * (delivering) or delivered is left alone and is never attempted twice at once.
+   */
   async scheduleRetry(tenantId: string, endpointId: string, id: string, now: number): Promise<DeliveryRecord | undefined> {
     const row = await this.db
       .updateTable('webhook_deliveries')
-      .set({ status: 'pending', attempt_limit: sql<number>`attempts + 1`, next_attempt_at: now, updated_at: now })
-      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('endpoint_id', '=', endpointId), eb('id', '=', id), eb('status', 'in', ['failed', 'delivered'])]))
+      .set({
+        status: 'pending',
+        attempt_limit: sql<number>`case when status = 'failed' then attempts + 1 else attempt_limit end`,
+        next_attempt_at: now,
+        updated_at: now,
+      })
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('endpoint_id', '=', endpointId), eb('id', '=', id), eb('status', 'in', ['pending', 'failed'])]))
       .returningAll()
       .executeTakeFirst();
     return row && stored.toRecord(row);

@@ -11,6 +11,7 @@ export interface WebhookEndpointRecord {
   events: string[];
   secretEnc: string;
   createdAt: number;
+  updatedAt: number;
 }
 
 const stored = codec<WebhookEndpointRecord>()('webhook_endpoints', {
@@ -21,6 +22,7 @@ const stored = codec<WebhookEndpointRecord>()('webhook_endpoints', {
   events: json<string[]>(),
   secretEnc: true,
   createdAt: true,
+  updatedAt: true,
 });
 
 export class WebhookEndpointRepo {
@@ -51,6 +53,16 @@ export class WebhookEndpointRepo {
   async listByOrganization(tenantId: string, organizationId: string, lock?: Dialect): Promise<WebhookEndpointRecord[]> {
     const q = this.db.selectFrom('webhook_endpoints').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId })).orderBy('id');
     return (await (lock === 'postgres' ? q.forShare() : q).execute()).map(stored.toRecord);
+  }
+
+  /** Changes url and events; false when the endpoint does not exist in this organization. */
+  async update(e: Pick<WebhookEndpointRecord, 'tenantId' | 'organizationId' | 'id' | 'url' | 'events' | 'updatedAt'>): Promise<boolean> {
+    const r = await this.db
+      .updateTable('webhook_endpoints')
+      .set({ url: e.url, events: JSON.stringify(e.events), updated_at: e.updatedAt })
+      .where((eb) => eb.and({ tenant_id: e.tenantId, organization_id: e.organizationId, id: e.id }))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   async delete(tenantId: string, organizationId: string, id: string): Promise<boolean> {

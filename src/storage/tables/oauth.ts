@@ -27,6 +27,8 @@ export interface OAuthClientsTable {
   secret_rotated_at: number | null;
   /** 1: the secret must come by the registered method only (basic or post); 0: either. */
   auth_method_strict: number;
+  /** JSON array of browser origins (`scheme://host[:port]`) allowed to call /token, /revoke, /userinfo. */
+  allowed_origins: string;
 }
 
 /**

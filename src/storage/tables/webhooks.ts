@@ -9,6 +9,8 @@ export interface WebhookEndpointsTable {
   /** whsec_… under envelope encryption. */
   secret_enc: string;
   created_at: number;
+  /** Last change of url or events (created_at until then). */
+  updated_at: number;
 }
 
 export interface WebhookDeliveriesTable {
