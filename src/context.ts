@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from './config/index.js';
+import { CredentialService, DEFAULT_CREDENTIAL_SETTINGS } from './credentials/service.js';
 import { createEgressAgent, type EgressAgent } from './egress/agent.js';
 import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './egress/policy.js';
 import { checkEgressUrlResolved } from './egress/url.js';
@@ -62,6 +63,7 @@ export interface ManagementServices {
   tokenSettings: TokenSettingsService;
   resourceServers: ResourceServerService;
   webhooks: WebhookService;
+  credentials: CredentialService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -83,6 +85,8 @@ export interface Context {
   oauth: OAuthServer;
   /** Hosted sign-in: logins, sessions, consents, profiles, branding. */
   signin: SigninService;
+  /** The OID4VCI credential issuer (offers, issuance, status lists). */
+  credentials: CredentialService;
   management: ManagementServices;
   /** SCIM 2.0: token authentication and the Users/Groups services. */
   scim: ScimServices;
@@ -183,6 +187,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
     const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
     const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs);
+    const credentials = new CredentialService({ db, clock, events, envelope, keys: keystore, settings: DEFAULT_CREDENTIAL_SETTINGS });
     const oauth = composeOAuth({
       clients,
       refreshTokens: r.refreshTokens,
@@ -202,6 +207,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       parTtlSeconds: config.parTtlSeconds,
       // The sign-in service is built below; profiles are read only at request time.
       profiles: { profile: (tenantId, userId) => signin.profile(tenantId, userId) },
+      preAuthorizedCodes: credentials,
     });
 
     const signin = new SigninService(db, clock, events, {
@@ -236,6 +242,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
       ),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver }),
+      credentials,
     };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };
@@ -270,6 +277,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       tenants,
       oauth,
       signin,
+      credentials,
       management,
       scim,
       egress,

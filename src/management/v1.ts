@@ -7,6 +7,7 @@ import { tenantOf } from '../http/tenant.js';
 import { errors } from '../kernel/errors.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import { clientRoutes } from './clients/routes.js';
+import { credentialRoutes } from './credentials/routes.js';
 import { resourceServerRoutes } from './resource-servers/routes.js';
 import { authorize, type Principal, type RouteAccess } from './auth.js';
 import { directoryRoutes } from './directory/routes.js';
@@ -81,6 +82,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(clientRoutes(services.clients, services.tokenSettings));
   await app.register(resourceServerRoutes(services.resourceServers));
   await app.register(webhookRoutes(services.webhooks));
+  await app.register(credentialRoutes(services.credentials));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

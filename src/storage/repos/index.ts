@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 import { ApiKeyRepo } from './api-keys.js';
+import { CredentialNonceRepo, CredentialOfferRepo, CredentialRepo, CredentialTypeRepo, StatusListRepo } from './credentials.js';
 import { DirectoryConnectionRepo } from './directory-connections.js';
 import { DirectoryGroupRepo } from './directory-groups.js';
 import { DirectoryUserRepo } from './directory-users.js';
@@ -55,6 +56,11 @@ const makers = {
   directoryConnections: (db) => new DirectoryConnectionRepo(db),
   directoryUsers: (db) => new DirectoryUserRepo(db),
   directoryGroups: (db) => new DirectoryGroupRepo(db),
+  credentialTypes: (db) => new CredentialTypeRepo(db),
+  credentialOffers: (db) => new CredentialOfferRepo(db),
+  credentialNonces: (db) => new CredentialNonceRepo(db),
+  statusLists: (db) => new StatusListRepo(db),
+  credentials: (db) => new CredentialRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
