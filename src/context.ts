@@ -9,6 +9,7 @@ import type { Config } from './config/index.js';
 import { ProviderService } from './connect/providers.js';
 import { UpstreamClient } from './connect/upstream.js';
 import { VaultService } from './connect/vault.js';
+import { CredentialService, DEFAULT_CREDENTIAL_SETTINGS } from './credentials/service.js';
 import { createEgressAgent, type EgressAgent } from './egress/agent.js';
 import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './egress/policy.js';
 import { checkEgressUrlResolved } from './egress/url.js';
@@ -72,6 +73,7 @@ export interface ManagementServices {
   /** The connected-accounts vault (also used by the /connect screens). */
   vault: VaultService;
   sso: SsoConnectionService;
+  credentials: CredentialService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -93,6 +95,8 @@ export interface Context {
   oauth: OAuthServer;
   /** Hosted sign-in: logins, sessions, consents, profiles, branding. */
   signin: SigninService;
+  /** The OID4VCI credential issuer (offers, issuance, status lists). */
+  credentials: CredentialService;
   management: ManagementServices;
   /** SCIM 2.0: token authentication and the Users/Groups services. */
   scim: ScimServices;
@@ -194,6 +198,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
     const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
     const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs);
+    const credentials = new CredentialService({ db, clock, events, envelope, keys: keystore, settings: DEFAULT_CREDENTIAL_SETTINGS });
     const oauth = composeOAuth({
       clients,
       refreshTokens: r.refreshTokens,
@@ -213,6 +218,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       parTtlSeconds: config.parTtlSeconds,
       // The sign-in service is built below; profiles are read only at request time.
       profiles: { profile: (tenantId, userId) => signin.profile(tenantId, userId) },
+      preAuthorizedCodes: credentials,
     });
 
     const signin = new SigninService(db, clock, events, {
@@ -267,6 +273,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream: egressUpstream }),
+      credentials,
     };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };
@@ -325,6 +332,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       tenants,
       oauth,
       signin,
+      credentials,
       management,
       scim,
       egress,

@@ -26,6 +26,11 @@ export const EVENT_TYPES = {
   'token.revoked': { webhook: false, description: 'a token was revoked at /revoke' },
   'credential.issued': { webhook: true, description: 'a verifiable credential was issued' },
   'credential.revoked': { webhook: true, description: "a credential's status-list bit was flipped" },
+  'credential.offer.created': { webhook: false, description: 'a credential offer (pre-authorized code) was made' },
+  'credential.offer.expired': { webhook: false, description: 'a credential offer died unredeemed (expired, or too many wrong tx_codes)' },
+  // Tenant-wide (organization_id null), like resource servers.
+  'credential_type.created': { webhook: false, description: 'a credential type was defined' },
+  'credential_type.deleted': { webhook: false, description: 'a credential type was removed' },
   'directory.connection.created': { webhook: false, description: 'a directory (SCIM) connection was created' },
   'directory.connection.updated': { webhook: false, description: "a directory connection's name, role mapping or rate limit changed" },
   'directory.connection.deleted': { webhook: false, description: 'a directory connection was deleted (its members stay)' },

@@ -10,6 +10,7 @@ import { scimRoutes } from '../scim/routes.js';
 import { ping } from '../storage/db.js';
 import { drainUnreadBodies } from './body-limit.js';
 import { clientErrorHandler } from './client-errors.js';
+import { credentialRoutes } from './credentials.js';
 import { documentRoutes } from './documents.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './health.js';
@@ -94,5 +95,6 @@ export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.Writable
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin });
   await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
+  await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;
 }

@@ -8,6 +8,7 @@ import { errors } from '../kernel/errors.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import { clientRoutes } from './clients/routes.js';
 import { connectRoutes } from './connect/routes.js';
+import { credentialRoutes } from './credentials/routes.js';
 import { resourceServerRoutes } from './resource-servers/routes.js';
 import { authorize, type Principal, type RouteAccess } from './auth.js';
 import { directoryRoutes } from './directory/routes.js';
@@ -105,6 +106,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(webauthnPolicyRoutes(services.webauthnPolicy));
   await app.register(connectRoutes(services.connectProviders, services.vault));
   await app.register(ssoRoutes(services.sso));
+  await app.register(credentialRoutes(services.credentials));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

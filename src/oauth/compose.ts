@@ -14,6 +14,7 @@ import { handlePushedAuthorizationRequest, type ParResponse } from './par/push.j
 import { authorizeResourceRequest, type GuardOptions, type ProtectedRequest } from './resource-server/guard.js';
 import { authorizationCodeGrant } from './token/grants/authorization-code.js';
 import { clientCredentialsGrant } from './token/grants/client-credentials.js';
+import { type PreAuthorizedCodes, preAuthorizedCodeGrant } from './token/grants/pre-authorized-code.js';
 import { refreshTokenGrant } from './token/grants/refresh-token.js';
 import { tokenExchangeGrant } from './token/grants/token-exchange.js';
 import { handleTokenRequest } from './token/endpoint.js';
@@ -29,6 +30,8 @@ export interface OAuthPorts extends OAuthDeps {
   parTtlSeconds: number;
   /** User profiles, for the ID token's profile claims. */
   profiles?: UserProfileSource;
+  /** Credential offers' pre-authorized codes (OID4VCI); without it the grant is not offered. */
+  preAuthorizedCodes?: PreAuthorizedCodes;
 }
 
 export interface OAuthServer {
@@ -62,6 +65,7 @@ export function grantTable(p: OAuthPorts): GrantTable {
     [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys })],
     [GRANT_TYPE.refreshToken, refreshTokenGrant({ refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
     [GRANT_TYPE.tokenExchange, tokenExchangeGrant({ keys: p.keys, revoked: p.revoked, atomically: p.atomically })],
+    ...(p.preAuthorizedCodes ? [[GRANT_TYPE.preAuthorizedCode, preAuthorizedCodeGrant({ keys: p.keys, codes: p.preAuthorizedCodes })] as const] : []),
   ]);
 }
 

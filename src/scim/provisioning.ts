@@ -4,6 +4,7 @@
  * transaction, with its events.
  */
 
+import { revokeMembershipCredentials } from '../credentials/service.js';
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
@@ -80,6 +81,7 @@ export async function removeMember(deps: ScimDeps, trx: Executor, conn: ScimConn
   const removed = await members.delete(conn.tenantId, conn.organizationId, du.userId);
   if (!removed) return;
   const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor: scimActor(conn) };
+  await revokeMembershipCredentials(trx, { dialect: deps.dialect, events: deps.events, now: deps.clock.now() }, { tenantId: conn.tenantId, organizationId: conn.organizationId, userId: du.userId }, base.actor);
   await deps.events.record(trx, { ...base, type: 'member.removed', data: { organization_id: conn.organizationId, user_id: du.userId, role: removed.role } });
   if (!du.ownsUser) return;
   for (const sessionId of await sessions.revokeAllForUser(conn.tenantId, du.userId, deps.clock.now())) {

@@ -1,3 +1,4 @@
+import type { CredentialTables } from './tables/credentials.js';
 import type { FoundationTables } from './tables/foundation.js';
 import type { DirectoryTables } from './tables/directory.js';
 import type { LimitTables } from './tables/limits.js';
@@ -13,4 +14,4 @@ import type { SsoTables } from './tables/sso.js';
  * Conventions (both dialects): times are integer epoch milliseconds, JSON is text, booleans are
  * 0/1 integers, secrets are stored only as SHA-256 hex or as envelope ciphertext.
  */
-export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables, LimitTables, ConnectTables, SsoTables {}
+export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables, LimitTables, ConnectTables, SsoTables, CredentialTables {}

@@ -16,6 +16,8 @@ export interface RequireAccessTokenOptions {
   /** The endpoint's resource identifier; by default the tenant issuer (its default audience). */
   resource?: (tenant: OAuthTenant, request: FastifyRequest) => string;
   scope?: string;
+  /** The OID4VCI credential endpoint (GuardOptions.credentialEndpoint). */
+  credentialEndpoint?: boolean;
   /** The URL a DPoP proof's `htu` must name; by default the tenant issuer + the request path. */
   url?: (tenant: OAuthTenant, request: FastifyRequest) => string;
   /** The tenant of the request; by default the one resolved from the Host header. */
@@ -30,7 +32,7 @@ export function requireAccessToken(oauth: Pick<OAuthServer, 'guard'>, opts: Requ
     request.accessToken = await oauth.guard(
       { method: request.method, url, headers: request.raw.headersDistinct },
       tenant,
-      { resource, ...(opts.scope ? { scope: opts.scope } : {}) },
+      { resource, ...(opts.scope ? { scope: opts.scope } : {}), ...(opts.credentialEndpoint ? { credentialEndpoint: true } : {}) },
     );
   };
 }

@@ -1,4 +1,5 @@
 import type { Actor } from '../../events/catalogue.js';
+import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import type { MemberRecord, MemberWithUser } from '../../storage/repos/members.js';
@@ -78,6 +79,7 @@ export class MemberService {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const removed = await reposOf(this.deps, trx).members.delete(tenantId, orgId, userId);
       if (!removed) throw errors.notFound('member not found');
+      await revokeMembershipCredentials(trx, { dialect: this.deps.db.dialect, events: this.deps.events, now: this.deps.clock.now() }, { tenantId, organizationId: orgId, userId }, actor);
       await this.deps.events.record(trx, {
         tenantId,
         type: 'member.removed',

@@ -1,4 +1,5 @@
 import type { Actor } from '../../events/catalogue.js';
+import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../storage/db.js';
@@ -108,6 +109,7 @@ export class OrganizationService {
       if (!(await r.organizations.delete(tenantId, id))) throw errors.notFound('organization not found');
       await r.apiKeys.revokeAllOfOrganization(tenantId, id, now);
       for (const m of members) {
+        await revokeMembershipCredentials(trx, { dialect: this.deps.db.dialect, events: this.deps.events, now }, { tenantId, organizationId: id, userId: m.userId }, actor);
         await this.deps.events.record(trx, {
           tenantId,
           type: 'member.removed',

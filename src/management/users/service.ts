@@ -1,5 +1,6 @@
 import { hash } from '@node-rs/argon2';
 import type { Actor } from '../../events/catalogue.js';
+import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../storage/db.js';
@@ -104,6 +105,7 @@ export class UserService {
       // Sessions and consents go with the user (foreign keys); refresh tokens are revoked.
       await r.refreshTokens.revokeForSubject(tenantId, id, this.deps.clock.now());
       for (const m of memberships) {
+        await revokeMembershipCredentials(trx, { dialect: this.deps.db.dialect, events: this.deps.events, now: this.deps.clock.now() }, { tenantId, organizationId: m.organizationId, userId: id }, actor);
         await this.deps.events.record(trx, {
           tenantId,
           type: 'member.removed',

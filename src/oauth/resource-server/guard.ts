@@ -25,6 +25,8 @@ export interface GuardOptions {
   resource: string;
   /** A scope the token must carry (403 `insufficient_scope` otherwise). */
   scope?: string;
+  /** The OID4VCI credential endpoint: only tokens of the pre-authorized code grant (and they only here). */
+  credentialEndpoint?: boolean;
 }
 
 interface Presented {
@@ -48,7 +50,7 @@ function presentedToken(req: ProtectedRequest, tenant: OAuthTenant): Presented {
 
 async function verifiedClaims(p: Presented, tenant: OAuthTenant, opts: GuardOptions, deps: OAuthDeps, now: number) {
   try {
-    return await verifyAccessToken(p.token, tenant, { keys: deps.keys, revoked: deps.revoked, now }, { audience: opts.resource });
+    return await verifyAccessToken(p.token, tenant, { keys: deps.keys, revoked: deps.revoked, now }, { audience: opts.resource, credentialEndpoint: opts.credentialEndpoint ?? false });
   } catch (err) {
     if (err instanceof TokenInvalid) throw resourceErrors.invalidToken(challengeFor(tenant, p.scheme), err.message);
     throw err;

@@ -6,17 +6,17 @@ import { oauthErrors } from '../errors.js';
 import { param } from '../params.js';
 import type { ClientRecord, OAuthHttpRequest, OAuthTenant } from '../types.js';
 import { accessTokenPolicy } from './targets.js';
-import type { GrantContext, GrantHandler, GrantTable, OAuthDeps, TokenResponse } from './types.js';
+import type { ClientGrantHandler, GrantContext, GrantHandler, GrantTable, OAuthDeps, TokenResponse } from './types.js';
 
 export const TOKEN_PATH = '/token';
 
-function grantHandler(grants: GrantTable, grantType: string): GrantHandler {
-  const handler = grants.get(grantType);
-  if (!handler) throw oauthErrors.unsupportedGrantType(`unsupported grant_type`);
+function grantHandler(grants: GrantTable, grantType: string): ClientGrantHandler {
+  const handler: GrantHandler | undefined = grants.get(grantType);
+  if (!handler || handler.anonymous) throw oauthErrors.unsupportedGrantType(`unsupported grant_type`);
   return handler;
 }
 
-function checkClientMayUse(client: ClientRecord, grantType: string, handler: GrantHandler): void {
+function checkClientMayUse(client: ClientRecord, grantType: string, handler: ClientGrantHandler): void {
   if (client.authMethod === 'none' && !handler.publicClients) throw oauthErrors.unauthorizedClient('public clients may not use this grant');
   if (!client.grantTypes.includes(grantType)) throw oauthErrors.unauthorizedClient('grant_type not registered for this client');
 }
@@ -34,13 +34,21 @@ export async function handleTokenRequest(
   const now = deps.clock.now();
   const grantType = param(req.body, 'grant_type');
   if (grantType === undefined) throw oauthErrors.invalidRequest('missing parameter grant_type');
+  const lifetimes = async () => (deps.lifetimes ? await deps.lifetimes.forTenant(tenant.id) : deps.settings);
+  const tokenPolicy = (ttlSeconds: number) => (target: Parameters<GrantContext['tokenPolicy']>[0]) =>
+    accessTokenPolicy(tenant, target, { ttlSeconds }, deps.resourceServers);
+  const anonymous = grants.get(grantType);
+  if (anonymous?.anonymous) {
+    // No client authentication (OID4VCI §6.1: the pre-authorized code is the credential).
+    const dpop = await authorizationServerProof(req, tenant, deps, now);
+    const l = await lifetimes();
+    return anonymous.handle({ tenant, req, dpop, lifetimes: l, now, tokenPolicy: tokenPolicy(l.accessTokenTtlSeconds) });
+  }
   const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
   const handler = grantHandler(grants, grantType);
   checkClientMayUse(client, grantType, handler);
   const dpop = await authorizationServerProof(req, tenant, deps, now);
   checkDpopRequired(client, dpop);
-  const lifetimes = deps.lifetimes ? await deps.lifetimes.forTenant(tenant.id) : deps.settings;
-  const tokenPolicy = (target: Parameters<GrantContext['tokenPolicy']>[0]) =>
-    accessTokenPolicy(tenant, target, { ttlSeconds: lifetimes.accessTokenTtlSeconds }, deps.resourceServers);
-  return handler.handle({ tenant, client, req, dpop, lifetimes, now, tokenPolicy });
+  const l = await lifetimes();
+  return handler.handle({ tenant, client, req, dpop, lifetimes: l, now, tokenPolicy: tokenPolicy(l.accessTokenTtlSeconds) });
 }

@@ -1,7 +1,7 @@
 /** Discovery members for the token service (RFC 8414 §2, RFC 9449 §5.1, RFC 8693, RFC 7662, RFC 7009). */
 import { ASSERTION_ALGS } from '../client-auth/assertion.js';
 import { DPOP_ALGS } from '../dpop/verify.js';
-import { AUTH_METHODS } from '../types.js';
+import { AUTH_METHODS, GRANT_TYPE } from '../types.js';
 
 const CONFIDENTIAL_METHODS = AUTH_METHODS.filter((m) => m !== 'none');
 
@@ -19,5 +19,7 @@ export function tokenServiceMetadata(issuer: string, grantTypes: readonly string
     revocation_endpoint: `${issuer}/revoke`,
     revocation_endpoint_auth_methods_supported: [...AUTH_METHODS],
     revocation_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
+    // OID4VCI §12.3: wallets redeem pre-authorized codes without client authentication.
+    ...(grantTypes.includes(GRANT_TYPE.preAuthorizedCode) ? { 'pre-authorized_grant_anonymous_access_supported': true } : {}),
   };
 }

@@ -93,10 +93,21 @@ export interface TokenResponse {
 }
 
 /** One grant type; src/oauth/compose.ts builds the table from the grant factories. */
-export interface GrantHandler {
+export interface ClientGrantHandler {
+  anonymous?: false;
   /** Whether public (`none`) clients may use this grant. */
   publicClients: boolean;
   handle(ctx: GrantContext): Promise<TokenResponse>;
 }
+
+/** A grant without client authentication (OID4VCI pre-authorized code, anonymous access). */
+export type AnonymousGrantContext = Omit<GrantContext, 'client'>;
+
+export interface AnonymousGrantHandler {
+  anonymous: true;
+  handle(ctx: AnonymousGrantContext): Promise<TokenResponse>;
+}
+
+export type GrantHandler = ClientGrantHandler | AnonymousGrantHandler;
 
 export type GrantTable = ReadonlyMap<string, GrantHandler>;

@@ -6,6 +6,12 @@ import { type AccessTokenAlg, signJwt } from './jws.js';
 
 export const AT_TYP = 'at+jwt';
 
+/**
+ * The claim of a token issued by the pre-authorized code grant (OID4VCI): the offer it redeemed.
+ * Such a token is accepted only at the credential endpoint, and no other token is accepted there.
+ */
+export const CREDENTIAL_OFFER_CLAIM = 'credential_offer_id';
+
 /** What the core needs from the keystore (src/kernel/crypto/keystore.ts). */
 export interface KeySource {
   activeKey(tenantId: string, alg: SigningAlg): Promise<ActiveKey>;
@@ -30,6 +36,8 @@ export interface AccessTokenInput {
   ttlSeconds: number;
   /** The resource server's algorithm; default EdDSA. */
   alg?: AccessTokenAlg | undefined;
+  /** The credential offer a pre-authorized code grant redeemed (CREDENTIAL_OFFER_CLAIM). */
+  credentialOffer?: string | undefined;
 }
 
 export interface IssuedAccessToken {
@@ -53,6 +61,7 @@ export async function issueAccessToken(
   if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
   if (input.jkt) claims.cnf = { jkt: input.jkt };
   if (input.act) claims.act = input.act;
+  if (input.credentialOffer) claims[CREDENTIAL_OFFER_CLAIM] = input.credentialOffer;
   const payload = { iss: tenant.issuer, sub: input.sub, aud, iat, exp: iat + input.ttlSeconds, ...claims };
   const token = signJwt({ alg, typ: AT_TYP, kid: key.kid }, payload, key.privateKey);
   return { token, jti, expiresIn: input.ttlSeconds, tokenType: input.jkt ? 'DPoP' : 'Bearer' };

@@ -6,7 +6,7 @@
  */
 import type { JWK } from 'jose';
 import type { OAuthTenant, RevokedTokenStore } from '../types.js';
-import { AT_TYP, type KeySource } from './access-token.js';
+import { AT_TYP, CREDENTIAL_OFFER_CLAIM, type KeySource } from './access-token.js';
 import { ACCESS_TOKEN_ALGS, type AccessTokenAlg, decodeCompactJws, type DecodedJws, publicKeyOf, verifySignature } from './jws.js';
 
 /** Clock skew tolerated on `exp`/`nbf`/`iat`. */
@@ -94,6 +94,13 @@ function checkTimes(c: AccessTokenClaims, nowS: number): void {
   if (c.iat > nowS + SKEW_S) throw new TokenInvalid('token issued in the future');
 }
 
+/** A token of the pre-authorized code grant only at the credential endpoint, and only such tokens there. */
+function checkUse(c: AccessTokenClaims, credentialEndpoint: boolean): void {
+  const forCredentials = typeof c[CREDENTIAL_OFFER_CLAIM] === 'string';
+  if (forCredentials && !credentialEndpoint) throw new TokenInvalid('this token is usable only at the credential endpoint');
+  if (!forCredentials && credentialEndpoint) throw new TokenInvalid('the credential endpoint accepts only tokens from a credential offer (pre-authorized code grant)');
+}
+
 async function checkNotRevoked(c: AccessTokenClaims, tenant: OAuthTenant, revoked: RevokedTokenStore): Promise<void> {
   if (await revoked.isRevoked(tenant.id, c.jti)) throw new TokenInvalid('token was revoked');
 }
@@ -126,11 +133,12 @@ export async function verifyAccessToken(
   token: string,
   tenant: OAuthTenant,
   deps: VerifyDeps,
-  opts: { audience?: string } = {},
+  opts: { audience?: string; credentialEndpoint?: boolean } = {},
 ): Promise<AccessTokenClaims> {
   const claims = checkRequiredClaims(await verifiedPayload(token, tenant, deps.keys));
   checkIssuer(claims, tenant);
   checkAudience(claims, opts.audience);
+  checkUse(claims, opts.credentialEndpoint ?? false);
   checkTimes(claims, Math.floor(deps.now / 1000));
   await checkNotRevoked(claims, tenant, deps.revoked);
   return claims;

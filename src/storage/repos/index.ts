@@ -9,6 +9,7 @@ import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 import { ApiKeyRepo } from './api-keys.js';
 import { ConnectFlowRepo, ConnectProviderRepo, ConnectedAccountRepo } from './connect.js';
+import { CredentialNonceRepo, CredentialOfferRepo, CredentialRepo, CredentialTypeRepo, StatusListRepo } from './credentials.js';
 import { DirectoryConnectionRepo } from './directory-connections.js';
 import { DirectoryGroupRepo } from './directory-groups.js';
 import { DirectoryUserRepo } from './directory-users.js';
@@ -65,6 +66,11 @@ const makers = {
   ssoConnections: (db) => new SsoConnectionRepo(db),
   ssoLoginStates: (db) => new SsoLoginStateRepo(db),
   ssoIdentities: (db) => new SsoIdentityRepo(db),
+  credentialTypes: (db) => new CredentialTypeRepo(db),
+  credentialOffers: (db) => new CredentialOfferRepo(db),
+  credentialNonces: (db) => new CredentialNonceRepo(db),
+  statusLists: (db) => new StatusListRepo(db),
+  credentials: (db) => new CredentialRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
