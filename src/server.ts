@@ -2,6 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
 import { type Context, type ContextOptions, createContext } from './context.js';
 import { buildApp } from './http/app.js';
+import { type MetricsListener, startMetricsListener } from './http/metrics.js';
+import { Metrics } from './metrics/metrics.js';
+import { databaseNow } from './storage/db.js';
+import { repos } from './storage/repos/index.js';
 import type { CreatedTenant } from './tenants/service.js';
 import { TenantInputError } from './kernel/tenancy.js';
 import type { Dispatcher } from './webhooks/dispatcher.js';
@@ -12,22 +16,42 @@ export interface RunningServer {
   port: number;
   /** The webhook delivery loop of this instance. */
   dispatcher: Dispatcher;
+  /** This instance's metrics (undefined when metrics are off). */
+  metrics?: Metrics;
+  /** The port of the separate metrics listener (KEYHALL_METRICS_PORT). */
+  metricsPort?: number;
   /** Set when this start created the first tenant (newcomer path). */
   bootstrapped?: CreatedTenant;
-  /** Stops accepting, lets in-flight requests finish (up to the timeout), closes the database. */
+  /**
+   * Marks the instance not ready, stops accepting, lets in-flight requests and webhook attempts
+   * finish (up to the shutdown timeout; attempts still running then hand their leases back),
+   * closes the database.
+   */
   close(): Promise<void>;
 }
 
 /** config → database → app → listen. Used by `keyhall serve` and by the tests. */
 export async function startServer(config: Config, opts: ContextOptions = {}): Promise<RunningServer> {
   const ctx = await createContext(config, opts);
+  let draining = false;
+  const metrics = metricsOf(ctx);
   let app: FastifyInstance;
   try {
-    app = await buildApp(ctx, { logStream: opts.logStream });
+    app = await buildApp(ctx, { logStream: opts.logStream, metrics, draining: () => draining });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await ctx.close();
     throw err;
+  }
+  let metricsListener: MetricsListener | undefined;
+  if (metrics && config.metricsPort !== undefined) {
+    try {
+      metricsListener = await startMetricsListener(metrics, config.metricsHost, config.metricsPort);
+    } catch (err) {
+      await app.close();
+      await ctx.close();
+      throw err;
+    }
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -43,11 +67,13 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   }
 
   const dispatcher = ctx.dispatcher;
+  if (metrics) dispatcher.observe((outcome) => metrics.delivery(outcome));
   dispatcher.start();
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      draining = true;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<void>((resolve) => {
         timer = setTimeout(() => {
@@ -56,11 +82,31 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
           resolve();
         }, config.shutdownTimeoutMs);
       });
-      await Promise.race([Promise.all([app.close(), dispatcher.stop()]), timeout]);
+      // Webhook attempts get the same grace; those still running then hand their leases back
+      // before the database closes.
+      await Promise.all([Promise.race([app.close(), timeout]), dispatcher.stop(config.shutdownTimeoutMs)]);
       clearTimeout(timer);
+      await metricsListener?.close();
       await ctx.close();
     })();
     return closing;
   };
-  return { app, ctx, port, dispatcher, bootstrapped, close };
+  return { app, ctx, port, dispatcher, metrics, metricsPort: metricsListener?.port, bootstrapped, close };
+}
+
+/** The metrics of this instance, when a metrics port or token is configured. */
+function metricsOf(ctx: Context): Metrics | undefined {
+  const { config, db } = ctx;
+  if (config.metricsPort === undefined && !config.metricsToken) return undefined;
+  return new Metrics({
+    tenantLabel: config.metricsTenantLabel,
+    sources: {
+      backlog: async () => {
+        const now = await databaseNow(db);
+        const b = await repos(db.kysely, db.dialect).webhookDeliveries.backlog(now);
+        return { size: b.size, oldestDueAgeSeconds: b.oldestDueAt === null ? 0 : Math.max(0, now - b.oldestDueAt) / 1000 };
+      },
+      pool: () => db.poolStats(),
+    },
+  });
 }

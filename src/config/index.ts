@@ -87,6 +87,26 @@ const schema = z.object({
   loginFailureWindowSeconds: z.coerce.number().int().min(1).default(900),
   /** KEYHALL_API_RATE_LIMIT: /v1 requests per API key per minute (all instances together). */
   apiRateLimit: z.coerce.number().int().min(1).max(1_000_000).default(6000),
+  /**
+   * KEYHALL_METRICS_PORT: serve Prometheus `/metrics` on this port (its own listener, never a
+   * tenant host). Unset, with KEYHALL_METRICS_TOKEN unset too: no metrics are collected.
+   */
+  metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
+  /** KEYHALL_METRICS_HOST: interface of the metrics listener. Loopback by default. */
+  metricsHost: z.string().min(1).default('127.0.0.1'),
+  /**
+   * KEYHALL_METRICS_TOKEN: also answer `/metrics` on the main listener (any host), to requests
+   * bearing `Authorization: Bearer <this token>`. At least 32 characters.
+   */
+  metricsToken: z.string().min(32, 'must be at least 32 characters').optional(),
+  /**
+   * KEYHALL_METRICS_TENANT_LABEL: add a `tenant` label (the tenant id) to request, token and
+   * login metrics. Off by default: one series per tenant multiplies the metrics' cardinality.
+   */
+  metricsTenantLabel: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   /** KEYHALL_BOOTSTRAP: on an empty database, create a tenant for localhost:<port> at start. */
   bootstrap: z
     .enum(['true', 'false', '1', '0'])
@@ -127,6 +147,10 @@ const envNames: Record<keyof Config, string> = {
   loginMaxFailuresPerAccount: 'KEYHALL_LOGIN_MAX_FAILURES_ACCOUNT',
   loginMaxFailuresPerIp: 'KEYHALL_LOGIN_MAX_FAILURES_IP',
   loginFailureWindowSeconds: 'KEYHALL_LOGIN_FAILURE_WINDOW_SECONDS',
+  metricsPort: 'KEYHALL_METRICS_PORT',
+  metricsHost: 'KEYHALL_METRICS_HOST',
+  metricsToken: 'KEYHALL_METRICS_TOKEN',
+  metricsTenantLabel: 'KEYHALL_METRICS_TENANT_LABEL',
 };
 
 export class ConfigError extends Error {}

@@ -7,13 +7,15 @@ import { newId } from '../kernel/ids.js';
 import { loggerOptions } from '../kernel/logging.js';
 import { v1Routes } from '../management/v1.js';
 import { scimRoutes } from '../scim/routes.js';
-import { ping } from '../storage/db.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { pendingMigrations, ping } from '../storage/db.js';
 import { drainUnreadBodies } from './body-limit.js';
 import { clientErrorHandler } from './client-errors.js';
 import { credentialRoutes } from './credentials.js';
 import { documentRoutes } from './documents.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './health.js';
+import { metricsRoute, registerRequestMetrics } from './metrics.js';
 import { trackRouteMethods } from './methods.js';
 import { rejectUnstorableText } from './input.js';
 import { authorizeRoutes } from './oauth/authorize.js';
@@ -35,7 +37,15 @@ function trustProxySetting(value: string | undefined): boolean | string[] {
  * Assembles the HTTP application from the composed services; each route plugin gets only the
  * services it uses. The only place (with routes.ts files) that knows Fastify.
  */
-export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
+export interface AppOptions {
+  logStream?: NodeJS.WritableStream;
+  /** This instance's metrics, when enabled (KEYHALL_METRICS_PORT or KEYHALL_METRICS_TOKEN). */
+  metrics?: Metrics;
+  /** True once the instance is shutting down: /readyz answers 503 from then on. */
+  draining?: () => boolean;
+}
+
+export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       ...loggerOptions(ctx.config.logLevel),
@@ -80,11 +90,13 @@ export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.Writable
     return payload;
   });
   drainUnreadBodies(app);
+  if (opts.metrics) registerRequestMetrics(app, opts.metrics, new Set(ctx.oauth.grants.keys()));
 
   await app.register(formbody, { bodyLimit: ctx.config.bodyLimit });
   // Hosted pages and /authorize read the host-scoped session and CSRF cookies.
   await app.register(cookie);
-  await app.register(healthRoutes, { ping: () => ping(ctx.db) });
+  await app.register(healthRoutes, { ping: () => ping(ctx.db), pendingMigrations: () => pendingMigrations(ctx.db), draining: opts.draining ?? (() => false) });
+  if (opts.metrics && ctx.config.metricsToken) await app.register(metricsRoute, { metrics: opts.metrics, token: ctx.config.metricsToken });
   registerTenantResolution(app, ctx.tenantResolver);
   await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore });
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });

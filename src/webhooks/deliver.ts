@@ -32,6 +32,8 @@ export interface DeliveryAttempt {
   clock: Clock;
   /** How much of the response body to keep (default 4096 bytes). */
   maxResponseBytes?: number;
+  /** Abandons the attempt (the instance is shutting down): the result is `abandoned`. */
+  signal?: AbortSignal;
 }
 
 export interface DeliveryResult {
@@ -47,6 +49,8 @@ export interface DeliveryResult {
   durationMs: number;
   /** Up to `maxResponseBytes` of the response body (UTF-8, possibly cut), for the delivery log. */
   responseBody?: string;
+  /** The attempt was abandoned through `signal`: it has no outcome to record. */
+  abandoned?: true;
 }
 
 const statusError = (status: number): string | undefined =>
@@ -76,9 +80,13 @@ export async function attemptDelivery(attempt: DeliveryAttempt): Promise<Deliver
   const controller = new AbortController();
   const seen: Progress = { chunks: [], kept: 0 };
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<'timeout'>((resolve) => {
+  let abandon = () => {};
+  const deadline = new Promise<'timeout' | 'abandoned'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    abandon = () => resolve('abandoned');
   });
+  if (attempt.signal?.aborted) abandon();
+  attempt.signal?.addEventListener('abort', abandon);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(attempt.headers)) headers[name.toLowerCase()] = value;
   headers['content-type'] = 'application/json';
@@ -91,12 +99,14 @@ export async function attemptDelivery(attempt: DeliveryAttempt): Promise<Deliver
     const outcome = await Promise.race([exchange, deadline]);
     const responseBody = seen.status !== undefined ? Buffer.concat(seen.chunks).toString('utf8') : undefined;
     const logged = { ...(seen.status !== undefined ? { status: seen.status } : {}), ...(responseBody !== undefined ? { responseBody } : {}) };
+    if (outcome === 'abandoned') return done({ ok: false, abandoned: true });
     if (outcome === 'timeout') return done({ ok: false, ...logged, error: 'timeout' });
     if (outcome !== null) return done({ ok: false, ...logged, error: networkError(outcome.err) });
     const error = statusError(seen.status as number);
     return done({ ok: error === undefined, ...logged, ...(error ? { error } : {}) });
   } finally {
     clearTimeout(timer);
+    attempt.signal?.removeEventListener('abort', abandon);
     controller.abort(new Error('delivery attempt over'));
   }
 }

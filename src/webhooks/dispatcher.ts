@@ -16,6 +16,9 @@ function bump(counts: Map<string, number>, key: string, by: number): void {
   else counts.delete(key);
 }
 
+/** What became of one claimed delivery (reported to observers such as the metrics). */
+export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'lease_lost' | 'handed_back';
+
 export interface DispatcherOptions {
   deliveries: WebhookDeliveryRepo;
   endpoints: WebhookEndpointRepo;
@@ -64,6 +67,9 @@ export class Dispatcher {
   readonly #byEndpoint = new Map<string, number>();
   readonly #byOrganization = new Map<string, number>();
   readonly #running = new Set<Promise<void>>();
+  /** Aborts the attempts in flight when a stop's grace period runs out. */
+  readonly #handBack = new AbortController();
+  readonly #observers: ((outcome: AttemptOutcome) => void)[] = [];
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #ticking: Promise<void> | undefined;
@@ -74,11 +80,28 @@ export class Dispatcher {
     this.#schedule();
   }
 
-  /** Stops claiming; waits for attempts in flight (their leases cover a hard stop). */
-  async stop(): Promise<void> {
+  /** Calls `fn` with the outcome of every claimed delivery this instance finishes. */
+  observe(fn: (outcome: AttemptOutcome) => void): void {
+    this.#observers.push(fn);
+  }
+
+  /**
+   * Stops claiming and lets attempts in flight finish for up to `graceMs`; attempts still
+   * running then are abandoned and their leases handed back (pending again, not counted as an
+   * attempt), so another instance retries them at once instead of after the lease runs out.
+   * A hard stop (SIGKILL) skips this: the leases then expire.
+   */
+  async stop(graceMs = Infinity): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#ticking;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      if (graceMs !== Infinity) timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.allSettled([...this.#running]), grace]);
+    clearTimeout(timer);
+    this.#handBack.abort();
     await Promise.allSettled([...this.#running]);
   }
 
@@ -167,8 +190,18 @@ export class Dispatcher {
       timeoutMs: this.o.timeoutMs,
       agent: this.o.agent,
       clock: this.o.clock,
+      signal: this.#handBack.signal,
     });
+    if (result.abandoned) {
+      await this.o.deliveries.release(d.id, this.#owner, await this.#dueNow());
+      this.#report('handed_back');
+      return;
+    }
     await this.#record(d, startedAt, result);
+  }
+
+  #report(outcome: AttemptOutcome): void {
+    for (const fn of this.#observers) fn(outcome);
   }
 
   async #record(d: DeliveryRecord, startedAt: number, result: { ok: boolean; status?: number; error?: string; durationMs: number }): Promise<void> {
@@ -203,5 +236,6 @@ export class Dispatcher {
         'webhook delivery failed: attempts exhausted',
       );
     }
+    this.#report(!recorded ? 'lease_lost' : result.ok ? 'delivered' : last ? 'failed' : 'retry');
   }
 }

@@ -212,4 +212,20 @@ export class WebhookDeliveryRepo {
       .executeTakeFirst();
     return row && stored.toRecord(row);
   }
+
+  /**
+   * The undelivered backlog across all tenants (for metrics): deliveries not yet delivered or
+   * given up, and the earliest time one of them fell due (null when none is due by `now`).
+   */
+  async backlog(now: number): Promise<{ size: number; oldestDueAt: number | null }> {
+    const row = await this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => [
+        eb.fn.countAll<number | string>().as('size'),
+        eb.fn.min<number | null>(sql<number>`case when next_attempt_at <= ${now} then next_attempt_at end`).as('oldest'),
+      ])
+      .where('status', 'in', ['pending', 'delivering'])
+      .executeTakeFirst();
+    return { size: Number(row?.size ?? 0), oldestDueAt: row?.oldest == null ? null : Number(row.oldest) };
+  }
 }
