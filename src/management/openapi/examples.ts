@@ -70,6 +70,7 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       url: 'https://hooks.acme.test/keyhall',
       events: ['member.added', 'member.removed'],
       created_at: AT,
+      updated_at: AT,
       secret: 'whsec_Zx8cV2bN4mQ6wE8rT0yU2iO4pA6sD8fG0hJ2kL4zX6c',
     },
   },

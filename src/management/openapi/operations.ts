@@ -69,6 +69,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'POST /v1/organizations/{orgId}/webhooks': { operationId: 'createWebhook', ok: 'The endpoint registered; `secret` appears only in this response' },
   'GET /v1/organizations/{orgId}/webhooks': { operationId: 'listWebhooks', ok: "The organization's webhook endpoints" },
   'GET /v1/organizations/{orgId}/webhooks/{webhookId}': { operationId: 'getWebhook', ok: 'The webhook endpoint' },
+  'PATCH /v1/organizations/{orgId}/webhooks/{webhookId}': { operationId: 'updateWebhook', ok: 'The endpoint as updated (the URL is checked against the egress policy again)' },
+  'POST /v1/organizations/{orgId}/webhooks/{webhookId}/ping': { operationId: 'pingWebhook', ok: 'A signed `ping` event is queued for this endpoint only' },
   'DELETE /v1/organizations/{orgId}/webhooks/{webhookId}': { operationId: 'deleteWebhook', ok: 'Removed; its pending deliveries are dropped' },
   'GET /v1/organizations/{orgId}/webhooks/{webhookId}/deliveries': { operationId: 'listWebhookDeliveries', ok: 'A page of deliveries, each with its attempts' },
   'POST /v1/organizations/{orgId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry': { operationId: 'retryWebhookDelivery', ok: 'The delivery is queued again', errors: [409] },
@@ -85,6 +87,14 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/organizations/{orgId}/connect/accounts/{accountId}': { operationId: 'getConnectedAccount', ok: 'The connected account (never a token)' },
   'DELETE /v1/organizations/{orgId}/connect/accounts/{accountId}': { operationId: 'deleteConnectedAccount', ok: 'Removed; its tokens are revoked upstream where supported' },
   'POST /v1/organizations/{orgId}/connect/accounts/{accountId}/token': { operationId: 'getConnectedAccountToken', ok: 'A live upstream access token (refreshed first when near expiry); every retrieval is audited', errors: [502] },
+
+  'POST /v1/credential_types': { operationId: 'createCredentialType', ok: 'The credential type created', errors: [409] },
+  'GET /v1/credential_types': { operationId: 'listCredentialTypes', ok: 'The credential types, the built-in OrganizationMembership included' },
+  'DELETE /v1/credential_types/{typeId}': { operationId: 'deleteCredentialType', ok: 'Removed; credentials already issued stay valid' },
+  'POST /v1/organizations/{orgId}/credentials/offers': { operationId: 'createCredentialOffer', ok: 'The offer, by value and by reference; `tx_code` appears only in this response' },
+  'GET /v1/organizations/{orgId}/credentials': { operationId: 'listCredentials', ok: "A page of the organization's issued credentials (never their disclosures)" },
+  'GET /v1/organizations/{orgId}/credentials/{vcId}': { operationId: 'getCredential', ok: 'The credential record (never its disclosures)' },
+  'POST /v1/organizations/{orgId}/credentials/{vcId}/revoke': { operationId: 'revokeCredential', ok: "Revoked: its status-list bit is set (idempotent)" },
 
   'POST /v1/organizations/{orgId}/sso/connections': { operationId: 'createSsoConnection', ok: 'The connection created (its client secret is never returned)' },
   'GET /v1/organizations/{orgId}/sso/connections': { operationId: 'listSsoConnections', ok: "The organization's SSO connections" },
@@ -106,5 +116,6 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'resource servers', description: 'APIs that accept Keyhall access tokens' },
   { name: 'connect providers', description: 'Upstream OAuth providers of the connected-accounts vault' },
   { name: 'connected accounts', description: "Users' connected upstream accounts and live access tokens from the vault" },
+  { name: 'credentials', description: 'Verifiable credentials (OID4VCI, SD-JWT VC): types, offers, issued credentials and revocation' },
   { name: 'sso', description: 'Enterprise SSO connections (OIDC, SAML) per organization' },
 ];
