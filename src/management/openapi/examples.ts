@@ -48,7 +48,7 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       scopes: ['members:read', 'members:write'],
       organization_id: ORG,
       created_at: AT,
-      key: 'sk_live_hG2m4P9xQw7Zr1Tn5Vb8Lc3Yd6Fk0Js2Ua4Oe7Ri9Wq1',
+      key: 'sk_live_hG2m4P9xQw7Zr1Tn5Vb8Lc3Yd6Fk0Js2Ua4Oe7Ri9Wq',
     },
   },
   'POST /v1/api_keys': {
@@ -59,7 +59,7 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       scopes: ['organizations:write', 'users:write', 'members:write'],
       organization_id: null,
       created_at: AT,
-      key: 'sk_live_Qm7Xc2Vb9Nn4Ld1Kf8Hj3Gs6Ap0Zo5Iu2Ye7Tr4Wq9E1',
+      key: 'sk_live_Qm7Xc2Vb9Nn4Ld1Kf8Hj3Gs6Ap0Zo5Iu2Ye7Tr4Wq9E',
     },
   },
   'POST /v1/organizations/{orgId}/webhooks': {
