@@ -46,6 +46,7 @@ import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { BrowserOrigins } from './oauth/cors.js';
 import { webhookOutbox } from './webhooks/outbox.js';
 import { RetrySchedule } from './webhooks/schedule.js';
 
@@ -90,6 +91,8 @@ export interface Context {
   egress: { policy: EgressPolicy; resolver?: EgressResolver; agent: EgressAgent };
   /** The webhook delivery loop of this instance (started by the server, not by the CLI). */
   dispatcher: Dispatcher;
+  /** The origins browser apps may call /token, /revoke and /userinfo from (CORS). */
+  browserOrigins: BrowserOrigins;
   close(): Promise<void>;
 }
 
@@ -179,6 +182,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
+    const browserOrigins = new BrowserOrigins(r.oauthClients, clients, config.cacheTtlMs);
     const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs);
     const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
     const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
@@ -224,7 +228,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clients: new ClientService(
         r.oauthClients,
         clock,
-        (tenantId, clientId) => clients.invalidate(tenantId, clientId),
+        (tenantId, clientId) => {
+          clients.invalidate(tenantId, clientId);
+          browserOrigins.invalidate(tenantId);
+        },
         jwksUriCheck(policy, opts.egressResolver),
         r.signinStore,
         (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
@@ -293,6 +300,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       tenantResolver,
       tenants,
       oauth,
+      browserOrigins,
       signin,
       management,
       scim,
