@@ -52,6 +52,7 @@ import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { BrowserOrigins } from './oauth/cors.js';
 import { webhookOutbox } from './webhooks/outbox.js';
 import { RetrySchedule } from './webhooks/schedule.js';
 
@@ -104,6 +105,8 @@ export interface Context {
   egress: { policy: EgressPolicy; resolver?: EgressResolver; agent: EgressAgent };
   /** The webhook delivery loop of this instance (started by the server, not by the CLI). */
   dispatcher: Dispatcher;
+  /** The origins browser apps may call /token, /revoke and /userinfo from (CORS). */
+  browserOrigins: BrowserOrigins;
   close(): Promise<void>;
 }
 
@@ -194,6 +197,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const egressUpstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
+    const browserOrigins = new BrowserOrigins(r.oauthClients, clients, config.cacheTtlMs);
     const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs);
     const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
     const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
@@ -257,7 +261,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clients: new ClientService(
         r.oauthClients,
         clock,
-        (tenantId, clientId) => clients.invalidate(tenantId, clientId),
+        (tenantId, clientId) => {
+          clients.invalidate(tenantId, clientId);
+          browserOrigins.invalidate(tenantId);
+        },
         jwksUriCheck(policy, opts.egressResolver),
         r.signinStore,
         (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
@@ -331,6 +338,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       tenantResolver,
       tenants,
       oauth,
+      browserOrigins,
       signin,
       credentials,
       management,

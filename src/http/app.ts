@@ -101,10 +101,10 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore });
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });
   await app.register(scimRoutes, { prefix: '/scim/v2', scim: ctx.scim, bodyLimit: ctx.config.bodyLimit });
-  await app.register(tokenRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
+  await app.register(tokenRoutes, { oauth: ctx.oauth, cors: ctx.browserOrigins, bodyLimit: ctx.config.bodyLimit });
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
   await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
-  await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin });
+  await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin, cors: ctx.browserOrigins });
   await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });

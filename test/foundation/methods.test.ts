@@ -36,13 +36,14 @@ describe('wrong method on a known path: 405 with Allow, on every surface', () =>
   });
 
   it('OAuth endpoints, hosted pages and .well-known', async () => {
-    expect405(await s.request({ method: 'DELETE', path: '/userinfo' }), 'GET, HEAD, POST');
+    // /userinfo and /token answer CORS preflights (docs/oauth.md "Browser apps").
+    expect405(await s.request({ method: 'DELETE', path: '/userinfo' }), 'GET, HEAD, POST, OPTIONS');
     expect405(await s.request({ method: 'PUT', path: '/authorize' }), 'GET, POST');
     expect405(await s.request({ method: 'DELETE', path: '/login' }), 'GET, HEAD, POST');
     expect405(await s.request({ method: 'GET', path: '/sessions/revoke' }), 'POST');
     const token = await s.request({ method: 'GET', path: '/token' });
     assert.equal(token.status, 405);
-    assert.equal(token.headers.allow, 'POST');
+    assert.equal(token.headers.allow, 'POST, OPTIONS');
     assert.ok(token.json().error_description);
     const jwks = await s.request({ method: 'DELETE', path: '/.well-known/jwks.json' });
     assert.equal(jwks.status, 405);

@@ -7,13 +7,15 @@ import { PROTECTED_RESOURCE_METADATA_PATH } from '../../oauth/resource-server/gu
 import { userInfoClaims, type UserProfileSource } from '../../oauth/userinfo/claims.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
+import { browserCors, type CorsPolicy } from './cors.js';
 import { requireAccessToken } from './guard.js';
 import { noStore } from './request.js';
 
 export const USERINFO_PATH = '/userinfo';
 
-export async function userinfoRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'guard'>; profiles: UserProfileSource }): Promise<void> {
+export async function userinfoRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'guard'>; profiles: UserProfileSource; cors: CorsPolicy }): Promise<void> {
   const { oauth, profiles } = opts;
+  browserCors(app, opts.cors, { [USERINFO_PATH]: ['GET', 'POST'] });
   // The token must carry `openid`.
   const headerGuard = requireAccessToken(oauth, { scope: 'openid' });
   // RFC 6750 §2.2: a POST may carry the token as the form parameter `access_token` instead

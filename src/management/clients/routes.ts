@@ -23,6 +23,7 @@ export const clientSchema = z.object({
   scope: z.string().nullable(),
   dpop_bound_access_tokens: z.boolean(),
   allowed_resources: z.array(z.string()),
+  allowed_origins: z.array(z.string()),
   token_exchange: z.unknown(),
   id_token_signed_response_alg: z.enum(['RS256', 'EdDSA']),
   require_pushed_authorization_requests: z.boolean(),

@@ -4,6 +4,7 @@ import { isLoopbackHost } from '../../kernel/tenancy.js';
 import { isPublicJwk } from '../../oauth/jwk.js';
 import { SCOPE_LIST } from '../../oauth/scope.js';
 import { isResourceIndicator } from '../../oauth/token/targets.js';
+import { isWebOrigin } from '../../oauth/cors.js';
 import { AUTH_METHODS, GRANT_TYPE } from '../../oauth/types.js';
 
 const absoluteUri = z.string().max(2000).refine(isResourceIndicator, 'must be an absolute URI without a fragment');
@@ -26,6 +27,9 @@ const redirectUri = z.string().max(2000).refine((v) => {
   if (u.protocol === 'http:') return isLoopbackHost(u.host);
   return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(u.protocol);
 }, 'must be https (http only for loopback hosts) or a reverse-domain private-use scheme, without fragment or credentials');
+
+/** A browser origin allowed to call /token, /revoke and /userinfo (oauth/cors.ts). */
+const webOrigin = z.string().max(2000).refine(isWebOrigin, 'must be an origin scheme://host[:port] (https, or http for a loopback host) without path, wildcard or trailing slash');
 
 const publicJwk = z
   .looseObject({ kty: z.enum(['OKP', 'EC', 'RSA']), kid: z.string().max(200).optional(), alg: z.string().optional() })
@@ -53,6 +57,7 @@ export const clientMetadata = z.strictObject({
   scope: scopeString.nullable().optional(),
   dpop_bound_access_tokens: z.boolean().optional(),
   allowed_resources: z.array(absoluteUri).max(50).optional(),
+  allowed_origins: z.array(webOrigin).max(50).optional(),
   token_exchange: tokenExchangePolicy.nullable().optional(),
   // Sign-in settings (docs/signin.md): OpenID Connect Registration, RFC 9126 and RP-initiated
   // logout names, plus Keyhall's `third_party` (consent is asked only of third-party clients).
@@ -80,6 +85,7 @@ export interface ClientView {
   scope: string | null;
   dpop_bound_access_tokens: boolean;
   allowed_resources: string[];
+  allowed_origins: string[];
   token_exchange: unknown;
   id_token_signed_response_alg: 'RS256' | 'EdDSA';
   require_pushed_authorization_requests: boolean;

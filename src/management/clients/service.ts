@@ -58,6 +58,7 @@ function apply(base: ClientRecord, input: ClientMetadataInput): ClientRecord {
     scopes: input.scope === undefined ? base.scopes : input.scope ? [...new Set(input.scope.split(' '))] : [],
     dpopBound: input.dpop_bound_access_tokens ?? base.dpopBound,
     allowedResources: input.allowed_resources ?? base.allowedResources,
+    allowedOrigins: input.allowed_origins ? [...new Set(input.allowed_origins)] : base.allowedOrigins,
     tokenExchange: input.token_exchange === undefined ? base.tokenExchange : input.token_exchange,
   };
 }
@@ -99,6 +100,7 @@ export function toView(c: ClientRecord, secret?: string, settings: SigninClientS
     scope: c.scopes.length > 0 ? c.scopes.join(' ') : null,
     dpop_bound_access_tokens: c.dpopBound,
     allowed_resources: c.allowedResources,
+    allowed_origins: c.allowedOrigins,
     token_exchange: c.tokenExchange,
     id_token_signed_response_alg: settings.idTokenAlg,
     require_pushed_authorization_requests: settings.requirePar,
@@ -172,6 +174,7 @@ export class ClientService {
       await clients.insert(client);
       if (settings) await signin.saveClientSettings(tenantId, client.id, settings, now);
     });
+    this.changed(tenantId, client.id);
     return toView(client, secret, settings);
   }
 

@@ -44,6 +44,12 @@ export class OAuthClientRepo implements ClientStore {
     return (await q.orderBy('id').limit(opts.limit).execute()).map(stored.toRecord);
   }
 
+  /** Every origin some client of the tenant lists in allowed_origins (CORS, oauth/cors.ts). */
+  async allowedOrigins(tenantId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('oauth_clients').select('allowed_origins').where('tenant_id', '=', tenantId).where('allowed_origins', '<>', '[]').execute();
+    return rows.flatMap((r) => JSON.parse(r.allowed_origins) as string[]);
+  }
+
   /** Replaces a client's stored fields; false when it does not exist in this tenant. */
   async update(client: ClientRecord): Promise<boolean> {
     const { id: _id, tenant_id: _t, created_at: _c, ...fields } = stored.toRow(client);
