@@ -41,6 +41,8 @@ import { ScimAuth } from './scim/auth.js';
 import { ScimGroups } from './scim/groups.js';
 import type { ScimServices } from './scim/routes.js';
 import { ScimUsers } from './scim/users.js';
+import { configureAttestationTrust } from './screens/mfa/trust.js';
+import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
 import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
@@ -85,6 +87,8 @@ export interface Context {
   oauth: OAuthServer;
   /** Hosted sign-in: logins, sessions, consents, profiles, branding. */
   signin: SigninService;
+  /** Passkeys, TOTP, recovery codes and the MFA policy (docs/passkeys.md). */
+  mfa: MfaService;
   management: ManagementServices;
   /** SCIM 2.0: token authentication and the Users/Groups services. */
   scim: ScimServices;
@@ -214,6 +218,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       loginFailureWindowSeconds: config.loginFailureWindowSeconds,
     });
 
+    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: configureAttestationTrust(config) });
+
     const deps: ManagementDeps = { db, clock, events };
     const management: ManagementServices = {
       auth: new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit),
@@ -273,6 +279,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       tenants,
       oauth,
       signin,
+      mfa,
       management,
       scim,
       egress,

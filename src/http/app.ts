@@ -19,6 +19,7 @@ import { authorizeRoutes } from './oauth/authorize.js';
 import { parRoutes } from './oauth/par.js';
 import { tokenRoutes } from './oauth/token.js';
 import { userinfoRoutes } from './oauth/userinfo.js';
+import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
 import { registerTenantResolution } from './tenant.js';
 
@@ -91,6 +92,7 @@ export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.Writable
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
   await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin });
-  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin });
+  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
+  await app.register(mfaRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
   return app;
 }

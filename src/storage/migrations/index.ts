@@ -9,6 +9,7 @@ import * as m0007 from './0007_oauth_remote_keys.js';
 import * as m0008 from './0008_signin_consent_resources.js';
 import * as m0009 from './0009_rate_limits.js';
 import * as m0010 from './0010_resource_servers.js';
+import * as m0013 from './0013_mfa.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0008_signin_consent_resources': m0008,
   '0009_rate_limits': m0009,
   '0010_resource_servers': m0010,
+  '0013_mfa': m0013,
 };
 
 export const migrationProvider: MigrationProvider = {
