@@ -46,6 +46,8 @@ import { ScimAuth } from './scim/auth.js';
 import { ScimGroups } from './scim/groups.js';
 import type { ScimServices } from './scim/routes.js';
 import { ScimUsers } from './scim/users.js';
+import { configureAttestationTrust } from './screens/mfa/trust.js';
+import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
 import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
@@ -98,6 +100,8 @@ export interface Context {
   signin: SigninService;
   /** The OID4VCI credential issuer (offers, issuance, status lists). */
   credentials: CredentialService;
+  /** Passkeys, TOTP, recovery codes and the MFA policy (docs/passkeys.md). */
+  mfa: MfaService;
   management: ManagementServices;
   /** SCIM 2.0: token authentication and the Users/Groups services. */
   scim: ScimServices;
@@ -233,6 +237,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       loginFailureWindowSeconds: config.loginFailureWindowSeconds,
     });
 
+    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: configureAttestationTrust(config) });
+
     const deps: ManagementDeps = { db, clock, events };
     const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);
     const vault = new VaultService({
@@ -341,6 +347,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       browserOrigins,
       signin,
       credentials,
+      mfa,
       management,
       scim,
       egress,

@@ -85,6 +85,12 @@ const schema = z.object({
   loginMaxFailuresPerIp: z.coerce.number().int().min(1).default(100),
   /** KEYHALL_LOGIN_FAILURE_WINDOW_SECONDS: the failed-login window; a limit lifts when it ends. */
   loginFailureWindowSeconds: z.coerce.number().int().min(1).default(900),
+  /**
+   * KEYHALL_WEBAUTHN_TRUST_ANCHORS: path of a PEM file of attestation root certificates. When set,
+   * a passkey registered under an organization's AAGUID allowlist must carry an attestation whose
+   * chain verifies to one of them (docs/passkeys.md).
+   */
+  webauthnTrustAnchors: z.string().min(1).optional(),
   /** KEYHALL_API_RATE_LIMIT: /v1 requests per API key per minute (all instances together). */
   apiRateLimit: z.coerce.number().int().min(1).max(1_000_000).default(6000),
   /**
@@ -133,6 +139,7 @@ const envNames: Record<keyof Config, string> = {
   shutdownTimeoutMs: 'KEYHALL_SHUTDOWN_TIMEOUT_MS',
   bootstrap: 'KEYHALL_BOOTSTRAP',
   apiRateLimit: 'KEYHALL_API_RATE_LIMIT',
+  webauthnTrustAnchors: 'KEYHALL_WEBAUTHN_TRUST_ANCHORS',
   egressAllow: 'KEYHALL_EGRESS_ALLOW',
   webhookTimeoutMs: 'KEYHALL_WEBHOOK_TIMEOUT_MS',
   webhookRetrySchedule: 'KEYHALL_WEBHOOK_RETRY_SCHEDULE',

@@ -62,6 +62,17 @@ export const EVENT_TYPES = {
   // Tenant-wide: an operator changed the tenant's host or issuer (`keyhall tenant update`).
   // A deleted tenant's feed goes with it, so `tenant.deleted` is written to the process log only.
   'tenant.updated': { webhook: false, description: "the tenant's host or issuer was changed (keyhall tenant update)" },
+  'login.passkey': { webhook: false, description: 'a user signed in with a passkey (a new session)' },
+  'passkey.registered': { webhook: false, description: 'a user registered a passkey' },
+  'passkey.removed': { webhook: false, description: 'a passkey was removed (by its user on /mfa, or through /v1)' },
+  'passkey.rejected': { webhook: false, description: "a passkey registration was refused by an organization's WebAuthn policy" },
+  'passkey.counter_regressed': { webhook: false, description: "a passkey's signature counter went backwards (a cloned authenticator?); the sign-in was refused" },
+  'mfa.totp.enrolled': { webhook: false, description: 'a user set up an authenticator app (TOTP)' },
+  'mfa.totp.removed': { webhook: false, description: 'a user removed their authenticator app (TOTP)' },
+  'mfa.challenge.succeeded': { webhook: false, description: 'a second factor was given at sign-in' },
+  'mfa.challenge.failed': { webhook: false, description: 'a wrong second factor was given at sign-in' },
+  'mfa.recovery_code.used': { webhook: false, description: 'a recovery code was used (each works once)' },
+  'mfa.recovery_codes.regenerated': { webhook: false, description: "a user's recovery codes were (re)generated; earlier ones stop working" },
   'webauthn_policy.updated': { webhook: false, description: "an organization's passkey AAGUID allowlist was set or cleared" },
   // The connected-accounts vault (docs/connected-accounts.md). Provider events are tenant-wide.
   'connect.provider.created': { webhook: false, description: 'an upstream provider of the vault was registered' },

@@ -23,6 +23,7 @@ import { parRoutes } from './oauth/par.js';
 import { tokenRoutes } from './oauth/token.js';
 import { userinfoRoutes } from './oauth/userinfo.js';
 import { connectScreenRoutes } from './screens/connect-routes.js';
+import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
 import { registerTenantResolution } from './tenant.js';
 
@@ -105,7 +106,8 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
   await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin, cors: ctx.browserOrigins });
-  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin });
+  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
+  await app.register(mfaRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;

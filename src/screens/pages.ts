@@ -32,12 +32,17 @@ header { border-top: 6px solid var(--brand); margin: -2rem -2rem 1.5rem; border-
 header img { max-height: 48px; max-width: 200px; display: block; margin-bottom: .5rem; }
 h1 { font-size: 1.35rem; margin: 0 0 1rem; }
 label { display: block; margin: .75rem 0 .25rem; font-weight: 600; }
-input[type=email], input[type=password] { width: 100%; box-sizing: border-box; padding: .6rem; border: 1px solid #c4c8d0; border-radius: 4px; font-size: 1rem; }
+input[type=email], input[type=password], input[type=text] { width: 100%; box-sizing: border-box; padding: .6rem; border: 1px solid #c4c8d0; border-radius: 4px; font-size: 1rem; }
 button { margin-top: 1.25rem; background: var(--brand); color: #fff; border: 0; border-radius: 4px; padding: .65rem 1.2rem; font-size: 1rem; cursor: pointer; }
 button.secondary { background: #e3e6eb; color: #1d2330; }
 .error { background: #fdecec; color: #8a1111; padding: .6rem; border-radius: 4px; }
 table { width: 100%; border-collapse: collapse; font-size: .9rem; } td, th { text-align: left; padding: .35rem .25rem; border-bottom: 1px solid #eee; }
 .brand-name { color: #5a6170; font-size: .95rem; }
+.qr svg { width: 220px; height: 220px; display: block; margin: 1rem auto; }
+code, .codes { font-family: ui-monospace, monospace; word-break: break-all; }
+.codes { columns: 2; list-style: none; padding: 0; font-size: 1.05rem; }
+.or { text-align: center; color: #5a6170; margin: 1rem 0 0; }
+form.inline { display: inline; } form.inline button { margin-top: .4rem; padding: .35rem .7rem; font-size: .85rem; }
 </style>
 </head>
 <body>
@@ -49,7 +54,7 @@ ${body}
 </html>`;
 }
 
-const hidden = (name: string, value: string | null | undefined) => (value ? html`<input type="hidden" name="${name}" value="${value}">` : '');
+export const hidden = (name: string, value: string | null | undefined) => (value ? html`<input type="hidden" name="${name}" value="${value}">` : '');
 
 export function errorPage(f: PageFrame, error: string, description: string): Html {
   return layout(f, html`<h1>Something went wrong</h1><p class="error" id="error" data-error="${error}">${description}</p><p>Return to the application and try again.</p>`);
@@ -72,11 +77,18 @@ ${v.message ? html`<p class="error" role="alert">${v.message}</p>` : ''}
 <form method="post" action="/login">
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${v.email ?? ''}">
+<input id="email" name="email" type="email" autocomplete="username webauthn" required value="${v.email ?? ''}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
-</form>`,
+</form>
+<p class="or">or</p>
+<form method="post" action="/login/passkey" id="passkey-form" data-conditional="/login/passkey/options">
+${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}<input type="hidden" name="credential" value="">
+<button type="button" class="secondary" id="passkey-login" data-webauthn="get" data-options="/login/passkey/options" data-form="passkey-form">Sign in with a passkey</button>
+</form>
+<p class="error" id="webauthn-status" role="alert" hidden></p>
+<script src="/webauthn.js" defer></script>`,
   );
 }
 
@@ -126,7 +138,7 @@ export interface SessionsView {
   consents: Array<{ clientId: string; clientName: string | null; scopes: string[]; resources: string[] }>;
 }
 
-const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+export const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 
 export function sessionsPage(f: PageFrame, v: SessionsView): Html {
   const revoke = (id: string, label: string) =>

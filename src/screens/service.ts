@@ -94,7 +94,15 @@ export class SigninService {
    * Failures count per tenant+account and per tenant+IP in fixed windows; over a limit the answer
    * is `limited` until the window ends (never a permanent lockout).
    */
-  async login(tenantId: string, emailInput: string, password: string, meta: RequestMeta, previousToken?: string): Promise<LoginResult> {
+  async login(
+    tenantId: string,
+    emailInput: string,
+    password: string,
+    meta: RequestMeta,
+    previousToken?: string,
+    /** Whether this user owes a second factor (then the session starts pending, see docs/passkeys.md). */
+    secondFactor?: (user: UserRecord) => Promise<boolean>,
+  ): Promise<LoginResult> {
     const now = this.clock.now();
     if (++this.#logins % SWEEP_EVERY === 0) await this.#sweep(now);
     const email = normalizeEmail(emailInput).slice(0, 254);
@@ -113,10 +121,23 @@ export class SigninService {
       });
       return { kind: 'invalid' };
     }
-    return this.#startSession(tenantId, user, meta, now, account.hash, ip.hash, previousToken);
+    const pending = secondFactor ? await secondFactor(user) : false;
+    return this.#startSession(tenantId, user, meta, now, previousToken, { amr: ['pwd'], pending, accountKey: account.hash, ipKey: ip.hash });
   }
 
-  async #startSession(tenantId: string, user: UserRecord, meta: RequestMeta, now: number, accountKey: string, ipKey: string, previousToken?: string): Promise<LoginResult> {
+  /** A passkey sign-in (verified by MfaService): a new session with the passkey's methods. */
+  async passkeyLogin(tenantId: string, user: UserRecord, meta: RequestMeta, amr: string[], passkeyId: string, previousToken?: string): Promise<LoginResult> {
+    return this.#startSession(tenantId, user, meta, this.clock.now(), previousToken, { amr, pending: false, passkeyId });
+  }
+
+  async #startSession(
+    tenantId: string,
+    user: UserRecord,
+    meta: RequestMeta,
+    now: number,
+    previousToken: string | undefined,
+    o: { amr: string[]; pending: boolean; accountKey?: string; ipKey?: string; passkeyId?: string },
+  ): Promise<LoginResult> {
     const token = randomBytes(32).toString('base64url');
     const session: SessionRecord = {
       id: newId('ses', now),
@@ -130,6 +151,8 @@ export class SigninService {
       idleExpiresAt: now + this.settings.sessionIdleSeconds * 1000,
       expiresAt: now + this.settings.sessionMaxSeconds * 1000,
       revokedAt: null,
+      amr: o.amr,
+      mfaPending: o.pending,
     };
     await this.events.transaction(this.db.kysely, async (trx) => {
       const sessions = repos(trx, this.db.dialect).sessions;
@@ -140,9 +163,18 @@ export class SigninService {
       }
       await sessions.insert(session, sha256Hex(token));
       const failures = repos(trx, this.db.dialect).loginFailures;
-      await failures.clear(tenantId, accountKey);
-      await failures.release(tenantId, ipKey, now);
-      await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), { user_id: user.id, session_id: session.id, ip: meta.ip });
+      if (o.accountKey) await failures.clear(tenantId, o.accountKey);
+      if (o.ipKey) await failures.release(tenantId, o.ipKey, now);
+      if (o.passkeyId) {
+        await this.#record(trx, tenantId, 'login.passkey', userActor(user.id), { user_id: user.id, session_id: session.id, passkey_id: o.passkeyId, amr: o.amr, ip: meta.ip });
+      } else {
+        await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), {
+          user_id: user.id,
+          session_id: session.id,
+          ip: meta.ip,
+          ...(o.pending ? { second_factor_pending: true } : {}),
+        });
+      }
     });
     return { kind: 'ok', session, token, user };
   }
@@ -152,8 +184,26 @@ export class SigninService {
     await repos(this.db.kysely, this.db.dialect).loginFailures.sweep(now);
   }
 
-  /** The live session a cookie names, or undefined (revoked, idle or absolute timeout, other tenant). */
+  /** The live session a cookie names, or undefined (revoked, idle or absolute timeout, other tenant, second factor owed). */
   async current(tenantId: string, token: string | undefined): Promise<SessionRecord | undefined> {
+    const s = await this.#live(tenantId, token);
+    return s?.mfaPending ? undefined : s;
+  }
+
+  /** The session a cookie names while its second factor is still owed (/mfa/challenge), or undefined. */
+  async pending(tenantId: string, token: string | undefined): Promise<SessionRecord | undefined> {
+    const s = await this.#live(tenantId, token);
+    return s?.mfaPending ? s : undefined;
+  }
+
+  /** The second factor was given: the pending session becomes usable, its login time and methods updated. */
+  async completeSecondFactor(tenantId: string, session: SessionRecord, amr: string[]): Promise<SessionRecord | undefined> {
+    const now = this.clock.now();
+    const ok = await repos(this.db.kysely, this.db.dialect).sessions.completeMfa(tenantId, session.id, amr, now);
+    return ok ? { ...session, amr, mfaPending: false, authTime: now } : undefined;
+  }
+
+  async #live(tenantId: string, token: string | undefined): Promise<SessionRecord | undefined> {
     if (!token || token.length > 100) return undefined;
     const repo = repos(this.db.kysely, this.db.dialect).sessions;
     const s = await repo.findByToken(tenantId, sha256Hex(token));

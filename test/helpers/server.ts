@@ -32,6 +32,8 @@ export async function startTestServer(
     config?: Partial<Record<keyof Config, unknown>>;
     /** Start a second instance on the first one's database (PostgreSQL only), sharing its tenant. */
     shareDatabaseWith?: TestServer;
+    /** Serve the main tenant on `localhost:<port>` (a WebAuthn RP ID must be a domain, never an IP address). */
+    localhost?: boolean;
   } = {},
 ): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-test-'));
@@ -56,7 +58,7 @@ export async function startTestServer(
   });
   const server = await startServer(config, { clock: opts.clock, egressResolver: opts.egressResolver, logStream: opts.logStream });
   const port = server.port;
-  const tenant = opts.shareDatabaseWith?.tenant ?? (await server.ctx.tenants.create({ host: `127.0.0.1:${port}` }));
+  const tenant = opts.shareDatabaseWith?.tenant ?? (await server.ctx.tenants.create({ host: `${opts.localhost ? 'localhost' : '127.0.0.1'}:${port}` }));
   return {
     port,
     server,

@@ -20,8 +20,8 @@ export interface SigninTestServer extends OAuthTestServer {
 
 export const REDIRECT = 'https://app.example/cb';
 
-export async function startSigninServer(opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>> } = {}): Promise<SigninTestServer> {
-  const s = await startOAuthServer(opts as { clock?: Clock });
+export async function startSigninServer(opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>>; localhost?: boolean } = {}): Promise<SigninTestServer> {
+  const s = await startOAuthServer(opts);
   const ctx = s.server.ctx;
   const users = new UserService({ db: ctx.db, clock: ctx.clock, events: ctx.events });
   return Object.assign(s, {

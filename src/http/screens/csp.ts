@@ -20,12 +20,14 @@ const originOf = (url: string) => {
  * Nothing but the page's own nonce'd style, the brand logo, and forms that post here (and, for
  * flows, the client's redirect origin, which Chrome checks on the redirect after a form post).
  */
-function securityHeaders(reply: FastifyReply, nonce: string, brand: Brand, formTargets: string[]): void {
+function securityHeaders(reply: FastifyReply, nonce: string, brand: Brand, formTargets: string[], script: boolean): void {
   const logo = brand.logoUrl ? originOf(brand.logoUrl) : undefined;
   const targets = [...new Set(formTargets.map(originOf).filter((o): o is string => o !== undefined))];
   const csp = [
     "default-src 'none'",
     `style-src 'nonce-${nonce}'`,
+    // Pages with passkey buttons load /webauthn.js (same origin) and fetch their options here.
+    ...(script ? ["script-src 'self'", "connect-src 'self'"] : []),
     `img-src ${logo ?? "'none'"}`,
     `form-action 'self'${targets.map((t) => ` ${t}`).join('')}`,
     "frame-ancestors 'none'",
@@ -43,12 +45,14 @@ export interface PageOptions {
   brand?: Brand;
   /** Origins the page's forms may end up at (after redirects). */
   formTargets?: string[];
+  /** The page uses /webauthn.js. */
+  script?: boolean;
 }
 
 /** Renders a page with its headers; `body` builds the HTML from the frame (for its CSP nonce). */
 export function sendPage(reply: FastifyReply, status: number, o: PageOptions, body: (f: PageFrame) => Html): FastifyReply {
   const nonce = randomBytes(16).toString('base64url');
   const brand = o.brand ?? DEFAULT_BRAND;
-  securityHeaders(reply, nonce, brand, o.formTargets ?? []);
+  securityHeaders(reply, nonce, brand, o.formTargets ?? [], o.script === true);
   return reply.code(status).type('text/html; charset=utf-8').send(body({ title: o.title, brand, nonce }).value);
 }

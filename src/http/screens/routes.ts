@@ -10,9 +10,12 @@ import type { LogoutParams } from '../../oauth/logout/resolve.js';
 import { safeReturnTo } from '../../screens/cookies.js';
 import { consentPage, loginPage, logoutPage, sessionsPage, signedOutPage } from '../../screens/pages.js';
 import type { SigninService } from '../../screens/service.js';
+import type { MfaService } from '../../screens/mfa/service.js';
+import { minimumAcr } from '../../oauth/authorize/acr.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { sendPage } from './csp.js';
+import { challengeLocation } from './mfa-routes.js';
 import { csrfFor, csrfOk } from './csrf.js';
 import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
 import { clearSessionCookie, currentSession, sessionToken, setSessionCookie } from './session-cookie.js';
@@ -24,10 +27,11 @@ const FLOW_GONE = 'This sign-in page has expired or was already used. Go back to
 export interface ScreenRoutesOptions {
   oauth: Pick<OAuthServer, 'authorize' | 'logout'>;
   signin: SigninService;
+  mfa: Pick<MfaService, 'secondFactorNeeded'>;
 }
 
 export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptions): Promise<void> {
-  const { oauth, signin: service } = opts;
+  const { oauth, signin: service, mfa } = opts;
   const flowOf = (request: FastifyRequest, source: unknown) => oauth.authorize.load(field(source, 'flow'), tenantOf(request));
   const session = (request: FastifyRequest) => currentSession(service, request);
   const flowGone = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.pageExpired(FLOW_GONE));
@@ -37,7 +41,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     const tenant = tenantOf(request);
     const brand = await service.brand(tenant.id, flow?.flow.request.organizationId);
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, status, { title: 'Sign in', brand, formTargets: flow ? [flow.flow.request.redirectUri] : [] }, (f) =>
+    return sendPage(reply, status, { title: 'Sign in', brand, formTargets: flow ? [flow.flow.request.redirectUri] : [], script: true }, (f) =>
       loginPage(f, {
         csrf,
         flow: flow?.id,
@@ -70,6 +74,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
       field(request.body, 'password') ?? '',
       { ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null },
       sessionToken(request),
+      (user) => mfa.secondFactorNeeded(tenant.id, user.id, { organizationId: flow?.flow.request.organizationId, acr: minimumAcr(flow?.flow.request.acrValues) }),
     );
     if (result.kind === 'limited') {
       reply.header('retry-after', String(result.retryAfterSeconds));
@@ -77,6 +82,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     }
     if (result.kind === 'invalid') return renderLogin(request, reply, 401, flow, { email, returnTo, message: BAD_CREDENTIALS });
     setSessionCookie(request, reply, result.token, service.settings.sessionMaxSeconds);
+    if (result.session.mfaPending) return seeOther(reply, challengeLocation(flow?.id, returnTo));
     if (!flow) return seeOther(reply, returnTo ?? '/sessions');
     return sendOutcome(request, reply, await oauth.authorize.continue(flow, tenant, result.session, { consented: false }));
   });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
 import { actorOf } from '../v1.js';
-import { type UserService, userView } from './service.js';
+import { passkeyView, type UserService, userView } from './service.js';
 
 const email = z.string().trim().max(254).email();
 const password = z.string().min(8).max(256);
@@ -76,6 +76,31 @@ export const userRoutes =
       schema: { tags, summary: "Revoke all of a user's hosted-login sessions", params, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.revokeSessions(tenantOf(request).id, actorOf(request), request.params.userId);
+        return reply.code(204).send();
+      },
+    });
+
+    const passkeySchema = z.object({
+      id: z.string(),
+      name: z.string(),
+      aaguid: z.string(),
+      transports: z.array(z.string()),
+      attestation_verified: z.boolean(),
+      created_at: z.string(),
+      last_used_at: z.string().nullable(),
+    });
+
+    r.get('/users/:userId/passkeys', {
+      config: { permission: 'users:read', access: 'platform' },
+      schema: { tags, summary: "List a user's passkeys (no key material)", params, response: { 200: z.object({ data: z.array(passkeySchema) }), 404: errorResponse } },
+      handler: async (request) => ({ data: (await service.listPasskeys(tenantOf(request).id, request.params.userId)).map(passkeyView) }),
+    });
+
+    r.delete('/users/:userId/passkeys/:passkeyId', {
+      config: { permission: 'users:write', access: 'platform' },
+      schema: { tags, summary: "Remove one of a user's passkeys", params: z.strictObject({ userId: idOf('user'), passkeyId: idOf('pk') }), response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await service.deletePasskey(tenantOf(request).id, actorOf(request), request.params.userId, request.params.passkeyId);
         return reply.code(204).send();
       },
     });

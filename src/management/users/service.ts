@@ -1,3 +1,4 @@
+import type { PasskeyRecord } from '../../storage/repos/mfa.js';
 import { hash } from '@node-rs/argon2';
 import type { Actor } from '../../events/catalogue.js';
 import { revokeMembershipCredentials } from '../../credentials/service.js';
@@ -27,6 +28,18 @@ export function userView(u: UserRecord) {
 }
 
 const emailTaken = (err: unknown) => (isUniqueViolation(err) ? errors.conflict('email: a user with this email already exists') : err);
+
+export function passkeyView(p: PasskeyRecord) {
+  return {
+    id: p.id,
+    name: p.name,
+    aaguid: p.aaguid,
+    transports: p.transports,
+    attestation_verified: p.attestationVerified,
+    created_at: iso(p.createdAt),
+    last_used_at: p.lastUsedAt === null ? null : iso(p.lastUsedAt),
+  };
+}
 
 export class UserService {
   constructor(private readonly deps: ManagementDeps) {}
@@ -93,6 +106,21 @@ export class UserService {
         await this.deps.events.record(trx, { tenantId, type: 'session.revoked', organizationId: null, actor, data: { user_id: id, session_id: sessionId } });
       }
       return ids.length;
+    });
+  }
+
+  /** The user's passkeys (id, name, AAGUID, transports, times; never key material). */
+  async listPasskeys(tenantId: string, id: string): Promise<PasskeyRecord[]> {
+    const r = reposOf(this.deps);
+    if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
+    return r.mfa.listPasskeys(tenantId, id);
+  }
+
+  async deletePasskey(tenantId: string, actor: Actor, id: string, passkeyId: string): Promise<void> {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      const removed = await reposOf(this.deps, trx).mfa.deletePasskey(tenantId, id, passkeyId);
+      if (!removed) throw errors.notFound('passkey not found');
+      await this.deps.events.record(trx, { tenantId, type: 'passkey.removed', organizationId: null, actor, data: { user_id: id, passkey_id: passkeyId, aaguid: removed.aaguid } });
     });
   }
 

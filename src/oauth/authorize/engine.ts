@@ -8,6 +8,7 @@ import { newSecret } from '../../kernel/ids.js';
 import { verifyIdTokenHint } from '../id-token/verify-hint.js';
 import type { KeySource } from '../tokens/access-token.js';
 import type { ClientRecord, ClientStore, OAuthTenant } from '../types.js';
+import { minimumAcr, satisfiesAcr } from './acr.js';
 import { AuthorizeError, authorizeErrors as E, redirectTo } from './errors.js';
 import type { AuthorizationRequest, FlowRecord, SessionRecord, SigninClientSettings, SigninStore } from './types.js';
 import { checkRedirectUri, PAR_URN, type RawParams, resolveClient, single, validateAuthorizationRequest } from './validate.js';
@@ -133,8 +134,14 @@ export async function loadFlow(id: string | undefined, tenant: OAuthTenant, deps
   return { id, flow, client, settings: await deps.store.clientSettings(tenant.id, client.id) };
 }
 
+/** A usable session (second factor given), recent enough for the flow, of the strength its acr_values ask for. */
 export function sessionSatisfies(flow: FlowRecord, session: SessionRecord | undefined): session is SessionRecord {
-  return session !== undefined && (flow.loginAfter === null || session.authTime >= flow.loginAfter);
+  return (
+    session !== undefined &&
+    session.mfaPending !== true &&
+    (flow.loginAfter === null || session.authTime >= flow.loginAfter) &&
+    satisfiesAcr(session.amr ?? ['pwd'], minimumAcr(flow.request.acrValues))
+  );
 }
 
 async function needsConsent(f: LoadedFlow, tenant: OAuthTenant, session: SessionRecord, deps: AuthorizeDeps): Promise<boolean> {
@@ -196,6 +203,7 @@ async function complete(f: LoadedFlow, tenant: OAuthTenant, session: SessionReco
         authTime: session.authTime,
         sessionId: session.id,
         organizationId: req.organizationId,
+        amr: session.amr ?? ['pwd'],
       },
       expiresAt: deps.now + deps.settings.codeTtlSeconds * 1000,
       consumedAt: null,

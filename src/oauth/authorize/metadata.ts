@@ -1,4 +1,5 @@
 /** Discovery members for sign-in (RFC 8414, RFC 9126 §5, RFC 9207 §3, OIDC Discovery §3, RP-Initiated Logout §2.1). */
+import { ACR_VALUES } from './acr.js';
 import { ID_TOKEN_ALGS } from '../id-token/sign.js';
 import { USERINFO_CLAIMS } from '../userinfo/claims.js';
 import { OIDC_SCOPES, PROMPT_VALUES } from './validate.js';
@@ -14,7 +15,8 @@ export function signinMetadata(issuer: string): Record<string, unknown> {
     response_modes_supported: ['query'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...OIDC_SCOPES],
-    claims_supported: ['iss', 'aud', 'exp', 'iat', ...USERINFO_CLAIMS, 'at_hash'],
+    claims_supported: ['iss', 'aud', 'exp', 'iat', ...USERINFO_CLAIMS, 'at_hash', 'amr', 'acr'],
+    acr_values_supported: [...ACR_VALUES],
     id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],
     prompt_values_supported: [...PROMPT_VALUES],
     authorization_response_iss_parameter_supported: true,

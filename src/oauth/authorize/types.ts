@@ -22,6 +22,8 @@ export interface AuthorizationRequest {
   organizationId: string | null;
   /** `id_token_hint` (OIDC Core §3.1.2.1): the user the client expects; checked at /authorize. */
   idTokenHint?: string | null;
+  /** `acr_values` (OIDC Core §3.1.2.1) Keyhall knows, in the client's order of preference. */
+  acrValues?: string[];
 }
 
 /** Sign-in settings of a client (defaults apply when none are stored). */
@@ -70,6 +72,8 @@ export interface CodeGrant {
   authTime: number;
   sessionId: string | null;
   organizationId: string | null;
+  /** RFC 8176 methods of the login (absent on codes from before MFA: a password login). */
+  amr?: string[];
 }
 
 export interface CodeRecord {
@@ -96,6 +100,10 @@ export interface SessionRecord {
   idleExpiresAt: number;
   expiresAt: number;
   revokedAt: number | null;
+  /** RFC 8176 authentication methods of the login (absent: a password login). */
+  amr?: string[];
+  /** The password was checked but the second factor is still owed: not a usable session yet. */
+  mfaPending?: boolean;
 }
 
 export interface SigninStore {

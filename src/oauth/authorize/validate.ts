@@ -2,6 +2,7 @@
  * Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636, RFC 8707, OIDC Core
  * §3.1.2), one check per function. Shared by GET/POST /authorize and POST /par.
  */
+import { isAcr } from './acr.js';
 import { params, type RawParams, readParam } from '../params.js';
 import { parseScope } from '../scope.js';
 import { checkResourceSyntax } from '../token/targets.js';
@@ -98,6 +99,14 @@ function checkMaxAge(raw: RawParams): number | null {
   return Number(value);
 }
 
+/** `acr_values`: space-separated; the values Keyhall knows are kept (OIDC Core §3.1.2.1: voluntary, unknown ones ignored). */
+function checkAcrValues(raw: RawParams): string[] {
+  const value = single(raw, 'acr_values');
+  if (value === undefined) return [];
+  if (value.length > 512) throw E.invalidRequest('acr_values is too long');
+  return [...new Set(value.split(' ').filter(isAcr))];
+}
+
 function checkLength(raw: RawParams, name: string, max: number): string | null {
   const value = single(raw, name);
   if (value === undefined) return null;
@@ -158,6 +167,7 @@ export function validateAuthorizationRequest(raw: RawParams, client: ClientRecor
     dpopJkt: checkDpopJkt(raw, o.proofJkt),
     organizationId: checkOrganization(raw),
     idTokenHint: checkLength(raw, 'id_token_hint', 8192),
+    acrValues: checkAcrValues(raw),
   };
 }
 

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { KeySource } from '../tokens/access-token.js';
+import { acrOf } from '../authorize/acr.js';
 import type { OAuthTenant } from '../types.js';
 
 export type IdTokenAlg = 'RS256' | 'EdDSA';
@@ -22,6 +23,8 @@ export interface IdTokenInput {
   /** Profile claims (OIDC Core §5.1) the granted scopes release; protocol claims win. */
   profile?: Record<string, unknown>;
   ttlSeconds: number;
+  /** RFC 8176 methods of the login; `acr` is derived from them. */
+  amr?: string[];
 }
 
 /** `at_hash`: left half of the hash of the access token, with the hash of the JWS alg (SHA-256 for RS256, SHA-512 for Ed25519). */
@@ -37,6 +40,10 @@ export async function signIdToken(tenant: OAuthTenant, input: IdTokenInput, deps
   if (input.nonce !== null) claims.nonce = input.nonce;
   if (input.accessToken) claims.at_hash = atHash(input.accessToken, input.alg);
   if (input.sessionId) claims.sid = input.sessionId;
+  if (input.amr) {
+    claims.amr = input.amr;
+    claims.acr = acrOf(input.amr);
+  }
   return new SignJWT(claims)
     .setProtectedHeader({ alg: input.alg, typ: 'JWT', kid: key.kid })
     .setIssuer(tenant.issuer)

@@ -10,6 +10,7 @@ import * as m0008 from './0008_signin_consent_resources.js';
 import * as m0009 from './0009_rate_limits.js';
 import * as m0010 from './0010_resource_servers.js';
 import * as m0012 from './0012_webhook_edits_client_origins.js';
+import * as m0013 from './0013_mfa.js';
 import * as m0014 from './0014_connected_accounts.js';
 import * as m0015 from './0015_credentials.js';
 import * as m0017 from './0017_sso.js';
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0009_rate_limits': m0009,
   '0010_resource_servers': m0010,
   '0012_webhook_edits_client_origins': m0012,
+  '0013_mfa': m0013,
   '0014_connected_accounts': m0014,
   '0015_credentials': m0015,
   '0017_sso': m0017,

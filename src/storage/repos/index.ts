@@ -21,6 +21,7 @@ import { OAuthResourceServerRepo } from './oauth-resource-servers.js';
 import { OAuthRefreshTokenRepo } from './oauth-refresh-tokens.js';
 import { OAuthReplayRepo, OAuthRevokedTokenRepo } from './oauth-replay.js';
 import { OAuthSettingsRepo } from './oauth-settings.js';
+import { MfaRepo } from './mfa.js';
 import { OrganizationRepo } from './organizations.js';
 import { RateLimitRepo } from './rate-limits.js';
 import { SigninConsentRepo, SigninLoginFailureRepo } from './signin-accounts.js';
@@ -55,6 +56,7 @@ const makers = {
   sessions: (db) => new SigninSessionRepo(db),
   consents: (db) => new SigninConsentRepo(db),
   loginFailures: (db) => new SigninLoginFailureRepo(db),
+  mfa: (db) => new MfaRepo(db),
   webhookEndpoints: (db) => new WebhookEndpointRepo(db),
   webhookDeliveries: (db, dialect) => new WebhookDeliveryRepo(db, dialect),
   directoryConnections: (db) => new DirectoryConnectionRepo(db),

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { SessionRecord, SessionStore } from '../../oauth/authorize/types.js';
-import { codec } from '../codec.js';
+import { codec, field } from '../codec.js';
 import type { Database } from '../schema.js';
 import { OAuthRefreshTokenRepo } from './oauth-refresh-tokens.js';
 
@@ -16,6 +16,8 @@ const stored = codec<SessionRecord>()('signin_sessions', {
   idleExpiresAt: true,
   expiresAt: true,
   revokedAt: true,
+  amr: field<string[] | undefined, string | null>((v) => (v ? (JSON.parse(v) as string[]) : ['pwd']), (v) => JSON.stringify(v ?? ['pwd'])),
+  mfaPending: field<boolean | undefined, number>((v) => Number(v) === 1, (v) => (v ? 1 : 0)),
 });
 
 /** Browser sessions, looked up by the SHA-256 of the cookie value; revocation is one UPDATE seen by every instance. */
@@ -49,6 +51,16 @@ export class SigninSessionRepo implements SessionStore {
       .limit(100)
       .execute();
     return rows.map(stored.toRecord);
+  }
+
+  /** The second factor was given: the session becomes usable with these methods. False when it was not pending (or ended). */
+  async completeMfa(tenantId: string, id: string, amr: string[], now: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('signin_sessions')
+      .set({ amr: JSON.stringify(amr), mfa_pending: 0, auth_time: now })
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('id', '=', id), eb('mfa_pending', '=', 1), eb('revoked_at', 'is', null)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   /** Moves the idle deadline (called at most once a minute per session). */

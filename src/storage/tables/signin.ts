@@ -64,6 +64,10 @@ export interface SigninSessionsTable {
   idle_expires_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** JSON array of amr values (null: a password login from before MFA existed). */
+  amr: string | null;
+  /** 1 while the second factor is owed. */
+  mfa_pending: number;
 }
 
 export interface SigninConsentsTable {

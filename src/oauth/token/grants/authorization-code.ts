@@ -125,6 +125,7 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
           nonce: code.grant.nonce,
           accessToken: at.token,
           sessionId: code.grant.sessionId,
+          amr: code.grant.amr ?? ['pwd'],
           profile: await profileClaims(ctx, ports, code),
           ttlSeconds: ttl,
         },

@@ -1,0 +1,321 @@
+/**
+ * Passkeys and second factors on the hosted screens: passkey sign-in on /login, the /mfa pages
+ * (passkeys, authenticator app, recovery codes), the sign-in challenge /mfa/challenge, and the
+ * /webauthn.js script. GETs change nothing; form POSTs check CSRF and answer 303 (or the page with
+ * its message); the WebAuthn options endpoints check the same CSRF token and answer JSON.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../../kernel/errors.js';
+import type { LoadedFlow } from '../../oauth/authorize/engine.js';
+import { minimumAcr, withSecondFactor } from '../../oauth/authorize/acr.js';
+import type { SessionRecord } from '../../oauth/authorize/types.js';
+import type { OAuthServer } from '../../oauth/compose.js';
+import { cookieNames, safeReturnTo } from '../../screens/cookies.js';
+import { Html } from '../../screens/html.js';
+import { challengePage, mfaPage, recoveryCodesPage, totpPage } from '../../screens/mfa/pages.js';
+import { loginPage } from '../../screens/pages.js';
+import { browserBinding, type MfaService } from '../../screens/mfa/service.js';
+import { WEBAUTHN_SCRIPT } from '../../screens/mfa/webauthn-script.js';
+import type { SigninService } from '../../screens/service.js';
+import { field } from '../form.js';
+import { tenantOf } from '../tenant.js';
+import { sendPage } from './csp.js';
+import { csrfFor, csrfOk } from './csrf.js';
+import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
+import { currentSession, sessionToken, setSessionCookie } from './session-cookie.js';
+
+export interface MfaRoutesOptions {
+  oauth: Pick<OAuthServer, 'authorize'>;
+  signin: SigninService;
+  mfa: MfaService;
+}
+
+const FLOW_GONE = 'This sign-in page has expired or was already used. Go back to the application and start again.';
+
+export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): Promise<void> {
+  const { oauth, signin, mfa } = opts;
+  const binding = (request: FastifyRequest) => browserBinding(request.cookies[cookieNames(tenantOf(request).issuer).csrf]);
+  const meta = (request: FastifyRequest) => ({ ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null });
+  const flowOf = (request: FastifyRequest, source: unknown) => oauth.authorize.load(field(source, 'flow'), tenantOf(request));
+  const returnToOf = (request: FastifyRequest, source: unknown) => safeReturnTo(field(source, 'return_to'), tenantOf(request).issuer);
+  const rejectCsrf = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.csrfFailed());
+  const pendingSession = (request: FastifyRequest) => signin.pending(tenantOf(request).id, sessionToken(request));
+  const formTargets = (flow: LoadedFlow | undefined) => (flow ? [flow.flow.request.redirectUri] : []);
+  const withContext = (path: string, flow: LoadedFlow | undefined, returnTo: string | undefined) => {
+    const q = new URLSearchParams({ ...(flow ? { flow: flow.id } : {}), ...(returnTo ? { return_to: returnTo } : {}) }).toString();
+    return q ? `${path}?${q}` : path;
+  };
+
+  /** Where a completed sign-in goes: the flow continues, or the return_to path, or /sessions. */
+  const finish = async (request: FastifyRequest, reply: FastifyReply, flow: LoadedFlow | undefined, returnTo: string | undefined, session: SessionRecord) => {
+    if (!flow) return seeOther(reply, returnTo ?? '/sessions');
+    return sendOutcome(request, reply, await oauth.authorize.continue(flow, tenantOf(request), session, { consented: false }));
+  };
+
+  app.get('/webauthn.js', async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(WEBAUTHN_SCRIPT),
+  );
+
+  // ------------------------------------------------------------ passkey sign-in on /login
+
+  app.post('/login/passkey/options', async (request) => {
+    if (!csrfOk(request)) throw errors.csrfFailed();
+    return mfa.authenticationOptions(tenantOf(request), binding(request), 'login', null);
+  });
+
+  app.post('/login/passkey', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const tenant = tenantOf(request);
+    const flowParam = field(request.body, 'flow');
+    const flow = flowParam === undefined ? undefined : await flowOf(request, request.body);
+    if (flowParam !== undefined && !flow) return sendErrorPage(request, reply, errors.pageExpired(FLOW_GONE));
+    const returnTo = returnToOf(request, request.body);
+    const result = await mfa.authenticatePasskey(tenant, binding(request), field(request.body, 'credential'), 'login', null, meta(request));
+    if (result.kind !== 'ok') {
+      const csrf = csrfFor(request, reply);
+      const brand = await signin.brand(tenant.id, flow?.flow.request.organizationId);
+      return sendPage(reply, 401, { title: 'Sign in', brand, formTargets: formTargets(flow), script: true }, (f) =>
+        loginPage(f, { csrf, flow: flow?.id, returnTo, message: result.message, clientName: flow?.client.clientName }),
+      );
+    }
+    const login = await signin.passkeyLogin(tenant.id, result.user, meta(request), result.amr, result.passkey.id, sessionToken(request));
+    if (login.kind !== 'ok') return sendErrorPage(request, reply, errors.serverError());
+    setSessionCookie(request, reply, login.token, signin.settings.sessionMaxSeconds);
+    return finish(request, reply, flow, returnTo, login.session);
+  });
+
+  // ------------------------------------------------------------ /mfa overview and passkeys
+
+  const renderMfa = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, extra: { message?: string; notice?: string } = {}) => {
+    const tenant = tenantOf(request);
+    const user = await signin.user(tenant.id, session.userId);
+    const f = await mfa.factors(tenant.id, session.userId);
+    const csrf = csrfFor(request, reply);
+    return sendPage(reply, status, { title: 'Sign-in methods', script: true }, (frame) =>
+      mfaPage(frame, { csrf, email: user?.email ?? '', fresh: mfa.fresh(session), passkeys: f.passkeys, totp: f.totp, recoveryCodes: f.recoveryCodes, ...extra }),
+    );
+  };
+
+  /** The signed-in session, or a redirect to the login page that comes back to /mfa. */
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply): Promise<SessionRecord | undefined> => {
+    const s = await currentSession(signin, request);
+    if (!s) seeOther(reply, '/login?return_to=%2Fmfa');
+    return s;
+  };
+
+  app.get('/mfa', async (request, reply) => {
+    const s = await signedIn(request, reply);
+    return s ? renderMfa(request, reply, s, 200) : reply;
+  });
+
+  app.post('/mfa/passkeys/options', async (request) => {
+    if (!csrfOk(request)) throw errors.csrfFailed();
+    const s = await currentSession(signin, request);
+    if (!s) throw errors.forbidden('sign in first');
+    if (!mfa.fresh(s)) throw errors.forbidden('sign in again to add a passkey (your login is more than 5 minutes old)');
+    const user = await signin.user(tenantOf(request).id, s.userId);
+    if (!user) throw errors.forbidden('sign in first');
+    return mfa.registrationOptions(tenantOf(request), user, binding(request));
+  });
+
+  app.post('/mfa/passkeys', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const s = await signedIn(request, reply);
+    if (!s) return reply;
+    if (!mfa.fresh(s)) return renderMfa(request, reply, s, 403, { message: 'Confirm it is you (sign in again) before adding a passkey.' });
+    const user = await signin.user(tenantOf(request).id, s.userId);
+    if (!user) return seeOther(reply, '/login?return_to=%2Fmfa');
+    const r = await mfa.registerPasskey(tenantOf(request), user, binding(request), field(request.body, 'credential'), field(request.body, 'name'));
+    if (r.kind === 'rejected') return renderMfa(request, reply, s, 403, { message: r.message });
+    if (r.kind === 'invalid') return renderMfa(request, reply, s, 400, { message: r.message });
+    return seeOther(reply, '/mfa');
+  });
+
+  app.post('/mfa/passkeys/rename', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const s = await signedIn(request, reply);
+    if (!s) return reply;
+    if (!(await mfa.renamePasskey(tenantOf(request).id, s.userId, field(request.body, 'passkey_id') ?? '', field(request.body, 'name') ?? ''))) {
+      return renderMfa(request, reply, s, 400, { message: 'That passkey could not be renamed (unknown passkey or empty name).' });
+    }
+    return seeOther(reply, '/mfa');
+  });
+
+  app.post('/mfa/passkeys/remove', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const s = await signedIn(request, reply);
+    if (!s) return reply;
+    if (!mfa.fresh(s)) return renderMfa(request, reply, s, 403, { message: 'Confirm it is you (sign in again) before removing a passkey.' });
+    if (!(await mfa.removePasskey(tenantOf(request).id, s.userId, field(request.body, 'passkey_id') ?? ''))) {
+      return renderMfa(request, reply, s, 404, { message: 'No such passkey.' });
+    }
+    return seeOther(reply, '/mfa');
+  });
+
+  // ------------------------------------------------------------ authenticator app and recovery codes
+
+  /**
+   * TOTP enrolment is open to a signed-in user with a fresh login, and to a pending sign-in whose
+   * policy requires a second factor the user does not have yet.
+   */
+  const enrolling = async (request: FastifyRequest): Promise<{ session: SessionRecord; pending: boolean } | undefined> => {
+    const s = await currentSession(signin, request);
+    if (s) return mfa.fresh(s) ? { session: s, pending: false } : undefined;
+    const p = await pendingSession(request);
+    if (!p) return undefined;
+    const f = await mfa.factors(tenantOf(request).id, p.userId);
+    return f.totp || f.passkeys.length > 0 ? undefined : { session: p, pending: true };
+  };
+
+  const renderTotp = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: string) => {
+    const tenant = tenantOf(request);
+    const user = await signin.user(tenant.id, session.userId);
+    const enrolment = user ? await mfa.totpEnrolment(tenant.id, user, new URL(tenant.issuer).host) : undefined;
+    const csrf = csrfFor(request, reply);
+    return sendPage(reply, status, { title: 'Authenticator app', formTargets: formTargets(context.flow) }, (f) =>
+      totpPage(f, { csrf, flow: context.flow?.id, returnTo: context.returnTo, enrolment, message }, enrolment ? new Html(enrolment.svg) : undefined),
+    );
+  };
+
+  app.get('/mfa/totp', async (request, reply) => {
+    const e = await enrolling(request);
+    if (!e) return seeOther(reply, '/login?return_to=%2Fmfa%2Ftotp&reauth=1');
+    return renderTotp(request, reply, e.session, 200, { flow: await flowOf(request, request.query), returnTo: returnToOf(request, request.query) });
+  });
+
+  app.post('/mfa/totp/start', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const e = await enrolling(request);
+    if (!e) return seeOther(reply, '/login?return_to=%2Fmfa%2Ftotp&reauth=1');
+    const flow = await flowOf(request, request.body);
+    const returnTo = returnToOf(request, request.body);
+    if (!(await mfa.startTotp(tenantOf(request).id, e.session.userId))) return seeOther(reply, '/mfa');
+    return seeOther(reply, withContext('/mfa/totp', flow, returnTo));
+  });
+
+  app.post('/mfa/totp/confirm', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const e = await enrolling(request);
+    if (!e) return seeOther(reply, '/login?return_to=%2Fmfa%2Ftotp&reauth=1');
+    const tenant = tenantOf(request);
+    const flow = await flowOf(request, request.body);
+    const returnTo = returnToOf(request, request.body);
+    const r = await mfa.confirmTotp(tenant.id, e.session.userId, field(request.body, 'code') ?? '');
+    if (r.kind === 'limited') {
+      reply.header('retry-after', String(r.retryAfterSeconds));
+      return renderTotp(request, reply, e.session, 429, { flow, returnTo }, 'Too many attempts. Wait a few minutes and try again.');
+    }
+    if (r.kind === 'invalid') return renderTotp(request, reply, e.session, 400, { flow, returnTo }, 'That code is not right. Enter the current code from your app.');
+    if (e.pending) await signin.completeSecondFactor(tenant.id, e.session, withSecondFactor(['otp']));
+    const next = e.pending ? withContext('/mfa/continue', flow, returnTo) : '/mfa';
+    if (!r.recoveryCodes) return e.pending ? continueNow(request, reply, flow, returnTo) : seeOther(reply, next);
+    // The codes are shown once, in the answer to this POST (never stored in clear, never shown again).
+    return sendPage(reply, 200, { title: 'Recovery codes' }, (f) => recoveryCodesPage(f, { codes: r.recoveryCodes!, next }));
+  });
+
+  app.post('/mfa/totp/remove', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const s = await signedIn(request, reply);
+    if (!s) return reply;
+    if (!mfa.fresh(s)) return renderMfa(request, reply, s, 403, { message: 'Confirm it is you (sign in again) before removing the authenticator app.' });
+    await mfa.removeTotp(tenantOf(request).id, s.userId);
+    return seeOther(reply, '/mfa');
+  });
+
+  app.post('/mfa/recovery-codes', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const s = await signedIn(request, reply);
+    if (!s) return reply;
+    if (!mfa.fresh(s)) return renderMfa(request, reply, s, 403, { message: 'Confirm it is you (sign in again) before generating new recovery codes.' });
+    const codes = await mfa.regenerateRecoveryCodes(tenantOf(request).id, s.userId);
+    return sendPage(reply, 200, { title: 'Recovery codes' }, (f) => recoveryCodesPage(f, { codes, next: '/mfa' }));
+  });
+
+  /** After an enrolment during sign-in: the flow continues (a GET link target that issues nothing by itself). */
+  const continueNow = async (request: FastifyRequest, reply: FastifyReply, flow: LoadedFlow | undefined, returnTo: string | undefined) => {
+    const s = await currentSession(signin, request);
+    if (!s) return seeOther(reply, withContext('/login', flow, returnTo));
+    return finish(request, reply, flow, returnTo, s);
+  };
+
+  app.get('/mfa/continue', async (request, reply) => continueNow(request, reply, await flowOf(request, request.query), returnToOf(request, request.query)));
+
+  // ------------------------------------------------------------ the second factor at sign-in
+
+  const renderChallenge = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: string) => {
+    const tenant = tenantOf(request);
+    const f = await mfa.factors(tenant.id, session.userId);
+    const brand = await signin.brand(tenant.id, context.flow?.flow.request.organizationId);
+    const csrf = csrfFor(request, reply);
+    const passkeyOnly = minimumAcr(context.flow?.flow.request.acrValues) === 'phr';
+    return sendPage(reply, status, { title: 'Confirm it is you', brand, formTargets: formTargets(context.flow), script: true }, (frame) =>
+      challengePage(frame, {
+        csrf,
+        flow: context.flow?.id,
+        returnTo: context.returnTo,
+        totp: f.totp,
+        passkeys: f.passkeys.length > 0,
+        enrol: !f.totp && f.passkeys.length === 0,
+        passkeyOnly,
+        message,
+      }),
+    );
+  };
+
+  app.get('/mfa/challenge', async (request, reply) => {
+    const p = await pendingSession(request);
+    const flow = await flowOf(request, request.query);
+    const returnTo = returnToOf(request, request.query);
+    if (!p) return seeOther(reply, withContext('/login', flow, returnTo));
+    return renderChallenge(request, reply, p, 200, { flow, returnTo });
+  });
+
+  app.post('/mfa/challenge', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const tenant = tenantOf(request);
+    const p = await pendingSession(request);
+    const flow = await flowOf(request, request.body);
+    const returnTo = returnToOf(request, request.body);
+    if (!p) return seeOther(reply, withContext('/login', flow, returnTo));
+    if (minimumAcr(flow?.flow.request.acrValues) === 'phr') return renderChallenge(request, reply, p, 400, { flow, returnTo }, 'This application asks for a passkey.');
+    const code = field(request.body, 'code');
+    const recovery = field(request.body, 'recovery_code');
+    const r = await mfa.checkCode(tenant.id, p.userId, code ? { totp: code } : { recovery: recovery ?? '' }, { ip: request.ip });
+    if (r.kind === 'limited') {
+      reply.header('retry-after', String(r.retryAfterSeconds));
+      return renderChallenge(request, reply, p, 429, { flow, returnTo }, 'Too many attempts. Wait a few minutes and try again.');
+    }
+    if (r.kind === 'invalid') return renderChallenge(request, reply, p, 401, { flow, returnTo }, 'That code is not right, or was already used.');
+    const done = await signin.completeSecondFactor(tenant.id, p, withSecondFactor(r.amr));
+    if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
+    return finish(request, reply, flow, returnTo, done);
+  });
+
+  app.post('/mfa/challenge/passkey/options', async (request) => {
+    if (!csrfOk(request)) throw errors.csrfFailed();
+    const p = await pendingSession(request);
+    if (!p) throw errors.forbidden('sign in with your password first');
+    return mfa.authenticationOptions(tenantOf(request), binding(request), 'second_factor', p.userId);
+  });
+
+  app.post('/mfa/challenge/passkey', async (request, reply) => {
+    if (!csrfOk(request)) return rejectCsrf(request, reply);
+    const tenant = tenantOf(request);
+    const p = await pendingSession(request);
+    const flow = await flowOf(request, request.body);
+    const returnTo = returnToOf(request, request.body);
+    if (!p) return seeOther(reply, withContext('/login', flow, returnTo));
+    const r = await mfa.authenticatePasskey(tenant, binding(request), field(request.body, 'credential'), 'second_factor', p.userId, { ip: request.ip });
+    if (r.kind !== 'ok') return renderChallenge(request, reply, p, 401, { flow, returnTo }, r.message);
+    await mfa.challengeSucceeded(tenant.id, p.userId, 'passkey', request.ip);
+    const done = await signin.completeSecondFactor(tenant.id, p, withSecondFactor(r.amr));
+    if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
+    return finish(request, reply, flow, returnTo, done);
+  });
+}
+
+/** Where the password step sends a user who owes a second factor. */
+export function challengeLocation(flowId: string | undefined, returnTo: string | undefined): string {
+  const q = new URLSearchParams({ ...(flowId ? { flow: flowId } : {}), ...(returnTo ? { return_to: returnTo } : {}) }).toString();
+  return q ? `/mfa/challenge?${q}` : '/mfa/challenge';
+}

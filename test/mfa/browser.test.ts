@@ -1,0 +1,130 @@
+/**
+ * Passkeys in a real browser: Debian chromium driven by playwright-core, with a CDP virtual
+ * authenticator (ctap2, internal, resident key, user verification; AAGUID
+ * 01020304-0506-0708-0102-030405060708, `packed` attestation when asked for `direct`). Skipped only
+ * when /usr/bin/chromium is missing.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { basic } from '../oauth/helpers.js';
+import { v1 } from '../helpers/v1.js';
+import { PASSWORD, S256, type SigninTestServer, startSigninServer, VERIFIER } from '../signin/helpers.js';
+
+const CHROMIUM = process.env.KEYHALL_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : 'chromium not installed';
+export const VIRTUAL_AAGUID = '01020304-0506-0708-0102-030405060708';
+
+/** A CDP virtual authenticator on the page (platform-like: internal, resident keys, UV). */
+export async function virtualAuthenticator(context: BrowserContext, page: Page) {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  return cdp;
+}
+
+export async function launch(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'keyhall-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Signs in with the password on /login?return_to=/mfa and waits for /mfa. */
+export async function passwordToMfa(page: Page, issuer: string, email: string) {
+  await page.goto(`${issuer}/login?return_to=%2Fmfa`);
+  await page.fill('#email', email);
+  await page.fill('#password', PASSWORD);
+  await Promise.all([page.waitForURL(`${issuer}/mfa`), page.click('form[action="/login"] button[type=submit]')]);
+}
+
+describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { skip }, () => {
+  let s: SigninTestServer;
+  let browser: Awaited<ReturnType<typeof launch>>;
+  let app: http.Server;
+  let redirectUri: string;
+  before(async () => {
+    // WebAuthn needs a domain RP ID: the tenant is served on localhost:<port>.
+    s = await startSigninServer({ localhost: true });
+    app = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('app callback'));
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    redirectUri = `http://127.0.0.1:${(app.address() as { port: number }).port}/cb`;
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.close();
+    app?.close();
+  });
+
+  it('registers a passkey on /mfa, then signs in with it through /authorize; the ID token carries amr hwk/swk', async () => {
+    const user = await s.createUser('chromium@example.com');
+    const page = await browser.context.newPage();
+    const cspViolations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+    });
+    await virtualAuthenticator(browser.context, page);
+    await passwordToMfa(page, s.issuer, user.email);
+    await page.fill('#passkey-name', 'Virtual authenticator');
+    await Promise.all([page.waitForSelector('[data-passkey]'), page.click('#passkey-register')]);
+    assert.match((await page.locator('[data-passkey] strong').textContent()) ?? '', /Virtual authenticator/);
+
+    // Signed out, the passkey alone signs in (discoverable credential, user verification).
+    await browser.context.clearCookies();
+    const web = await s.webClient({ redirect_uris: [redirectUri] });
+    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'st', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    await page.goto(`${s.issuer}/authorize?${params}`);
+    assert.match(page.url(), /\/login\?flow=fl_/);
+    await Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`)), page.click('#passkey-login').catch(() => undefined)]);
+    const callback = new URL(page.url());
+    assert.equal(callback.searchParams.get('state'), 'st');
+    const tokens = (
+      await s.post('/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) })
+    ).json();
+    const jwks = createRemoteJWKSet(new URL(`${s.issuer}/.well-known/jwks.json`), { [Symbol.for('jose.allowInsecure')]: true } as never);
+    const { payload } = await jwtVerify(tokens.id_token, jwks, { issuer: s.issuer, audience: web.client_id });
+    assert.equal(payload.sub, user.id);
+    const amr = payload.amr as string[];
+    assert.ok(amr.includes('hwk') || amr.includes('swk'), JSON.stringify(amr));
+    assert.ok(amr.includes('mfa'));
+    assert.equal(payload.acr, 'phr');
+    assert.deepEqual(cspViolations, []);
+    await page.close();
+  });
+
+  it('with an allowlist that excludes the virtual authenticator, the page shows the refusal', async () => {
+    const user = await s.createUser('strict-chromium@example.com');
+    const api = v1(s, s.tenant.platformApiKey);
+    const org = (await api('POST', '/organizations', { name: 'Strict' })).json().id;
+    assert.equal((await api('POST', `/organizations/${org}/members`, { user_id: user.id })).status, 201);
+    assert.equal((await api('PUT', `/organizations/${org}/webauthn_policy`, { aaguid_allowlist: ['cb69481e-8ff7-4039-93ec-0a2729a154a8'] })).status, 200);
+    const page = await browser.context.newPage();
+    await virtualAuthenticator(browser.context, page);
+    await passwordToMfa(page, s.issuer, user.email);
+    await Promise.all([page.waitForSelector('#mfa-error'), page.click('#passkey-register')]);
+    const message = (await page.locator('#mfa-error').textContent()) ?? '';
+    assert.match(message, /does not allow this kind of passkey/);
+    assert.match(message, new RegExp(VIRTUAL_AAGUID));
+    assert.equal(await page.locator('[data-passkey]').count(), 0);
+    const rejected = (await api('GET', '/events?types=passkey.rejected')).json().data;
+    assert.equal(rejected.at(-1).data.aaguid, VIRTUAL_AAGUID);
+    await page.close();
+  });
+});
