@@ -203,7 +203,7 @@ export class CredentialService implements PreAuthorizedCodes {
     };
     await this.transaction(async (trx) => {
       const r = this.r(trx);
-      if (!(await r.organizations.find(tenant.id, orgId))) throw errors.notFound('organization not found');
+      if (!(await r.organizations.findShared(tenant.id, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
       if (type.id === MEMBERSHIP_TYPE) {
         if (input.subject.user_id === undefined) throw errors.invalidRequest(`subject.user_id: an ${MEMBERSHIP_TYPE} offer is for a member`);
         if (!(await r.members.find(tenant.id, orgId, input.subject.user_id))) throw errors.invalidRequest('subject.user_id: not a member of this organization');
@@ -353,7 +353,17 @@ export class CredentialService implements PreAuthorizedCodes {
     const key = await this.deps.keys.activeKey(tenant.id, 'EdDSA');
     const credential = await this.transaction(async (trx) => {
       const r = this.r(trx);
-      if (!(await r.credentialOffers.markIssued(tenant.id, offer.id))) throw credentialErrors.invalidCredentialRequest('the credential of this offer was already issued');
+      // First (the lock order of a member removal: membership, offers, status lists): a removal
+      // either committed (no row: refused) or waits for this transaction and then revokes what
+      // it issued.
+      if (type.id === MEMBERSHIP_TYPE && !(await r.members.findShared(tenant.id, offer.organizationId, offer.userId!, this.deps.db.dialect))) {
+        throw credentialErrors.credentialRequestDenied('the membership this offer was made for no longer exists');
+      }
+      if (!(await r.credentialOffers.markIssued(tenant.id, offer.id))) {
+        const current = await r.credentialOffers.find(tenant.id, offer.id);
+        if (current?.state === 'issued') throw credentialErrors.invalidCredentialRequest('the credential of this offer was already issued');
+        throw credentialErrors.credentialRequestDenied('this offer was withdrawn');
+      }
       const record = await this.allocate(trx, tenant, offer, type, holder.did, now);
       const vc = await issueSdJwtVc(
         {
