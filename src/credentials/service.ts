@@ -50,7 +50,8 @@ export interface CredentialSettings {
   statusListSize: number;
 }
 
-export const DEFAULT_CREDENTIAL_SETTINGS: CredentialSettings = { offerTtlSeconds: 300, nonceTtlSeconds: 300, statusListTtlSeconds: 300, statusListSize: 16_384 };
+/** Entries per status list: 16,384 (2 KiB of bits), so a random index hides issue order and volume. */
+export const STATUS_LIST_SIZE = 16_384;
 
 /** Wrong tx_code attempts after which the pre-authorized code dies. */
 export const MAX_TX_CODE_ATTEMPTS = 5;
