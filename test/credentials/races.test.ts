@@ -34,6 +34,33 @@ describe('credential races (several callers at once)', () => {
     assert.equal(right.json().error, 'invalid_grant');
   });
 
+  it('takes a nonce once under 6 parallel credential requests', async () => {
+    const key = await holderKey();
+    const o = await orgWithMember(s);
+    const tokens = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const offer = await membershipOffer(o, false);
+        return (await s.post('/token', { grant_type: PRE_AUTH, 'pre-authorized_code': codeOf(offer) })).json().access_token as string;
+      }),
+    );
+    const nonce = (await s.request({ method: 'POST', path: '/credentials/nonce' })).json().c_nonce as string;
+    const answers = await Promise.all(
+      tokens.map(async (token) => {
+        const proof = await new SignJWT({ aud: s.issuer, iat: Math.floor(Date.now() / 1000), nonce })
+          .setProtectedHeader({ alg: 'EdDSA', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk } as never)
+          .sign(key.privateKey);
+        return s.request({
+          method: 'POST',
+          path: '/credentials/credential',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ credential_configuration_id: 'OrganizationMembership', proofs: { jwt: [proof] } }),
+        });
+      }),
+    );
+    assert.equal(answers.filter((a) => a.status === 200).length, 1);
+    assert.ok(answers.filter((a) => a.status !== 200).every((a) => a.json().error === 'invalid_nonce'));
+  });
+
   it('never leaves a valid membership credential behind a member removed during issuance', async () => {
     const key = await holderKey();
     for (let round = 0; round < 4; round++) {
