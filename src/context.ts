@@ -9,7 +9,7 @@ import type { Config } from './config/index.js';
 import { ProviderService } from './connect/providers.js';
 import { UpstreamClient } from './connect/upstream.js';
 import { VaultService } from './connect/vault.js';
-import { CredentialService, DEFAULT_CREDENTIAL_SETTINGS } from './credentials/service.js';
+import { CredentialService, STATUS_LIST_SIZE } from './credentials/service.js';
 import { createEgressAgent, type EgressAgent } from './egress/agent.js';
 import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './egress/policy.js';
 import { checkEgressUrlResolved } from './egress/url.js';
@@ -206,7 +206,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
     const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
     const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs);
-    const credentials = new CredentialService({ db, clock, events, envelope, keys: keystore, settings: DEFAULT_CREDENTIAL_SETTINGS });
+    const credentials = new CredentialService({ db, clock, events, envelope, keys: keystore, settings: {
+        offerTtlSeconds: config.credentialOfferTtlSeconds,
+        nonceTtlSeconds: config.credentialNonceTtlSeconds,
+        statusListTtlSeconds: config.statusListTtlSeconds,
+        statusListSize: STATUS_LIST_SIZE,
+      },
+    });
     const oauth = composeOAuth({
       clients,
       refreshTokens: r.refreshTokens,

@@ -77,6 +77,12 @@ const schema = z.object({
   vaultRefreshSkewSeconds: z.coerce.number().int().min(0).max(3600).default(60),
   /** KEYHALL_UPSTREAM_TIMEOUT_MS: time limit of one request to an upstream provider (discovery, code, refresh, revocation). */
   upstreamTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /** KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS: how long a credential offer's pre-authorized code can be redeemed. */
+  credentialOfferTtlSeconds: z.coerce.number().int().min(30).max(30 * 24 * 3600).default(300),
+  /** KEYHALL_CREDENTIAL_NONCE_TTL_SECONDS: lifetime of a c_nonce from the nonce endpoint. */
+  credentialNonceTtlSeconds: z.coerce.number().int().min(30).max(3600).default(300),
+  /** KEYHALL_STATUS_LIST_TTL_SECONDS: the status list token's `ttl` and its HTTP max-age. */
+  statusListTtlSeconds: z.coerce.number().int().min(0).max(24 * 3600).default(300),
   /** KEYHALL_LOGIN_FLOW_TTL_SECONDS: how long a login/consent page of one /authorize request stays usable. */
   loginFlowTtlSeconds: z.coerce.number().int().min(60).max(24 * 3600).default(1800),
   /** KEYHALL_LOGIN_MAX_FAILURES_ACCOUNT: failed logins per tenant+account per window before 429. */
@@ -148,6 +154,9 @@ const envNames: Record<keyof Config, string> = {
   sessionMaxSeconds: 'KEYHALL_SESSION_MAX_SECONDS',
   parTtlSeconds: 'KEYHALL_PAR_TTL_SECONDS',
   codeTtlSeconds: 'KEYHALL_CODE_TTL_SECONDS',
+  credentialOfferTtlSeconds: 'KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS',
+  credentialNonceTtlSeconds: 'KEYHALL_CREDENTIAL_NONCE_TTL_SECONDS',
+  statusListTtlSeconds: 'KEYHALL_STATUS_LIST_TTL_SECONDS',
   loginFlowTtlSeconds: 'KEYHALL_LOGIN_FLOW_TTL_SECONDS',
   vaultRefreshSkewSeconds: 'KEYHALL_VAULT_REFRESH_SKEW_SECONDS',
   upstreamTimeoutMs: 'KEYHALL_UPSTREAM_TIMEOUT_MS',

@@ -50,7 +50,8 @@ export interface CredentialSettings {
   statusListSize: number;
 }
 
-export const DEFAULT_CREDENTIAL_SETTINGS: CredentialSettings = { offerTtlSeconds: 300, nonceTtlSeconds: 300, statusListTtlSeconds: 300, statusListSize: 16_384 };
+/** Entries per status list: 16,384 (2 KiB of bits), so a random index hides issue order and volume. */
+export const STATUS_LIST_SIZE = 16_384;
 
 /** Wrong tx_code attempts after which the pre-authorized code dies. */
 export const MAX_TX_CODE_ATTEMPTS = 5;
@@ -203,7 +204,7 @@ export class CredentialService implements PreAuthorizedCodes {
     };
     await this.transaction(async (trx) => {
       const r = this.r(trx);
-      if (!(await r.organizations.find(tenant.id, orgId))) throw errors.notFound('organization not found');
+      if (!(await r.organizations.findShared(tenant.id, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
       if (type.id === MEMBERSHIP_TYPE) {
         if (input.subject.user_id === undefined) throw errors.invalidRequest(`subject.user_id: an ${MEMBERSHIP_TYPE} offer is for a member`);
         if (!(await r.members.find(tenant.id, orgId, input.subject.user_id))) throw errors.invalidRequest('subject.user_id: not a member of this organization');
@@ -353,7 +354,17 @@ export class CredentialService implements PreAuthorizedCodes {
     const key = await this.deps.keys.activeKey(tenant.id, 'EdDSA');
     const credential = await this.transaction(async (trx) => {
       const r = this.r(trx);
-      if (!(await r.credentialOffers.markIssued(tenant.id, offer.id))) throw credentialErrors.invalidCredentialRequest('the credential of this offer was already issued');
+      // First (the lock order of a member removal: membership, offers, status lists): a removal
+      // either committed (no row: refused) or waits for this transaction and then revokes what
+      // it issued.
+      if (type.id === MEMBERSHIP_TYPE && !(await r.members.findShared(tenant.id, offer.organizationId, offer.userId!, this.deps.db.dialect))) {
+        throw credentialErrors.credentialRequestDenied('the membership this offer was made for no longer exists');
+      }
+      if (!(await r.credentialOffers.markIssued(tenant.id, offer.id))) {
+        const current = await r.credentialOffers.find(tenant.id, offer.id);
+        if (current?.state === 'issued') throw credentialErrors.invalidCredentialRequest('the credential of this offer was already issued');
+        throw credentialErrors.credentialRequestDenied('this offer was withdrawn');
+      }
       const record = await this.allocate(trx, tenant, offer, type, holder.did, now);
       const vc = await issueSdJwtVc(
         {

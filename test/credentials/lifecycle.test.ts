@@ -143,7 +143,7 @@ describe('credential lifecycle: webhooks, status lists, membership revocation', 
 describe('credential types and offers through /v1', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer();
+    s = await startTestServer({ config: { credentialOfferTtlSeconds: 120 } });
   });
   after(() => s.close());
 
@@ -178,6 +178,7 @@ describe('credential types and offers through /v1', () => {
     const offer = await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'EmployeeBadge', subject: { claims: { badge_no: 'B-7', floor: 3 } } });
     assert.equal(offer.status, 201, offer.text);
     assert.equal(offer.json().tx_code, null);
+    assert.equal(offer.json().expires_in, 120, 'KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS');
     const key = await holderKey();
     const { res } = await receiveCredential(s, offer.json().credential_offer_link, null, key);
     assert.equal(res.ok, true, JSON.stringify(res));

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../db.js';
 import { compareAndSetRow } from '../atomic.js';
 import { codec } from '../codec.js';
 import type { Database } from '../schema.js';
@@ -27,11 +28,21 @@ export class MemberRepo {
   }
 
   async find(tenantId: string, organizationId: string, userId: string): Promise<MemberRecord | undefined> {
-    const row = await this.db
-      .selectFrom('members')
-      .selectAll()
-      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, user_id: userId }))
-      .executeTakeFirst();
+    return this.#find(tenantId, organizationId, userId, false);
+  }
+
+  /**
+   * The membership, read `FOR SHARE` on PostgreSQL: a concurrent removal waits for this
+   * transaction, so what it attaches to the membership (an issued credential) is seen by the
+   * removal and revoked with it.
+   */
+  findShared(tenantId: string, organizationId: string, userId: string, dialect: Dialect): Promise<MemberRecord | undefined> {
+    return this.#find(tenantId, organizationId, userId, dialect === 'postgres');
+  }
+
+  async #find(tenantId: string, organizationId: string, userId: string, share: boolean): Promise<MemberRecord | undefined> {
+    const q = this.db.selectFrom('members').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, user_id: userId }));
+    const row = await (share ? q.forShare() : q).executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
