@@ -107,7 +107,7 @@ class Instance {
       this.exits.push(code);
     });
     this.child = child;
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + 180_000;
     while (Date.now() < deadline) {
       const r = await request(this.port, { host: 'any', path: '/readyz' }).catch(() => undefined);
       if (r?.status === 200) {
