@@ -66,8 +66,12 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string }): D
           oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });
-    // An idle client losing its server (restart, failover) must not crash the process.
+    // A client losing its server (restart, failover) must not crash the process. pg-pool
+    // listens on idle clients only (the pool's 'error'); a checked-out client emits 'error'
+    // with no listener between two queries. Its next query fails on its own, and pg-pool drops
+    // a broken client when it is released.
     pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const poolStats = (): PoolStats => ({ max: pool.options.max ?? 10, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     return { kysely, dialect: 'postgres', poolStats, close: () => kysely.destroy() };

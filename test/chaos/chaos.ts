@@ -90,6 +90,9 @@ class Instance {
   child: ChildProcess | undefined;
   up = false;
   exits: (number | null)[] = [];
+  /** Exits this script did not cause (a crash), with the end of the instance's stderr. */
+  crashes: string[] = [];
+  #killing = false;
   constructor(
     readonly name: string,
     readonly port: number,
@@ -101,10 +104,14 @@ class Instance {
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    child.stderr?.on('data', () => undefined);
-    child.on('exit', (code) => {
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString('utf8')).slice(-2000);
+    });
+    child.on('exit', (code, signal) => {
       this.up = false;
       this.exits.push(code);
+      if (!this.#killing) this.crashes.push(`${this.name} exited (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' / ')}`);
     });
     this.child = child;
     const deadline = Date.now() + 180_000;
@@ -120,10 +127,13 @@ class Instance {
   }
   kill(): Promise<void> {
     this.up = false;
-    return new Promise((resolve) => {
+    this.#killing = true;
+    return new Promise<void>((resolve) => {
       if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
       this.child.once('exit', () => resolve());
       this.child.kill('SIGKILL');
+    }).finally(() => {
+      this.#killing = false;
     });
   }
 }
@@ -375,13 +385,17 @@ async function main(): Promise<void> {
     while (plan.length || Date.now() < loadEnd) {
       await sleep(2000 + Math.random() * 3000);
       const step = plan.shift() ?? 'kill';
+      for (const inst of instances) if (!inst.up && inst.crashes.length) await inst.start();
       if (step === 'postgres') {
         const w = { from: Date.now(), to: Infinity };
         windows.push(w);
         cluster.restart();
         counts.postgresRestarts++;
         // Over when every live instance answers /readyz again.
-        for (const inst of live()) while ((await request(inst.port, { host: 'any', path: '/readyz' }).catch(() => undefined))?.status !== 200) await sleep(100);
+        const until = Date.now() + 60_000;
+        for (const inst of live()) {
+          while (inst.up && Date.now() < until && (await request(inst.port, { host: 'any', path: '/readyz' }).catch(() => undefined))?.status !== 200) await sleep(100);
+        }
         w.to = Date.now();
         log(`PostgreSQL restarted (${w.to - w.from} ms until every instance was ready again)`);
       } else if (step === 'rotate') {
@@ -459,6 +473,7 @@ async function main(): Promise<void> {
       ['no lost /v1/events entry', lostEvents.length === 0, `${counts.membersAdded.length - lostEvents.length}/${counts.membersAdded.length} acknowledged member additions in the feed`],
       ['no 5xx outside the restart windows', counts.fiveXxOutsideWindows.length === 0, `${counts.fiveXxOutsideWindows.length} outside, ${counts.fiveXxInWindows} inside ${windows.length} windows${counts.fiveXxOutsideWindows.length ? `: ${counts.fiveXxOutsideWindows.slice(0, 3).join(' | ')}` : ''}`],
       ['key rotation seen by every instance within the cache TTL', ttlOk, rotation ? `${rotation.seenWithinMs.join(', ')} ms (TTL ${CACHE_TTL_MS} ms + 1 s)` : 'no rotation happened'],
+      ['no instance crashed', instances.every((i) => i.crashes.length === 0), instances.flatMap((i) => i.crashes).join(' | ') || '0 crashes'],
       ['PostgreSQL restarted once', counts.postgresRestarts === 1, `${counts.postgresRestarts}`],
       ['instances killed with SIGKILL and restarted', counts.kills >= 3 && counts.restarts === counts.kills, `${counts.kills} kills, ${counts.restarts} restarts`],
     ];
