@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -32,28 +33,25 @@ export interface Db {
 
 export const SQLITE_FILE = 'keyhall.db';
 
+const require = createRequire(import.meta.url);
+
 /**
- * SQLite handles still open, closed at process exit whatever path leads there.
- *
- * On Node 24, better-sqlite3 12 (its Statement and Database objects are node::ObjectWraps)
- * aborts the process after a clean exit: an object finalized during the environment's teardown
- * hits `RemoveEnvironmentCleanupHook … Assertion failed: (env) != nullptr`, closed database or
- * not (better-sqlite3 13 avoids it but needs Node >= 22 and crashes on Node 20). So once this
- * process has used SQLite, the exit handler closes the handles and ends the process with its
- * exit code there and then, skipping the teardown: nothing is left to flush (stdout and stderr
- * to files and pipes are synchronous; the databases are closed), and the exit code is kept.
- * Exit listeners registered after this one do not run; Keyhall registers none.
+ * The SQLite binding for this Node version. better-sqlite3 12 is the last line that runs on
+ * Node 20, but on Node 24 it aborts the process (`RemoveEnvironmentCleanupHook … Assertion
+ * failed: (env) != nullptr`) whenever the garbage collector finalizes one of its statements
+ * outside a JavaScript context, at start-up as well as at exit. better-sqlite3 13 (Node-API,
+ * prebuilt) fixes that but needs Node >= 22 and crashes on Node 20. So package.json has both:
+ * 12 as `better-sqlite3`, 13 as the optional `better-sqlite3-node22` (npm installs it only on
+ * Node >= 22, its `engines`); the same API, picked here.
  */
-const openSqlite = new Set<SQLite.Database>();
-let exitHook = false;
-function closeAtExit(database: SQLite.Database): void {
-  openSqlite.add(database);
-  if (exitHook) return;
-  exitHook = true;
-  process.on('exit', (code) => {
-    for (const d of openSqlite) if (d.open) d.close();
-    (process as unknown as { reallyExit(code: number): never }).reallyExit(process.exitCode === undefined ? code : Number(process.exitCode));
-  });
+function sqliteBinding(): typeof SQLite {
+  if (Number(process.versions.node.split('.')[0]) < 22) return SQLite;
+  try {
+    return require('better-sqlite3-node22') as typeof SQLite;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    throw new Error(`SQLite on Node ${process.versions.node} needs better-sqlite3-node22: run npm ci with this Node version`);
+  }
 }
 
 /** Opens the database: PostgreSQL when a URL is given, else the embedded SQLite file. */
@@ -68,28 +66,27 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string }): D
           oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });
-    // An idle client losing its server (restart, failover) must not crash the process.
+    // A client losing its server (restart, failover) must not crash the process. pg-pool
+    // listens on idle clients only (the pool's 'error'); a checked-out client emits 'error'
+    // with no listener between two queries. Its next query fails on its own, and pg-pool drops
+    // a broken client when it is released.
     pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const poolStats = (): PoolStats => ({ max: pool.options.max ?? 10, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     return { kysely, dialect: 'postgres', poolStats, close: () => kysely.destroy() };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(opts.dataDir, SQLITE_FILE);
-  const database = new SQLite(file);
+  const database = new (sqliteBinding())(file);
   // The database holds hashes and ciphertexts: readable by its owner only (WAL files follow).
   fs.chmodSync(file, 0o600);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  closeAtExit(database);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-  const close = async () => {
-    await kysely.destroy();
-    openSqlite.delete(database);
-  };
-  return { kysely, dialect: 'sqlite', poolStats: () => undefined, close };
+  return { kysely, dialect: 'sqlite', poolStats: () => undefined, close: () => kysely.destroy() };
 }
 
 /** Brings the schema up to date. Safe to run from several instances at once (migration lock). */
