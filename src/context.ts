@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from './config/index.js';
 import { createEgressAgent, type EgressAgent } from './egress/agent.js';
+import { createTxtResolver, type TxtResolver } from './egress/dns.js';
 import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './egress/policy.js';
 import { checkEgressUrlResolved } from './egress/url.js';
 import { EventRecorder } from './events/recorder.js';
@@ -42,6 +43,7 @@ import { ScimGroups } from './scim/groups.js';
 import type { ScimServices } from './scim/routes.js';
 import { ScimUsers } from './scim/users.js';
 import { SigninService } from './screens/service.js';
+import { SsoSigninService } from './sso/service.js';
 import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
@@ -85,6 +87,8 @@ export interface Context {
   oauth: OAuthServer;
   /** Hosted sign-in: logins, sessions, consents, profiles, branding. */
   signin: SigninService;
+  /** Enterprise SSO sign-in: upstream round trips and just-in-time provisioning. */
+  sso: SsoSigninService;
   management: ManagementServices;
   /** SCIM 2.0: token authentication and the Users/Groups services. */
   scim: ScimServices;
@@ -102,6 +106,8 @@ export interface ContextOptions {
   clock?: Clock;
   /** How outbound host names are resolved (tests inject one to stage DNS rebinding). */
   egressResolver?: EgressResolver;
+  /** TXT lookups for domain verification (tests inject one; default: KEYHALL_DNS_SERVERS or the system's). */
+  txtResolver?: TxtResolver;
   /** Where log lines go instead of stdout (tests capture them). */
   logStream?: NodeJS.WritableStream;
 }
@@ -215,10 +221,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       loginFailureWindowSeconds: config.loginFailureWindowSeconds,
     });
 
+    const sso = new SsoSigninService({ db, clock, events, envelope, upstream, signin });
+
     const deps: ManagementDeps = { db, clock, events };
     const management: ManagementServices = {
       auth: new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit),
-      organizations: new OrganizationService(deps),
+      organizations: new OrganizationService(deps, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
       users: new UserService(deps),
       members: new MemberService(deps),
       apiKeys: new ApiKeyService(deps, r.apiKeys),
@@ -274,6 +282,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       tenants,
       oauth,
       signin,
+      sso,
       management,
       scim,
       egress,

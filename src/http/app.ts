@@ -20,6 +20,7 @@ import { parRoutes } from './oauth/par.js';
 import { tokenRoutes } from './oauth/token.js';
 import { userinfoRoutes } from './oauth/userinfo.js';
 import { screenRoutes } from './screens/routes.js';
+import { ssoRoutes } from './screens/sso-routes.js';
 import { registerTenantResolution } from './tenant.js';
 
 /** KEYHALL_TRUST_PROXY: `true` (any peer) or a comma-separated list of proxy addresses/CIDRs. */
@@ -91,6 +92,7 @@ export async function buildApp(ctx: Context, opts: { logStream?: NodeJS.Writable
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
   await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin });
-  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin });
+  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, sso: ctx.sso });
+  await app.register(ssoRoutes, { oauth: ctx.oauth, signin: ctx.signin, sso: ctx.sso });
   return app;
 }

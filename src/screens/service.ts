@@ -12,7 +12,7 @@ import { newId } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { UserInfoSource } from '../oauth/userinfo/claims.js';
-import type { Db } from '../storage/db.js';
+import type { Db, Executor } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
 import type { UserRecord } from '../storage/repos/users.js';
 import { type Brand, brandOf, DEFAULT_BRAND } from './brand.js';
@@ -117,11 +117,28 @@ export class SigninService {
   }
 
   async #startSession(tenantId: string, user: UserRecord, meta: RequestMeta, now: number, accountKey: string, ipKey: string, previousToken?: string): Promise<LoginResult> {
+    const opened = await this.events.transaction(this.db.kysely, async (trx) => {
+      const s = await this.openSession(trx, tenantId, user.id, meta, now, previousToken);
+      const failures = repos(trx, this.db.dialect).loginFailures;
+      await failures.clear(tenantId, accountKey);
+      await failures.release(tenantId, ipKey, now);
+      await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), { user_id: user.id, session_id: s.session.id, ip: meta.ip });
+      return s;
+    });
+    return { kind: 'ok', ...opened, user };
+  }
+
+  /**
+   * Starts a session for a user who has just signed in (password or SSO), inside the caller's
+   * transaction; the caller records the login event. The session the browser had before is
+   * ended: a new id at every login.
+   */
+  async openSession(trx: Executor, tenantId: string, userId: string, meta: RequestMeta, now: number, previousToken?: string): Promise<{ session: SessionRecord; token: string }> {
     const token = randomBytes(32).toString('base64url');
     const session: SessionRecord = {
       id: newId('ses', now),
       tenantId,
-      userId: user.id,
+      userId,
       userAgent: meta.userAgent?.slice(0, 300) ?? null,
       ip: meta.ip,
       authTime: now,
@@ -131,20 +148,13 @@ export class SigninService {
       expiresAt: now + this.settings.sessionMaxSeconds * 1000,
       revokedAt: null,
     };
-    await this.events.transaction(this.db.kysely, async (trx) => {
-      const sessions = repos(trx, this.db.dialect).sessions;
-      // A new id at every login: the session the browser had before is ended.
-      if (previousToken) {
-        const previous = await sessions.findByToken(tenantId, sha256Hex(previousToken));
-        if (previous && previous.revokedAt === null) await sessions.revoke(tenantId, previous.userId, previous.id, now);
-      }
-      await sessions.insert(session, sha256Hex(token));
-      const failures = repos(trx, this.db.dialect).loginFailures;
-      await failures.clear(tenantId, accountKey);
-      await failures.release(tenantId, ipKey, now);
-      await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), { user_id: user.id, session_id: session.id, ip: meta.ip });
-    });
-    return { kind: 'ok', session, token, user };
+    const sessions = repos(trx, this.db.dialect).sessions;
+    if (previousToken) {
+      const previous = await sessions.findByToken(tenantId, sha256Hex(previousToken));
+      if (previous && previous.revokedAt === null) await sessions.revoke(tenantId, previous.userId, previous.id, now);
+    }
+    await sessions.insert(session, sha256Hex(token));
+    return { session, token };
   }
 
   async #sweep(now: number): Promise<void> {

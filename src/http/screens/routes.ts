@@ -10,11 +10,13 @@ import type { LogoutParams } from '../../oauth/logout/resolve.js';
 import { safeReturnTo } from '../../screens/cookies.js';
 import { consentPage, loginPage, logoutPage, sessionsPage, signedOutPage } from '../../screens/pages.js';
 import type { SigninService } from '../../screens/service.js';
+import type { SsoSigninService } from '../../sso/service.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { sendPage } from './csp.js';
 import { csrfFor, csrfOk } from './csrf.js';
 import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
+import { redirectToIdp } from './sso-routes.js';
 import { clearSessionCookie, currentSession, sessionToken, setSessionCookie } from './session-cookie.js';
 
 /** The same words for an unknown email and a wrong password (no account enumeration). */
@@ -24,10 +26,14 @@ const FLOW_GONE = 'This sign-in page has expired or was already used. Go back to
 export interface ScreenRoutesOptions {
   oauth: Pick<OAuthServer, 'authorize' | 'logout'>;
   signin: SigninService;
+  /** Home-realm discovery and the `connection` / `organization` hints (docs/sso.md). */
+  sso: SsoSigninService;
 }
 
+const SSO_UNAVAILABLE = 'Your organization requires single sign-on, and it is not available right now. Ask your administrator.';
+
 export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptions): Promise<void> {
-  const { oauth, signin: service } = opts;
+  const { oauth, signin: service, sso } = opts;
   const flowOf = (request: FastifyRequest, source: unknown) => oauth.authorize.load(field(source, 'flow'), tenantOf(request));
   const session = (request: FastifyRequest) => currentSession(service, request);
   const flowGone = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.pageExpired(FLOW_GONE));
@@ -53,6 +59,9 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     const flowParam = field(request.query, 'flow');
     const flow = flowParam === undefined ? undefined : await flowOf(request, request.query);
     if (flowParam !== undefined && !flow) return flowGone(request, reply);
+    // An /authorize request that names its connection (or an organization requiring SSO) skips the form.
+    const connection = flow ? await sso.forRequest(tenantOf(request).id, flow.flow.request) : undefined;
+    if (flow && connection) return redirectToIdp(request, reply, sso, connection, { flow: flow.id }, flow.flow.request.loginHint ?? undefined);
     return renderLogin(request, reply, 200, flow, { returnTo: safeReturnTo(field(request.query, 'return_to'), tenantOf(request).issuer) });
   });
 
@@ -64,10 +73,18 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     if (flowParam !== undefined && !flow) return flowGone(request, reply);
     const returnTo = safeReturnTo(field(request.body, 'return_to'), tenant.issuer);
     const email = field(request.body, 'email') ?? '';
+    const password = field(request.body, 'password') ?? '';
+    // Home-realm discovery: a verified SSO domain continues at its IdP when no password was typed,
+    // and always when the organization requires SSO (the password is then never checked).
+    const realm = await sso.homeRealm(tenant.id, email);
+    if (realm.kind === 'sso' && (realm.required || password === '')) {
+      return redirectToIdp(request, reply, sso, realm.connectionId, { ...(flow ? { flow: flow.id } : {}), ...(returnTo ? { returnTo } : {}) }, email);
+    }
+    if (realm.kind === 'unavailable') return renderLogin(request, reply, 403, flow, { email, returnTo, message: SSO_UNAVAILABLE });
     const result = await service.login(
       tenant.id,
       email,
-      field(request.body, 'password') ?? '',
+      password,
       { ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null },
       sessionToken(request),
     );
