@@ -1,3 +1,4 @@
+import type { TxtResolver } from '../../src/egress/dns.js';
 import type { EgressResolver } from '../../src/egress/policy.js';
 import type { CreatedTenant } from '../../src/tenants/service.js';
 import type { HttpResponse } from '../helpers/http.js';
@@ -17,8 +18,8 @@ export interface SsoTestServer extends SigninTestServer {
 }
 
 /** The test server with loopback allowed by the egress policy and an upstream tenant on `localhost`. */
-export async function startSsoServer(config: Record<string, unknown> = {}): Promise<SsoTestServer> {
-  const s = await startSigninServer({ egressResolver: localResolver, config: { egressAllow: '127.0.0.1/32', ...config } } as Parameters<typeof startSigninServer>[0]);
+export async function startSsoServer(config: Record<string, unknown> = {}, opts: { txtResolver?: TxtResolver } = {}): Promise<SsoTestServer> {
+  const s = await startSigninServer({ egressResolver: localResolver, ...opts, config: { egressAllow: '127.0.0.1/32', ...config } } as Parameters<typeof startSigninServer>[0]);
   const idp = await s.createTenant(`localhost:${s.port}`);
   return Object.assign(s, {
     api: v1(s, s.tenant.platformApiKey),
