@@ -13,7 +13,7 @@ import { newId } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { RequestMeta, SigninService } from '../screens/service.js';
-import type { Db, Executor } from '../storage/db.js';
+import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import type { OrganizationRecord } from '../storage/repos/organizations.js';
 import { repos } from '../storage/repos/index.js';
 import type { SsoConnectionRecord } from '../storage/repos/sso-connections.js';
@@ -204,7 +204,7 @@ export class SsoSigninService {
         if (err instanceof OidcCallbackError) throw new SsoLoginError(err.reason, c);
         throw err;
       }
-      const { session, token, userId } = await this.#provision(tenant.id, c, claims, meta, previousToken);
+      const { session, token, userId } = await this.#provisionOnce(tenant.id, c, claims, meta, previousToken);
       return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
     } catch (err) {
       if (err instanceof SsoLoginError) {
@@ -225,6 +225,19 @@ export class SsoSigninService {
 
   #record(trx: Executor, tenantId: string, c: SsoConnectionRecord, type: EventType, actor: Actor, data: Record<string, unknown>) {
     return this.deps.events.record(trx, { tenantId, type, organizationId: c.organizationId, actor, data });
+  }
+
+  /**
+   * Two first logins of one person at once both try to create the user or the link: the loser's
+   * transaction fails on the unique key and is run again, and then finds what the winner made.
+   */
+  async #provisionOnce(tenantId: string, c: SsoConnectionRecord, claims: Record<string, unknown>, meta: RequestMeta, previousToken?: string) {
+    try {
+      return await this.#provision(tenantId, c, claims, meta, previousToken);
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      return this.#provision(tenantId, c, claims, meta, previousToken);
+    }
   }
 
   /**
