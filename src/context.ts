@@ -11,6 +11,7 @@ import { UpstreamClient } from './connect/upstream.js';
 import { VaultService } from './connect/vault.js';
 import { CredentialService, STATUS_LIST_SIZE } from './credentials/service.js';
 import { createEgressAgent, type EgressAgent } from './egress/agent.js';
+import { createTxtResolver, type TxtResolver } from './egress/dns.js';
 import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './egress/policy.js';
 import { checkEgressUrlResolved } from './egress/url.js';
 import { EventRecorder } from './events/recorder.js';
@@ -49,6 +50,7 @@ import { ScimUsers } from './scim/users.js';
 import { configureAttestationTrust } from './screens/mfa/trust.js';
 import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
+import { SsoSigninService } from './sso/service.js';
 import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
@@ -102,6 +104,8 @@ export interface Context {
   credentials: CredentialService;
   /** Passkeys, TOTP, recovery codes and the MFA policy (docs/passkeys.md). */
   mfa: MfaService;
+  /** Enterprise SSO sign-in: upstream round trips and just-in-time provisioning. */
+  sso: SsoSigninService;
   management: ManagementServices;
   /** SCIM 2.0: token authentication and the Users/Groups services. */
   scim: ScimServices;
@@ -121,6 +125,8 @@ export interface ContextOptions {
   clock?: Clock;
   /** How outbound host names are resolved (tests inject one to stage DNS rebinding). */
   egressResolver?: EgressResolver;
+  /** TXT lookups for domain verification (tests inject one; default: KEYHALL_DNS_SERVERS or the system's). */
+  txtResolver?: TxtResolver;
   /** Where log lines go instead of stdout (tests capture them). */
   logStream?: NodeJS.WritableStream;
 }
@@ -244,6 +250,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
 
     const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: configureAttestationTrust(config) });
+    const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin });
 
     const deps: ManagementDeps = { db, clock, events };
     const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);
@@ -264,7 +271,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
     const management: ManagementServices = {
       auth: new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit),
-      organizations: new OrganizationService(deps),
+      organizations: new OrganizationService(deps, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
       users: new UserService(deps),
       members: new MemberService(deps),
       apiKeys: new ApiKeyService(deps, r.apiKeys),
@@ -354,6 +361,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       signin,
       credentials,
       mfa,
+      sso,
       management,
       scim,
       egress,

@@ -52,6 +52,8 @@ const schema = z.object({
    * to these. For tests and private deployments.
    */
   egressAllow: z.string().optional(),
+  /** KEYHALL_DNS_SERVERS: resolvers for domain-verification TXT lookups (`ip` or `ip:port`, comma-separated); unset: the system's. */
+  dnsServers: z.string().optional(),
   /** KEYHALL_WEBHOOK_TIMEOUT_MS: total time limit of one webhook delivery attempt. */
   webhookTimeoutMs: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /**
@@ -147,6 +149,7 @@ const envNames: Record<keyof Config, string> = {
   apiRateLimit: 'KEYHALL_API_RATE_LIMIT',
   webauthnTrustAnchors: 'KEYHALL_WEBAUTHN_TRUST_ANCHORS',
   egressAllow: 'KEYHALL_EGRESS_ALLOW',
+  dnsServers: 'KEYHALL_DNS_SERVERS',
   webhookTimeoutMs: 'KEYHALL_WEBHOOK_TIMEOUT_MS',
   webhookRetrySchedule: 'KEYHALL_WEBHOOK_RETRY_SCHEDULE',
   dispatchIntervalMs: 'KEYHALL_DISPATCH_INTERVAL_MS',

@@ -8,6 +8,7 @@ export const EVENT_TYPES = {
   'api_key.revoked': { webhook: false, description: 'an API key was revoked' },
   'organization.created': { webhook: false, description: 'an organization was created' },
   'organization.updated': { webhook: false, description: 'an organization was changed' },
+  'organization.domain_verified': { webhook: false, description: "an organization's domain was verified (DNS TXT record or a platform key)" },
   'organization.deleted': { webhook: false, description: 'an organization was deleted' },
   'user.created': { webhook: false, description: 'a user was created' },
   'user.updated': { webhook: false, description: 'a user was changed (password changes included, never the password)' },

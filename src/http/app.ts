@@ -25,6 +25,7 @@ import { userinfoRoutes } from './oauth/userinfo.js';
 import { connectScreenRoutes } from './screens/connect-routes.js';
 import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
+import { ssoRoutes } from './screens/sso-routes.js';
 import { registerTenantResolution } from './tenant.js';
 
 /** KEYHALL_TRUST_PROXY: `true` (any peer) or a comma-separated list of proxy addresses/CIDRs. */
@@ -106,8 +107,9 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
   await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin, cors: ctx.browserOrigins });
-  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
+  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa, sso: ctx.sso });
   await app.register(mfaRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
+  await app.register(ssoRoutes, { oauth: ctx.oauth, signin: ctx.signin, sso: ctx.sso });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;

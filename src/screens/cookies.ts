@@ -16,9 +16,10 @@ export interface CookieOptions {
 
 const secureIssuer = (issuer: string) => issuer.startsWith('https://');
 
-export function cookieNames(issuer: string): { session: string; csrf: string } {
+/** `sso` binds an upstream SSO round trip to the browser that started it (docs/sso.md). */
+export function cookieNames(issuer: string): { session: string; csrf: string; sso: string } {
   const prefix = secureIssuer(issuer) ? '__Host-' : '';
-  return { session: `${prefix}keyhall_session`, csrf: `${prefix}keyhall_csrf` };
+  return { session: `${prefix}keyhall_session`, csrf: `${prefix}keyhall_csrf`, sso: `${prefix}keyhall_sso` };
 }
 
 export function cookieOptions(issuer: string, maxAgeSeconds?: number): CookieOptions {

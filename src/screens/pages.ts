@@ -79,7 +79,8 @@ ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username webauthn" required value="${v.email ?? ''}">
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
+<input id="password" name="password" type="password" autocomplete="current-password">
+<p class="hint">With your organization's single sign-on, leave the password empty.</p>
 <button type="submit">Sign in</button>
 </form>
 <p class="or">or</p>

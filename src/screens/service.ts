@@ -12,7 +12,7 @@ import { newId } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { UserInfoSource } from '../oauth/userinfo/claims.js';
-import type { Db } from '../storage/db.js';
+import type { Db, Executor } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
 import type { UserRecord } from '../storage/repos/users.js';
 import { type Brand, brandOf, DEFAULT_BRAND } from './brand.js';
@@ -138,11 +138,46 @@ export class SigninService {
     previousToken: string | undefined,
     o: { amr: string[]; pending: boolean; accountKey?: string; ipKey?: string; passkeyId?: string },
   ): Promise<LoginResult> {
+    const opened = await this.events.transaction(this.db.kysely, async (trx) => {
+      const s = await this.openSession(trx, tenantId, user.id, meta, now, { amr: o.amr, pending: o.pending }, previousToken);
+      const failures = repos(trx, this.db.dialect).loginFailures;
+      if (o.accountKey) await failures.clear(tenantId, o.accountKey);
+      if (o.ipKey) await failures.release(tenantId, o.ipKey, now);
+      if (o.passkeyId) {
+        await this.#record(trx, tenantId, 'login.passkey', userActor(user.id), { user_id: user.id, session_id: s.session.id, passkey_id: o.passkeyId, amr: o.amr, ip: meta.ip });
+      } else {
+        await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), {
+          user_id: user.id,
+          session_id: s.session.id,
+          ip: meta.ip,
+          ...(o.pending ? { second_factor_pending: true } : {}),
+        });
+      }
+      return s;
+    });
+    return { kind: 'ok', ...opened, user };
+  }
+
+  /**
+   * Starts a session for a user who has just signed in (password, passkey or SSO), inside the
+   * caller's transaction, with the methods used (`amr`) and whether a second factor is still
+   * owed; the caller records the login event. The session the browser had before is ended: a new
+   * id at every login.
+   */
+  async openSession(
+    trx: Executor,
+    tenantId: string,
+    userId: string,
+    meta: RequestMeta,
+    now: number,
+    auth: { amr: string[]; pending: boolean },
+    previousToken?: string,
+  ): Promise<{ session: SessionRecord; token: string }> {
     const token = randomBytes(32).toString('base64url');
     const session: SessionRecord = {
       id: newId('ses', now),
       tenantId,
-      userId: user.id,
+      userId,
       userAgent: meta.userAgent?.slice(0, 300) ?? null,
       ip: meta.ip,
       authTime: now,
@@ -151,32 +186,16 @@ export class SigninService {
       idleExpiresAt: now + this.settings.sessionIdleSeconds * 1000,
       expiresAt: now + this.settings.sessionMaxSeconds * 1000,
       revokedAt: null,
-      amr: o.amr,
-      mfaPending: o.pending,
+      amr: auth.amr,
+      mfaPending: auth.pending,
     };
-    await this.events.transaction(this.db.kysely, async (trx) => {
-      const sessions = repos(trx, this.db.dialect).sessions;
-      // A new id at every login: the session the browser had before is ended.
-      if (previousToken) {
-        const previous = await sessions.findByToken(tenantId, sha256Hex(previousToken));
-        if (previous && previous.revokedAt === null) await sessions.revoke(tenantId, previous.userId, previous.id, now);
-      }
-      await sessions.insert(session, sha256Hex(token));
-      const failures = repos(trx, this.db.dialect).loginFailures;
-      if (o.accountKey) await failures.clear(tenantId, o.accountKey);
-      if (o.ipKey) await failures.release(tenantId, o.ipKey, now);
-      if (o.passkeyId) {
-        await this.#record(trx, tenantId, 'login.passkey', userActor(user.id), { user_id: user.id, session_id: session.id, passkey_id: o.passkeyId, amr: o.amr, ip: meta.ip });
-      } else {
-        await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), {
-          user_id: user.id,
-          session_id: session.id,
-          ip: meta.ip,
-          ...(o.pending ? { second_factor_pending: true } : {}),
-        });
-      }
-    });
-    return { kind: 'ok', session, token, user };
+    const sessions = repos(trx, this.db.dialect).sessions;
+    if (previousToken) {
+      const previous = await sessions.findByToken(tenantId, sha256Hex(previousToken));
+      if (previous && previous.revokedAt === null) await sessions.revoke(tenantId, previous.userId, previous.id, now);
+    }
+    await sessions.insert(session, sha256Hex(token));
+    return { session, token };
   }
 
   async #sweep(now: number): Promise<void> {

@@ -64,6 +64,8 @@ export async function organization(r: Repos, tenantId: string, over: Partial<Org
     brandPrimaryColor: null,
     brandDisplayName: null,
     webauthnAaguidAllowlist: null,
+    domainVerifiedAt: null,
+    ssoRequired: false,
     createdAt: 1,
     updatedAt: 1,
     ...over,

@@ -12,12 +12,14 @@ import { consentPage, loginPage, logoutPage, sessionsPage, signedOutPage } from 
 import type { SigninService } from '../../screens/service.js';
 import type { MfaService } from '../../screens/mfa/service.js';
 import { minimumAcr } from '../../oauth/authorize/acr.js';
+import type { SsoSigninService } from '../../sso/service.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { sendPage } from './csp.js';
 import { challengeLocation } from './mfa-routes.js';
 import { csrfFor, csrfOk } from './csrf.js';
 import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
+import { redirectToIdp } from './sso-routes.js';
 import { clearSessionCookie, currentSession, sessionToken, setSessionCookie } from './session-cookie.js';
 
 /** The same words for an unknown email and a wrong password (no account enumeration). */
@@ -28,10 +30,14 @@ export interface ScreenRoutesOptions {
   oauth: Pick<OAuthServer, 'authorize' | 'logout'>;
   signin: SigninService;
   mfa: Pick<MfaService, 'secondFactorNeeded'>;
+  /** Home-realm discovery and the `connection` / `organization` hints (docs/sso.md). */
+  sso: SsoSigninService;
 }
 
+const SSO_UNAVAILABLE = 'Your organization requires single sign-on, and it is not available right now. Ask your administrator.';
+
 export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptions): Promise<void> {
-  const { oauth, signin: service, mfa } = opts;
+  const { oauth, signin: service, mfa, sso } = opts;
   const flowOf = (request: FastifyRequest, source: unknown) => oauth.authorize.load(field(source, 'flow'), tenantOf(request));
   const session = (request: FastifyRequest) => currentSession(service, request);
   const flowGone = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.pageExpired(FLOW_GONE));
@@ -57,6 +63,9 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     const flowParam = field(request.query, 'flow');
     const flow = flowParam === undefined ? undefined : await flowOf(request, request.query);
     if (flowParam !== undefined && !flow) return flowGone(request, reply);
+    // An /authorize request that names its connection (or an organization requiring SSO) skips the form.
+    const connection = flow ? await sso.forRequest(tenantOf(request).id, flow.flow.request) : undefined;
+    if (flow && connection) return redirectToIdp(request, reply, sso, connection, { flow: flow.id }, flow.flow.request.loginHint ?? undefined);
     return renderLogin(request, reply, 200, flow, { returnTo: safeReturnTo(field(request.query, 'return_to'), tenantOf(request).issuer) });
   });
 
@@ -68,10 +77,18 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     if (flowParam !== undefined && !flow) return flowGone(request, reply);
     const returnTo = safeReturnTo(field(request.body, 'return_to'), tenant.issuer);
     const email = field(request.body, 'email') ?? '';
+    const password = field(request.body, 'password') ?? '';
+    // Home-realm discovery: a verified SSO domain continues at its IdP when no password was typed,
+    // and always when the organization requires SSO (the password is then never checked).
+    const realm = await sso.homeRealm(tenant.id, email);
+    if (realm.kind === 'sso' && (realm.required || password === '')) {
+      return redirectToIdp(request, reply, sso, realm.connectionId, { ...(flow ? { flow: flow.id } : {}), ...(returnTo ? { returnTo } : {}) }, email);
+    }
+    if (realm.kind === 'unavailable') return renderLogin(request, reply, 403, flow, { email, returnTo, message: SSO_UNAVAILABLE });
     const result = await service.login(
       tenant.id,
       email,
-      field(request.body, 'password') ?? '',
+      password,
       { ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null },
       sessionToken(request),
       (user) => mfa.secondFactorNeeded(tenant.id, user.id, { organizationId: flow?.flow.request.organizationId, acr: minimumAcr(flow?.flow.request.acrValues) }),

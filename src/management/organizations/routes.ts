@@ -3,8 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
-import { actorOf } from '../v1.js';
-import { organizationView, type OrganizationService } from './service.js';
+import { actorOf, principalOf } from '../v1.js';
+import { domainVerificationView, organizationView, type OrganizationService } from './service.js';
 
 const name = z.string().trim().min(1).max(200);
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lower-case letters, digits and dashes');
@@ -31,6 +31,8 @@ export const organizationSchema = z.object({
   brand_primary_color: z.string().nullable(),
   brand_display_name: z.string().nullable(),
   webauthn_aaguid_allowlist: z.array(z.string()).nullable(),
+  domain_verified: z.boolean(),
+  sso_required: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
 }).meta({ id: 'Organization' });
@@ -88,6 +90,7 @@ export const organizationRoutes =
             brand_logo_url: httpsUrl.nullable().optional(),
             brand_primary_color: color.nullable().optional(),
             brand_display_name: z.string().trim().min(1).max(100).nullable().optional(),
+            sso_required: z.boolean().optional(),
           }),
         response: { 200: organizationSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
       },
@@ -100,8 +103,37 @@ export const organizationRoutes =
           brandLogoUrl: b.brand_logo_url,
           brandPrimaryColor: b.brand_primary_color?.toLowerCase() ?? b.brand_primary_color,
           brandDisplayName: b.brand_display_name,
+          ssoRequired: b.sso_required,
         });
         return organizationView(org);
+      },
+    });
+
+    const verificationSchema = z.object({
+      domain: z.string().nullable(),
+      verified: z.boolean(),
+      verified_at: z.string().nullable(),
+      dns: z.object({ name: z.string(), type: z.literal('TXT'), value: z.string() }).nullable(),
+    });
+
+    r.get('/organizations/:orgId/domain_verification', {
+      config: { permission: 'organizations:read', access: 'organization' },
+      schema: { tags, summary: "The organization's domain and the DNS TXT record that verifies it", params: orgParams, response: { 200: verificationSchema, 404: errorResponse } },
+      handler: async (request) => domainVerificationView(await service.get(tenantOf(request).id, request.params.orgId)),
+    });
+
+    r.post('/organizations/:orgId/domain_verification', {
+      config: { permission: 'organizations:write', access: 'organization' },
+      schema: {
+        tags,
+        summary: 'Verify the domain: by its DNS TXT record, or manually (platform keys only)',
+        params: orgParams,
+        body: z.strictObject({ method: z.enum(['dns', 'manual']) }),
+        response: { 200: verificationSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
+      },
+      handler: async (request) => {
+        const platform = principalOf(request).organizationId === null;
+        return domainVerificationView(await service.verifyDomain(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.method, platform));
       },
     });
 

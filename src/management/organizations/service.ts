@@ -2,6 +2,8 @@ import type { Actor } from '../../events/catalogue.js';
 import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import type { TxtResolver } from '../../egress/dns.js';
+import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import type { OrganizationPatch, OrganizationRecord } from '../../storage/repos/organizations.js';
 import { iso, type ManagementDeps, reposOf } from '../common.js';
@@ -18,6 +20,8 @@ export function organizationView(o: OrganizationRecord) {
     brand_primary_color: o.brandPrimaryColor,
     brand_display_name: o.brandDisplayName,
     webauthn_aaguid_allowlist: o.webauthnAaguidAllowlist,
+    domain_verified: o.domain !== null && o.domainVerifiedAt !== null,
+    sso_required: o.ssoRequired,
     created_at: iso(o.createdAt),
     updated_at: iso(o.updatedAt),
   };
@@ -34,8 +38,58 @@ const slugTaken = (err: unknown) => {
   return err;
 };
 
+/** The DNS name and TXT value that prove control of an organization's domain (docs/sso.md). */
+export function domainChallenge(tenantId: string, orgId: string, domain: string) {
+  return { name: `_keyhall-challenge.${domain}`, type: 'TXT' as const, value: `keyhall-domain-verification=${sha256Hex(`${tenantId}:${orgId}:${domain}`).slice(0, 32)}` };
+}
+
+export function domainVerificationView(o: OrganizationRecord) {
+  return {
+    domain: o.domain,
+    verified: o.domain !== null && o.domainVerifiedAt !== null,
+    verified_at: o.domainVerifiedAt === null ? null : iso(o.domainVerifiedAt),
+    dns: o.domain === null ? null : domainChallenge(o.tenantId, o.id, o.domain),
+  };
+}
+
 export class OrganizationService {
-  constructor(private readonly deps: ManagementDeps) {}
+  constructor(
+    private readonly deps: ManagementDeps,
+    private readonly txt: TxtResolver,
+  ) {}
+
+  /**
+   * Marks the organization's domain verified: by its DNS TXT record (`method: dns`, any key of
+   * the organization), or by a platform key's word (`manual`). A domain another organization of
+   * the tenant has verified is a conflict: a domain routes to one organization.
+   */
+  async verifyDomain(tenantId: string, actor: Actor, id: string, method: 'dns' | 'manual', platform: boolean) {
+    if (method === 'manual' && !platform) throw errors.forbidden('manual domain verification needs a platform API key; use method "dns"');
+    const org = await this.get(tenantId, id);
+    if (org.domain === null) throw errors.invalidRequest('domain: the organization has no domain; set one first');
+    if (org.domainVerifiedAt !== null) return org;
+    const domain = org.domain;
+    if (method === 'dns') {
+      const challenge = domainChallenge(tenantId, id, domain);
+      const records = await this.txt(challenge.name);
+      if (!records.includes(challenge.value)) throw errors.invalidRequest(`domain: no TXT record ${challenge.name} with the value ${challenge.value} was found`);
+    }
+    try {
+      return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+        const r = reposOf(this.deps, trx);
+        const owner = await r.organizations.findByVerifiedDomain(tenantId, domain);
+        if (owner && owner.id !== id) throw errors.conflict('domain: another organization has verified this domain');
+        const current = await r.organizations.find(tenantId, id);
+        if (!current || current.domain !== domain) throw errors.conflict('domain: the domain changed during verification; retry');
+        const updated = (await r.organizations.update(tenantId, id, { domainVerifiedAt: this.deps.clock.now() }, this.deps.clock.now()))!;
+        await this.deps.events.record(trx, { tenantId, type: 'organization.domain_verified', organizationId: id, actor, data: { organization_id: id, domain, method } });
+        return updated;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw errors.conflict('domain: another organization has verified this domain');
+      throw err;
+    }
+  }
 
   async create(tenantId: string, actor: Actor, input: { name: string; slug?: string; domain?: string }) {
     const now = this.deps.clock.now();
@@ -51,6 +105,8 @@ export class OrganizationService {
       brandPrimaryColor: null,
       brandDisplayName: null,
       webauthnAaguidAllowlist: null,
+      domainVerifiedAt: null,
+      ssoRequired: false,
       createdAt: now,
       updatedAt: now,
     };
@@ -84,7 +140,12 @@ export class OrganizationService {
   async update(tenantId: string, actor: Actor, id: string, patch: OrganizationPatch) {
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        const org = await reposOf(this.deps, trx).organizations.update(tenantId, id, patch, this.deps.clock.now());
+        const r = reposOf(this.deps, trx);
+        const current = await r.organizations.find(tenantId, id);
+        if (!current) throw errors.notFound('organization not found');
+        // A new domain must be verified again before it routes sign-ins.
+        const reset = patch.domain !== undefined && patch.domain !== current.domain ? { domainVerifiedAt: null } : {};
+        const org = await r.organizations.update(tenantId, id, { ...patch, ...reset }, this.deps.clock.now());
         if (!org) throw errors.notFound('organization not found');
         await this.deps.events.record(trx, {
           tenantId,

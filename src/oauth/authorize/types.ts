@@ -20,6 +20,8 @@ export interface AuthorizationRequest {
   dpopJkt: string | null;
   /** `organization` parameter: brands the login page. */
   organizationId: string | null;
+  /** `connection=sso_…` (Keyhall parameter): sign in at that SSO connection, skipping the login form. */
+  connectionHint?: string | null;
   /** `id_token_hint` (OIDC Core §3.1.2.1): the user the client expects; checked at /authorize. */
   idTokenHint?: string | null;
   /** `acr_values` (OIDC Core §3.1.2.1) Keyhall knows, in the client's order of preference. */

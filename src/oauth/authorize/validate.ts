@@ -137,6 +137,14 @@ function checkOrganization(raw: RawParams): string | null {
   return org ?? null;
 }
 
+const CONNECTION_ID = /^sso_[0-9a-z]{26}$/;
+
+function checkConnectionHint(raw: RawParams): string | null {
+  const hint = single(raw, 'connection');
+  if (hint !== undefined && !CONNECTION_ID.test(hint)) throw E.invalidRequest('connection must be an sso_ id');
+  return hint ?? null;
+}
+
 export interface ValidateOptions {
   tenant: OAuthTenant;
   settings: SigninClientSettings;
@@ -166,6 +174,7 @@ export function validateAuthorizationRequest(raw: RawParams, client: ClientRecor
     resources: checkResources(raw, client, o.tenant),
     dpopJkt: checkDpopJkt(raw, o.proofJkt),
     organizationId: checkOrganization(raw),
+    connectionHint: checkConnectionHint(raw),
     idTokenHint: checkLength(raw, 'id_token_hint', 8192),
     acrValues: checkAcrValues(raw),
   };

@@ -1,10 +1,21 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Issue 19: enterprise SSO. Per-organization OIDC connections, the single-use login states that
 // bind an upstream round trip to the browser that started it, the upstream identities linked to
 // users (JIT provisioning), and organization domain verification + "SSO required".
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
+  // A domain routes sign-ins only once verified; changing it clears the verification.
+  await db.schema.alterTable('organizations').addColumn('domain_verified_at', 'bigint').execute();
+  await db.schema.alterTable('organizations').addColumn('sso_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  // A verified domain belongs to one organization of the tenant.
+  await db.schema
+    .createIndex('organizations_verified_domain')
+    .on('organizations')
+    .columns(['tenant_id', 'domain'])
+    .unique()
+    .where(sql.ref('domain_verified_at'), 'is not', null)
+    .execute();
   await db.schema
     .createTable('sso_connections')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -53,4 +64,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('sso_identities').execute();
   await db.schema.dropTable('sso_login_states').execute();
   await db.schema.dropTable('sso_connections').execute();
+  await db.schema.dropIndex('organizations_verified_domain').execute();
+  await db.schema.alterTable('organizations').dropColumn('sso_required').execute();
+  await db.schema.alterTable('organizations').dropColumn('domain_verified_at').execute();
 }

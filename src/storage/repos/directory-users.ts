@@ -89,6 +89,16 @@ export class DirectoryUserRepo {
     return row && stored.toRecord(row);
   }
 
+  /** Whether a directory (SCIM) connection of the organization manages this user. */
+  async managesUser(tenantId: string, organizationId: string, userId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('directory_users')
+      .select('id')
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, user_id: userId }))
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /**
    * Existing ids among `ids` in this connection (to validate group members). Distinct ids are
    * queried in chunks, so no statement nears the bound-parameter limits (SQLite 32,766,

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { codec, jsonOrNull } from '../codec.js';
+import { bool, codec, jsonOrNull } from '../codec.js';
 import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 
@@ -15,6 +15,8 @@ export interface OrganizationRecord {
   brandPrimaryColor: string | null;
   brandDisplayName: string | null;
   webauthnAaguidAllowlist: string[] | null;
+  domainVerifiedAt: number | null;
+  ssoRequired: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -31,12 +33,14 @@ const stored = codec<OrganizationRecord>()('organizations', {
   brandPrimaryColor: true,
   brandDisplayName: true,
   webauthnAaguidAllowlist: jsonOrNull<string[]>(),
+  domainVerifiedAt: true,
+  ssoRequired: bool,
   createdAt: true,
   updatedAt: true,
 });
 
 /** The fields `update` may change. */
-const PATCHABLE = ['name', 'slug', 'domain', 'brandLogoUrl', 'brandPrimaryColor', 'brandDisplayName'] as const;
+const PATCHABLE = ['name', 'slug', 'domain', 'brandLogoUrl', 'brandPrimaryColor', 'brandDisplayName', 'domainVerifiedAt', 'ssoRequired'] as const;
 export type OrganizationPatch = Partial<Pick<OrganizationRecord, (typeof PATCHABLE)[number]>>;
 
 export class OrganizationRepo {
@@ -61,6 +65,16 @@ export class OrganizationRepo {
   async #find(tenantId: string, id: string, share: boolean): Promise<OrganizationRecord | undefined> {
     const q = this.db.selectFrom('organizations').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id }));
     const row = await (share ? q.forShare() : q).executeTakeFirst();
+    return row && stored.toRecord(row);
+  }
+
+  /** The organization whose verified domain this is (at most one per tenant: a unique index). */
+  async findByVerifiedDomain(tenantId: string, domain: string): Promise<OrganizationRecord | undefined> {
+    const row = await this.db
+      .selectFrom('organizations')
+      .selectAll()
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('domain', '=', domain), eb('domain_verified_at', 'is not', null)]))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 

@@ -12,6 +12,10 @@ export interface OrganizationsTable {
   brand_display_name: string | null;
   /** JSON array of AAGUIDs, or null (unrestricted). */
   webauthn_aaguid_allowlist: string | null;
+  /** When `domain` was verified (DNS TXT or a platform key); null: it routes no sign-in. */
+  domain_verified_at: number | null;
+  /** 1: people of the verified domain must sign in through an SSO connection. */
+  sso_required: number;
   created_at: number;
   updated_at: number;
 }

@@ -1,0 +1,98 @@
+/**
+ * The browser side of enterprise SSO (docs/sso.md): `GET /sso/{connectionId}/start` sends the
+ * browser to the organization's IdP; `GET /sso/oidc/{connectionId}/callback` comes back with the
+ * authorization response and continues the /authorize flow (or the page) that started it.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../kernel/errors.js';
+import type { OAuthServer } from '../../oauth/compose.js';
+import { cookieNames, cookieOptions, safeReturnTo } from '../../screens/cookies.js';
+import type { SigninService } from '../../screens/service.js';
+import { newBrowserBinding, SSO_STATE_TTL_SECONDS, type SsoFailureReason, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
+import { field } from '../form.js';
+import { tenantOf } from '../tenant.js';
+import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
+import { sessionToken, setSessionCookie } from './session-cookie.js';
+
+export interface SsoRoutesOptions {
+  oauth: Pick<OAuthServer, 'authorize'>;
+  signin: SigninService;
+  sso: SsoSigninService;
+}
+
+/** What the person is told; the reason code is in the audit event and the page's error code. */
+const MESSAGES: Record<SsoFailureReason, string> = {
+  connection_unknown: 'This single sign-on connection does not exist.',
+  connection_disabled: 'This single sign-on connection is disabled. Ask your administrator.',
+  state_invalid: 'This sign-in has expired or was already used. Go back to the application and start again.',
+  browser_mismatch: 'This sign-in was started in another browser. Go back to the application and start again.',
+  upstream_error: 'Your identity provider did not sign you in.',
+  token_error: 'Your identity provider refused the sign-in.',
+  invalid_response: 'Your identity provider answered with a response that could not be verified.',
+  email_missing: 'Your identity provider did not share your email address.',
+  email_unverified: 'Your identity provider did not confirm your email address.',
+  email_conflict: 'An account with your email address already exists and cannot be linked to this organization. Ask your administrator.',
+};
+
+export const ssoFailure = (reason: SsoFailureReason) => new AppError(reason === 'connection_unknown' ? 404 : 400, reason === 'connection_unknown' ? 'not_found' : 'access_denied', MESSAGES[reason]);
+
+const meta = (request: FastifyRequest) => ({ ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null });
+
+/**
+ * Starts an upstream round trip and answers 303 to the IdP. The browser-binding cookie is kept
+ * if the browser has one (parallel tabs), else set; it lives as long as a round trip.
+ */
+export async function redirectToIdp(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sso: SsoSigninService,
+  connectionId: string,
+  continuation: { flow?: string; returnTo?: string },
+  loginHint?: string,
+): Promise<FastifyReply> {
+  const tenant = tenantOf(request);
+  const name = cookieNames(tenant.issuer).sso;
+  let browser = request.cookies[name];
+  if (!browser || browser.length !== 43) browser = newBrowserBinding();
+  try {
+    const location = await sso.start(tenant, connectionId, browser, continuation, loginHint);
+    reply.setCookie(name, browser, cookieOptions(tenant.issuer, SSO_STATE_TTL_SECONDS));
+    return seeOther(reply, location);
+  } catch (err) {
+    if (err instanceof SsoLoginError) return sendErrorPage(request, reply, ssoFailure(err.reason));
+    throw err;
+  }
+}
+
+export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): Promise<void> {
+  const { oauth, signin, sso } = opts;
+
+  app.get<{ Params: { connectionId: string } }>('/sso/:connectionId/start', async (request, reply) => {
+    const tenant = tenantOf(request);
+    const flowParam = field(request.query, 'flow');
+    const flow = flowParam === undefined ? undefined : await oauth.authorize.load(flowParam, tenant);
+    if (flowParam !== undefined && !flow) return sendErrorPage(request, reply, ssoFailure('state_invalid'));
+    const returnTo = safeReturnTo(field(request.query, 'return_to'), tenant.issuer);
+    const hint = field(request.query, 'login_hint') ?? flow?.flow.request.loginHint ?? undefined;
+    return redirectToIdp(request, reply, sso, request.params.connectionId, { ...(flow ? { flow: flow.id } : {}), ...(returnTo ? { returnTo } : {}) }, hint?.slice(0, 254));
+  });
+
+  app.get<{ Params: { connectionId: string } }>('/sso/oidc/:connectionId/callback', async (request, reply) => {
+    const tenant = tenantOf(request);
+    const name = cookieNames(tenant.issuer).sso;
+    const callbackUrl = new URL(request.url, tenant.issuer);
+    let done;
+    try {
+      done = await sso.finishOidc(tenant, request.params.connectionId, callbackUrl, request.cookies[name], meta(request), sessionToken(request));
+    } catch (err) {
+      if (err instanceof SsoLoginError) return sendErrorPage(request, reply, ssoFailure(err.reason));
+      throw err;
+    }
+    setSessionCookie(request, reply, done.token, signin.settings.sessionMaxSeconds);
+    const { flow: flowId, returnTo } = done.continuation;
+    const flow = flowId === undefined ? undefined : await oauth.authorize.load(flowId, tenant);
+    if (flowId !== undefined && !flow) return sendErrorPage(request, reply, ssoFailure('state_invalid'));
+    if (!flow) return seeOther(reply, returnTo ?? '/sessions');
+    return sendOutcome(request, reply, await oauth.authorize.continue(flow, tenant, done.session, { consented: false }));
+  });
+}

@@ -1,0 +1,298 @@
+/**
+ * SSO sign-in (docs/sso.md): an upstream round trip bound to the browser that started it and
+ * consumed once, then just-in-time provisioning — the user (verified email only), the upstream
+ * identity link and the membership — and the session, all in one transaction with their events.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Actor, EventType } from '../events/catalogue.js';
+import type { EventRecorder } from '../events/recorder.js';
+import type { Clock } from '../kernel/clock.js';
+import type { Envelope } from '../kernel/crypto/envelope.js';
+import { sha256Hex } from '../kernel/crypto/hash.js';
+import { newId } from '../kernel/ids.js';
+import { normalizeEmail } from '../management/users/service.js';
+import type { SessionRecord } from '../oauth/authorize/types.js';
+import type { RequestMeta, SigninService } from '../screens/service.js';
+import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
+import type { OrganizationRecord } from '../storage/repos/organizations.js';
+import { repos } from '../storage/repos/index.js';
+import type { SsoConnectionRecord } from '../storage/repos/sso-connections.js';
+import { authorizationUrl, completeCallback, newRoundTrip, OidcCallbackError, type OidcRoundTrip, type UpstreamHttp } from './oidc.js';
+import { openConnectionSecret } from './secrets.js';
+
+/** An upstream round trip must come back within this time. */
+export const SSO_STATE_TTL_SECONDS = 600;
+
+/** The reason codes of `sso.login.failed`. */
+export type SsoFailureReason =
+  | 'connection_unknown'
+  | 'connection_disabled'
+  | 'state_invalid'
+  | 'browser_mismatch'
+  | 'upstream_error'
+  | 'token_error'
+  | 'invalid_response'
+  | 'email_missing'
+  | 'email_unverified'
+  | 'email_conflict';
+
+export class SsoLoginError extends Error {
+  constructor(
+    readonly reason: SsoFailureReason,
+    readonly connection?: SsoConnectionRecord,
+  ) {
+    super(reason);
+  }
+}
+
+/** Where the sign-in continues after the upstream: an /authorize flow, or a page of ours. */
+export interface SsoContinuation {
+  flow?: string;
+  returnTo?: string;
+}
+
+interface StoredTrip extends SsoContinuation {
+  nonce: string;
+  codeVerifier: string | null;
+}
+
+export type SsoFinish = { kind: 'ok'; session: SessionRecord; token: string; userId: string; continuation: SsoContinuation };
+
+export interface SsoSigninDeps {
+  db: Db;
+  clock: Clock;
+  events: EventRecorder;
+  envelope: Envelope;
+  upstream: UpstreamHttp;
+  signin: Pick<SigninService, 'openSession'>;
+}
+
+const stateContext = (stateHash: string) => `sso_state:${stateHash}`;
+
+/** A fresh browser-binding value (the cookie that must come back with the callback). */
+export const newBrowserBinding = () => randomBytes(32).toString('base64url');
+
+/** The email's domain, lower case. */
+const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1);
+
+/** The organization routes this email's sign-ins: its domain matches and is verified. */
+export const ownsDomain = (org: OrganizationRecord, email: string) => org.domain !== null && org.domainVerifiedAt !== null && domainOf(email) === org.domain;
+
+/** Roles from most to least privileged: a user in several mapped groups gets the first. */
+const ROLE_ORDER = ['admin', 'member'];
+
+function roleFor(c: SsoConnectionRecord, groups: unknown): string {
+  const names = (Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : []).filter((g): g is string => typeof g === 'string').map((g) => g.trim().toLowerCase());
+  const mapped = new Set(names.map((g) => c.groupRoles[g]).filter((r): r is string => r !== undefined));
+  return ROLE_ORDER.find((r) => mapped.has(r)) ?? c.defaultRole;
+}
+
+const str = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, max) : undefined);
+
+/** Where an email's sign-in goes (home-realm discovery). */
+export type HomeRealm =
+  /** Not an SSO domain: the password form. */
+  | { kind: 'password' }
+  /** The domain's organization has an enabled connection; `required`: no password sign-in. */
+  | { kind: 'sso'; connectionId: string; organizationId: string; required: boolean }
+  /** The organization requires SSO but has no enabled connection. */
+  | { kind: 'unavailable'; organizationId: string };
+
+export class SsoSigninService {
+  constructor(private readonly deps: SsoSigninDeps) {}
+
+  /** The organization's first enabled connection (oldest first). */
+  async #enabledConnection(tenantId: string, organizationId: string): Promise<SsoConnectionRecord | undefined> {
+    return (await repos(this.deps.db.kysely, this.deps.db.dialect).ssoConnections.listByOrganization(tenantId, organizationId)).find((c) => c.enabled);
+  }
+
+  /**
+   * Home-realm discovery: only a VERIFIED domain routes. The organization that verified the
+   * email's domain, if it has an enabled connection, signs the person in at its IdP.
+   */
+  async homeRealm(tenantId: string, emailInput: string): Promise<HomeRealm> {
+    const email = normalizeEmail(emailInput);
+    const at = email.lastIndexOf('@');
+    if (at < 1 || at === email.length - 1 || email.length > 254) return { kind: 'password' };
+    const org = await repos(this.deps.db.kysely, this.deps.db.dialect).organizations.findByVerifiedDomain(tenantId, domainOf(email));
+    if (!org) return { kind: 'password' };
+    const c = await this.#enabledConnection(tenantId, org.id);
+    if (c) return { kind: 'sso', connectionId: c.id, organizationId: org.id, required: org.ssoRequired };
+    return org.ssoRequired ? { kind: 'unavailable', organizationId: org.id } : { kind: 'password' };
+  }
+
+  /**
+   * The connection an /authorize request names: its `connection` hint (which must belong to the
+   * `organization` it also names, if any), or the one enabled connection of an `organization`
+   * that requires SSO. Undefined: show the login form.
+   */
+  async forRequest(tenantId: string, req: { organizationId: string | null; connectionHint?: string | null }): Promise<string | undefined> {
+    if (req.connectionHint) {
+      const c = await repos(this.deps.db.kysely, this.deps.db.dialect).ssoConnections.findInTenant(tenantId, req.connectionHint);
+      if (!c || (req.organizationId !== null && c.organizationId !== req.organizationId)) return undefined;
+      return c.id;
+    }
+    if (req.organizationId === null) return undefined;
+    const org = await repos(this.deps.db.kysely, this.deps.db.dialect).organizations.find(tenantId, req.organizationId);
+    if (!org?.ssoRequired) return undefined;
+    return (await this.#enabledConnection(tenantId, org.id))?.id;
+  }
+
+  redirectUri(issuer: string, connectionId: string): string {
+    return `${issuer}/sso/oidc/${connectionId}/callback`;
+  }
+
+  /** The enabled connection `id` names in this tenant. */
+  async connection(tenantId: string, id: string): Promise<SsoConnectionRecord> {
+    const c = await repos(this.deps.db.kysely, this.deps.db.dialect).ssoConnections.findInTenant(tenantId, id);
+    if (!c) throw new SsoLoginError('connection_unknown');
+    if (!c.enabled) throw new SsoLoginError('connection_disabled', c);
+    return c;
+  }
+
+  /**
+   * Starts a round trip: a single-use state bound to `browser` (the hash of its cookie value is
+   * stored), the nonce and PKCE verifier stored encrypted; returns the upstream URL.
+   */
+  async start(tenant: { id: string; issuer: string }, connectionId: string, browser: string, continuation: SsoContinuation, loginHint?: string): Promise<string> {
+    const c = await this.connection(tenant.id, connectionId);
+    const trip = newRoundTrip(c.config);
+    const now = this.deps.clock.now();
+    const stateHash = sha256Hex(trip.state);
+    const stored: StoredTrip = { nonce: trip.nonce, codeVerifier: trip.codeVerifier, ...continuation };
+    await repos(this.deps.db.kysely, this.deps.db.dialect).ssoLoginStates.insert({
+      stateHash,
+      tenantId: tenant.id,
+      connectionId: c.id,
+      browserHash: sha256Hex(browser),
+      secretsEnc: this.deps.envelope.encrypt(JSON.stringify(stored), stateContext(stateHash)),
+      createdAt: now,
+      expiresAt: now + SSO_STATE_TTL_SECONDS * 1000,
+      consumedAt: null,
+    });
+    return authorizationUrl(c.config, this.deps.upstream, this.redirectUri(tenant.issuer, c.id), trip, loginHint);
+  }
+
+  /** Consumes the round trip `state` names, only for the browser that started it. */
+  async #consume(tenantId: string, connectionId: string, state: string | null, browser: string | undefined): Promise<{ trip: OidcRoundTrip; stored: StoredTrip }> {
+    if (!state || state.length > 200) throw new SsoLoginError('state_invalid');
+    const r = repos(this.deps.db.kysely, this.deps.db.dialect).ssoLoginStates;
+    const stateHash = sha256Hex(state);
+    const row = await r.find(tenantId, stateHash);
+    if (!row || row.connectionId !== connectionId) throw new SsoLoginError('state_invalid');
+    if (!browser || sha256Hex(browser) !== row.browserHash) throw new SsoLoginError('browser_mismatch');
+    if (!(await r.consume(tenantId, stateHash, row.browserHash, this.deps.clock.now()))) throw new SsoLoginError('state_invalid');
+    const stored = JSON.parse(this.deps.envelope.decrypt(row.secretsEnc, stateContext(stateHash))) as StoredTrip;
+    return { trip: { state, nonce: stored.nonce, codeVerifier: stored.codeVerifier }, stored };
+  }
+
+  /**
+   * The OIDC callback: the state is consumed (single use, this browser only), the code exchanged
+   * and the ID token validated (openid-client), then the user is found or provisioned and a
+   * session opened. Throws SsoLoginError (already audited as `sso.login.failed`).
+   */
+  async finishOidc(tenant: { id: string; issuer: string }, connectionId: string, callbackUrl: URL, browser: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
+    let c: SsoConnectionRecord | undefined;
+    try {
+      c = await this.connection(tenant.id, connectionId);
+      const { trip, stored } = await this.#consume(tenant.id, c.id, callbackUrl.searchParams.get('state'), browser);
+      const secret = c.secretEnc === null ? null : openConnectionSecret(this.deps.envelope, tenant.id, c.id, c.secretEnc);
+      let claims: Record<string, unknown>;
+      try {
+        claims = await completeCallback(c.config, secret, this.deps.upstream, callbackUrl, trip);
+      } catch (err) {
+        if (err instanceof OidcCallbackError) throw new SsoLoginError(err.reason, c);
+        throw err;
+      }
+      const { session, token, userId } = await this.#provisionOnce(tenant.id, c, claims, meta, previousToken);
+      return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
+    } catch (err) {
+      if (err instanceof SsoLoginError) {
+        await this.#failed(tenant.id, err.connection ?? c, connectionId, err.reason, meta);
+        throw err;
+      }
+      throw err;
+    }
+  }
+
+  async #failed(tenantId: string, c: SsoConnectionRecord | undefined, connectionId: string, reason: SsoFailureReason, meta: RequestMeta): Promise<void> {
+    // An unknown connection id is not recorded: anyone can make one up, and it names nothing.
+    if (!c) return;
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      await this.#record(trx, tenantId, c, 'sso.login.failed', { type: 'system', id: connectionId }, { connection_id: c.id, reason, ip: meta.ip });
+    });
+  }
+
+  #record(trx: Executor, tenantId: string, c: SsoConnectionRecord, type: EventType, actor: Actor, data: Record<string, unknown>) {
+    return this.deps.events.record(trx, { tenantId, type, organizationId: c.organizationId, actor, data });
+  }
+
+  /**
+   * Two first logins of one person at once both try to create the user or the link: the loser's
+   * transaction fails on the unique key and is run again, and then finds what the winner made.
+   */
+  async #provisionOnce(tenantId: string, c: SsoConnectionRecord, claims: Record<string, unknown>, meta: RequestMeta, previousToken?: string) {
+    try {
+      return await this.#provision(tenantId, c, claims, meta, previousToken);
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      return this.#provision(tenantId, c, claims, meta, previousToken);
+    }
+  }
+
+  /**
+   * Just-in-time provisioning, in one transaction with the session and every event:
+   * - a known upstream identity signs its user in (the name follows the IdP);
+   * - otherwise the IdP must assert a verified email; an existing user with that email is linked
+   *   only when the organization owns the verified domain, or when one of the organization's
+   *   directory (SCIM) connections already manages that user — never a second account;
+   * - a new user is created with the verified email and no password;
+   * - a user who is not a member becomes one, with the role mapped from groups or the default.
+   */
+  async #provision(tenantId: string, c: SsoConnectionRecord, claims: Record<string, unknown>, meta: RequestMeta, previousToken?: string) {
+    const now = this.deps.clock.now();
+    const subject = str(claims.sub, 255);
+    if (!subject) throw new SsoLoginError('invalid_response', c);
+    const system: Actor = { type: 'system', id: c.id };
+    return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      const r = repos(trx, this.deps.db.dialect);
+      const org = await r.organizations.findShared(tenantId, c.organizationId, this.deps.db.dialect);
+      if (!org) throw new SsoLoginError('connection_unknown', c);
+      const name = str(claims[c.config.claims.name], 200) ?? null;
+      let userId: string;
+      const identity = await r.ssoIdentities.find(c.id, subject);
+      if (identity) {
+        userId = identity.userId;
+        await r.ssoIdentities.touch(c.id, subject, now);
+        const user = await r.users.find(tenantId, userId);
+        if (user && name !== null && user.name !== name) {
+          await r.users.update(tenantId, userId, { name }, now);
+          await this.#record(trx, tenantId, c, 'user.updated', system, { user_id: userId, fields: ['name'] });
+        }
+      } else {
+        const raw = str(claims[c.config.claims.email], 254);
+        if (!raw || !raw.includes('@')) throw new SsoLoginError('email_missing', c);
+        if (claims.email_verified !== true) throw new SsoLoginError('email_unverified', c);
+        const email = normalizeEmail(raw);
+        const existing = await r.users.findByEmail(tenantId, email);
+        if (existing) {
+          if (!ownsDomain(org, email) && !(await r.directoryUsers.managesUser(tenantId, org.id, existing.id))) throw new SsoLoginError('email_conflict', c);
+          userId = existing.id;
+        } else {
+          userId = newId('user', now);
+          await r.users.insert({ id: userId, tenantId, email, name, emailVerified: true, passwordHash: null, createdAt: now, updatedAt: now });
+          await this.#record(trx, tenantId, c, 'user.created', system, { user_id: userId });
+        }
+        await r.ssoIdentities.insert({ connectionId: c.id, subject, tenantId, userId, createdAt: now, lastLoginAt: now });
+      }
+      if (!(await r.members.find(tenantId, org.id, userId))) {
+        const role = roleFor(c, claims[c.config.claims.groups]);
+        await r.members.insert({ tenantId, organizationId: org.id, userId, role, createdAt: now, updatedAt: now });
+        await this.#record(trx, tenantId, c, 'member.added', system, { organization_id: org.id, user_id: userId, role, connection_id: c.id });
+      }
+      const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, { amr: [], pending: false }, previousToken);
+      await this.#record(trx, tenantId, c, 'sso.login.succeeded', { type: 'user', id: userId }, { user_id: userId, session_id: session.id, connection_id: c.id, ip: meta.ip });
+      return { session, token, userId };
+    });
+  }
+}
