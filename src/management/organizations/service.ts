@@ -3,7 +3,7 @@ import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import type { OrganizationPatch, OrganizationRecord } from '../../storage/repos/organizations.js';
-import { iso, type ManagementDeps, reposOf } from '../common.js';
+import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
 
 export function organizationView(o: OrganizationRecord) {
   return {
@@ -22,11 +22,8 @@ export function organizationView(o: OrganizationRecord) {
   };
 }
 
-/** Names (API spelling) of the fields a patch sets. */
-const changedFields = (patch: OrganizationPatch) =>
-  Object.entries(patch)
-    .filter(([, v]) => v !== undefined)
-    .map(([k]) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+/** The API spelling of a record field. */
+const apiName = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const slugTaken = (err: unknown) => {
   if (isUniqueViolation(err)) return errors.conflict('slug: another organization already uses this slug');
@@ -83,14 +80,20 @@ export class OrganizationService {
   async update(tenantId: string, actor: Actor, id: string, patch: OrganizationPatch) {
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        const org = await reposOf(this.deps, trx).organizations.update(tenantId, id, patch, this.deps.clock.now());
+        const repo = reposOf(this.deps, trx).organizations;
+        const current = await repo.find(tenantId, id);
+        if (!current) throw errors.notFound('organization not found');
+        const changes = changesOf(current, patch);
+        // Nothing changes: no write, no updated_at bump, no event.
+        if (Object.keys(changes).length === 0) return current;
+        const org = await repo.update(tenantId, id, changes, this.deps.clock.now());
         if (!org) throw errors.notFound('organization not found');
         await this.deps.events.record(trx, {
           tenantId,
           type: 'organization.updated',
           organizationId: id,
           actor,
-          data: { organization_id: id, fields: changedFields(patch) },
+          data: { organization_id: id, fields: Object.keys(changes).map(apiName) },
         });
         return org;
       });
