@@ -12,6 +12,7 @@ import { errors } from '../kernel/errors.js';
 import { fieldPath } from './input.js';
 
 type Issue = z.core.$ZodRawIssue;
+type Part = 'body' | 'query' | 'params';
 
 const KINDS: Record<string, string> = {
   string: 'a string',
@@ -83,7 +84,7 @@ function problemOf(iss: Issue): string {
 const errorMap = (iss: Issue): string => problemOf(iss);
 
 /** One sentence for the first issue: `<field>: <problem>`, or about the body as a whole. */
-export function describeIssue(issue: z.core.$ZodIssue, part: 'body' | 'query' | 'params'): string {
+function describeIssue(issue: z.core.$ZodIssue, part: Part): string {
   const field = fieldPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
     const names = issue.keys.map((k) => fieldPath([...issue.path, k]));
@@ -94,7 +95,6 @@ export function describeIssue(issue: z.core.$ZodIssue, part: 'body' | 'query' | 
   return issue.message;
 }
 
-type Part = 'body' | 'query' | 'params';
 const PARTS: Record<string, Part> = { body: 'body', querystring: 'query', params: 'params' };
 
 export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
@@ -103,7 +103,13 @@ export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
     const result = schema.safeParse(data, { error: errorMap });
     if (result.success) return { value: result.data };
     const part = PARTS[httpPart ?? ''] ?? 'body';
-    const message = describeIssue(result.error.issues[0]!, part);
-    // A path parameter names a resource: one that cannot exist is not found.
-    return { error: part === 'params' ? errors.notFound(`no such resource: ${message}`) : errors.invalidRequest(message) };
+    const issue = result.error.issues[0]!;
+    if (part === 'params') {
+      // A path parameter names a resource: one that cannot exist is not found. The client wrote
+      // a path segment, not a field name, so the segment is quoted (shortened) instead.
+      const value = String((data as Record<string, unknown> | null)?.[String(issue.path[0])] ?? '');
+      const shown = value.length > 64 ? `${value.slice(0, 64)}…` : value;
+      return { error: errors.notFound(`no such resource: ${JSON.stringify(shown)} ${issue.message}`) };
+    }
+    return { error: errors.invalidRequest(describeIssue(issue, part)) };
   };

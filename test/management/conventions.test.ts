@@ -59,6 +59,7 @@ describe('/v1 conventions: validation messages, JSON bodies, lists', () => {
 
     it('an id of the right prefix that names nothing is unknown, not a format error', async () => {
       expectMessage(await api('GET', '/organizations/org_abc'), 404, 'not_found', 'organization not found');
+      expectMessage(await api('DELETE', `/organizations/${orgId}/members/${orgId}`), 404, 'not_found', `no such resource: "${orgId}" must be an id starting with user_`);
       expectMessage(await api('POST', `/organizations/${orgId}/members`, { user_id: 'user_abc' }), 400, 'invalid_request', 'user_id: no such user');
       // Another kind of id in its place is a client mistake, named as such.
       expectMessage(await api('POST', `/organizations/${orgId}/members`, { user_id: orgId }), 400, 'invalid_request', 'user_id: must be an id starting with user_');
