@@ -18,6 +18,7 @@ import { healthRoutes } from './health.js';
 import { metricsRoute, registerRequestMetrics } from './metrics.js';
 import { trackRouteMethods } from './methods.js';
 import { rejectUnstorableText } from './input.js';
+import { jsonBodyProblem, readJsonBody } from './json-body.js';
 import { authorizeRoutes } from './oauth/authorize.js';
 import { parRoutes } from './oauth/par.js';
 import { tokenRoutes } from './oauth/token.js';
@@ -94,6 +95,13 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   drainUnreadBodies(app);
   if (opts.metrics) registerRequestMetrics(app, opts.metrics, new Set(ctx.oauth.grants.keys()));
 
+  // JSON bodies: strict UTF-8, `__proto__` refused by name (json-body.ts).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: ctx.config.bodyLimit }, (_request, body, done) => {
+    const result = readJsonBody(body as Buffer);
+    if (result.ok) done(null, result.value);
+    else done(errors.invalidRequest(jsonBodyProblem(result)), undefined);
+  });
   await app.register(formbody, { bodyLimit: ctx.config.bodyLimit });
   // Hosted pages and /authorize read the host-scoped session and CSRF cookies.
   await app.register(cookie);

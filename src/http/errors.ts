@@ -2,25 +2,9 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type AppError, errors, isAppError } from '../kernel/errors.js';
 import { parseBasic } from '../oauth/client-auth/presented.js';
 
-/** `field: problem` for the first validation issue (zod or Fastify's own JSON-schema checks). */
-function describeValidation(err: FastifyError): string {
-  const first = err.validation?.[0];
-  if (!first) return 'invalid request';
-  const params = (first.params ?? {}) as { missingProperty?: string; keys?: string[] };
-  let field = first.instancePath?.replace(/^\//, '').replace(/\//g, '.') || params.missingProperty || '';
-  if (first.keyword === 'unrecognized_keys' && params.keys?.length) {
-    field = [field, params.keys.join(', ')].filter(Boolean).join('.');
-    return `${field}: unknown field`;
-  }
-  const where = err.validationContext && err.validationContext !== 'body' ? ` (in ${err.validationContext})` : '';
-  return field ? `${field}${where}: ${first.message ?? 'invalid'}` : `${first.message ?? 'invalid request'}${where}`;
-}
-
 /** Maps what Fastify throws for malformed requests to our error type (always a 4xx). */
 function fromFastify(err: FastifyError): AppError | undefined {
-  // A path parameter names a resource: one that cannot exist (a malformed id) is not found.
-  if (err.validation && err.validationContext === 'params') return errors.notFound(`no such resource: ${describeValidation(err)}`);
-  if (err.validation) return errors.invalidRequest(describeValidation(err));
+  // Validation failures are AppErrors already (http/validation.ts).
   if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
     return errors.invalidRequest('the body is not valid JSON');
   }

@@ -4,6 +4,11 @@ import { errors } from '../kernel/errors.js';
 // eslint-disable-next-line no-control-regex -- matching NUL is the point
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** A field as the client wrote it: `name`, `metadata.foo`, `redirect_uris[0]`. */
+export function fieldPath(keys: ReadonlyArray<PropertyKey>): string {
+  return keys.reduce<string>((acc, k) => (typeof k === 'number' ? `${acc}[${k}]` : acc ? `${acc}.${String(k)}` : String(k)), '');
+}
+
 /** Deeper request structures than this are refused: no API of ours nests anywhere near it. */
 export const MAX_INPUT_DEPTH = 64;
 

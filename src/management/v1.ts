@@ -1,9 +1,10 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler } from 'fastify-type-provider-zod';
 import type { ManagementServices } from '../context.js';
 import type { Actor } from '../events/catalogue.js';
 import { tenantOf } from '../http/tenant.js';
+import { validatorCompiler } from '../http/validation.js';
 import { errors } from '../kernel/errors.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import { clientRoutes } from './clients/routes.js';

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { inspectInput, MAX_INPUT_DEPTH } from '../http/input.js';
+import { jsonBodyProblem, readJsonBody } from '../http/json-body.js';
 import { tenantOf } from '../http/tenant.js';
 import { isAppError } from '../kernel/errors.js';
 import type { ScimAuth } from './auth.js';
@@ -65,17 +66,15 @@ export async function scimRoutes(app: FastifyInstance, opts: { scim: ScimService
   const { scim, bodyLimit } = opts;
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit }, (_req, body, done) => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body as string);
-    } catch {
-      done(scimErrors.invalidSyntax('the body is not valid JSON'), undefined);
+  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'buffer', bodyLimit }, (_req, body, done) => {
+    const result = readJsonBody(body as Buffer);
+    if (!result.ok) {
+      done(scimErrors.invalidSyntax(jsonBodyProblem(result)), undefined);
       return;
     }
-    const finding = inspectInput(parsed);
+    const finding = inspectInput(result.value);
     if (finding) done(unstorable(finding, scimErrors.invalidValue), undefined);
-    else done(null, parsed);
+    else done(null, result.value);
   });
   app.setErrorHandler((err, request, reply) => {
     const e = toScimError(err, request);

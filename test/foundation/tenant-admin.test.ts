@@ -43,7 +43,7 @@ describe('tenant administration (keyhall tenant update/delete)', () => {
     await sleep(400);
     assert.equal((await s.request({ host: 'old.acme.test', path: '/.well-known/openid-configuration' })).json().error, 'unknown_tenant');
 
-    const feed = (await v1(s, t.platformApiKey, 'new.acme.test')('GET', '/events')).json().data as Array<{ type: string; actor: { type: string }; data: Record<string, string> }>;
+    const feed = (await v1(s, t.platformApiKey, 'new.acme.test')('GET', '/events?limit=100')).json().data as Array<{ type: string; actor: { type: string }; data: Record<string, string> }>;
     const ev = feed.find((e) => e.type === 'tenant.updated');
     assert.ok(ev, 'tenant.updated recorded');
     assert.equal(ev.actor.type, 'system');

@@ -75,7 +75,7 @@ describe('/v1 authentication and API keys', () => {
     assert.equal(listed.key, undefined);
     assert.ok(!list.text.includes(body.key), '!list.text.includes(body.key)');
 
-    const events = (await platform('GET', '/events?types=api_key.created')).json().data;
+    const events = (await platform('GET', '/events?limit=100&types=api_key.created')).json().data;
     const ev = events.find((e: { data: { key_id: string } }) => e.data.key_id === body.id);
     assert.deepEqual(ev.data, { key_id: body.id, name: 'ci', scopes: ['members:read', 'members:write'] });
     assert.equal(ev.organization_id, orgA);

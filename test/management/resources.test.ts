@@ -135,7 +135,7 @@ describe('/v1 organizations, users and members', () => {
     expectError(await api('DELETE', `/organizations/${org}/members/${user}`), 404, 'not_found');
     expectError(await api('PATCH', `/organizations/${org}/members/${user}`, { role: 'admin' }), 404, 'not_found');
 
-    const events = (await api('GET', `/events?organization_id=${org}&types=member.added,member.role_changed,member.removed`)).json().data;
+    const events = (await api('GET', `/events?limit=100&organization_id=${org}&types=member.added,member.role_changed,member.removed`)).json().data;
     assert.deepEqual(
       events.map((e: { type: string; data: unknown }) => [e.type, e.data]),
       [
@@ -158,7 +158,7 @@ describe('/v1 organizations, users and members', () => {
     await api('POST', `/organizations/${org}/members`, { user_id: user });
     assert.equal((await api('DELETE', `/users/${user}`)).status, 204);
     assert.deepEqual((await api('GET', `/organizations/${org}/members`)).json().data, []);
-    const types = (await api('GET', `/events?organization_id=${org}`)).json().data.map((e: { type: string }) => e.type);
+    const types = (await api('GET', `/events?limit=100&organization_id=${org}`)).json().data.map((e: { type: string }) => e.type);
     assert.deepEqual(types, ['organization.created', 'member.added', 'member.removed']);
   });
 });

@@ -12,7 +12,7 @@ describe('OAuth audit events', () => {
   after(() => s.close());
 
   const events = async (type: string) =>
-    (await v1(s, s.tenant.platformApiKey)('GET', `/events?types=${type}`)).json().data as Array<{ actor: { type: string; id: string }; data: Record<string, unknown> }>;
+    (await v1(s, s.tenant.platformApiKey)('GET', `/events?limit=100&types=${type}`)).json().data as Array<{ actor: { type: string; id: string }; data: Record<string, unknown> }>;
 
   it('records token exchange, refresh-token reuse and revocation in /v1/events', async () => {
     const app = await serviceClient(s, { grant_types: ['refresh_token', 'client_credentials'] });

@@ -37,7 +37,7 @@ describe('directory connections, SCIM tokens and SCIM authentication', () => {
     expectError(await api('POST', `/organizations/${org}/directory/scim_token`, { connection_id: 'dir_00000000000000000000000000' }), 404, 'not_found');
     assert.equal((await api('DELETE', `/organizations/${org}/directory/connections/${c.json().id}`)).status, 204);
     expectScimError(await scimClient(s, t.json().token)('GET', '/Users'), 401);
-    const events = (await api('GET', `/events?organization_id=${org}&types=directory.connection.created,directory.token.created,directory.connection.deleted`)).json().data;
+    const events = (await api('GET', `/events?limit=100&organization_id=${org}&types=directory.connection.created,directory.token.created,directory.connection.deleted`)).json().data;
     assert.deepEqual(events.map((e: { type: string }) => e.type), ['directory.connection.created', 'directory.token.created', 'directory.connection.deleted']);
   });
 

@@ -150,7 +150,7 @@ describe('hosted login, sessions, consent and logout', () => {
     const api = v1(s, s.tenant.platformApiKey);
     assert.equal((await api('DELETE', `/users/${user.id}/sessions`)).status, 204);
     assert.equal((await laptop.get('/sessions')).status, 303);
-    const events = (await api('GET', '/events?types=session.revoked')).json().data;
+    const events = (await api('GET', '/events?limit=100&types=session.revoked')).json().data;
     assert.ok(events.length >= 2);
   });
 
@@ -262,7 +262,7 @@ describe('hosted login, sessions, consent and logout', () => {
     assert.equal(out.headers.location, 'https://app.example/bye?state=st');
     const replay = await request(s.port, { host: s.tenant.tenant.host, path: '/sessions', headers: { cookie: `keyhall_session=${before}` } });
     assert.equal(replay.status, 303, 'a post-logout replay of the cookie is rejected');
-    const events = (await v1(s, s.tenant.platformApiKey)('GET', '/events?types=logout,login.succeeded,login.failed')).json().data;
+    const events = (await v1(s, s.tenant.platformApiKey)('GET', '/events?limit=100&types=logout,login.succeeded,login.failed')).json().data;
     assert.ok(events.some((e: { type: string }) => e.type === 'logout'));
     assert.ok(events.some((e: { type: string }) => e.type === 'login.failed'));
   });

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { principalOf } from '../v1.js';
 import { type ApiKeyService, apiKeyView } from './service.js';
 
@@ -22,6 +22,7 @@ export const apiKeySchema = z.object({
 }).meta({ id: 'ApiKey' });
 const createdSchema = apiKeySchema.omit({ key_prefix: true, last_used_at: true }).extend({ key: z.string() }).meta({ id: 'CreatedApiKey' });
 
+const apiKeyList = listing('api_keys');
 const tags = ['api keys'];
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const orgKeyParams = z.strictObject({ orgId: idOf('org'), keyId: idOf('key') });
@@ -51,21 +52,21 @@ export const apiKeyRoutes =
 
     r.get('/organizations/:orgId/api_keys', {
       config: { permission: 'api_keys:read', access: 'organization' },
-      schema: { tags, summary: "List an organization's live API keys", params: orgParams, querystring: pageQuery, response: { 200: pageResponse(apiKeySchema) } },
+      schema: { tags, summary: "List an organization's live API keys", params: orgParams, querystring: apiKeyList.query, response: { 200: pageResponse(apiKeySchema) } },
       handler: async (request) => {
         const { limit, after } = request.query;
-        const p = page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (k) => k.id);
-        return { data: p.data.map(apiKeyView), next_cursor: p.next_cursor };
+        const p = apiKeyList.page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (k) => k.id);
+        return { ...p, data: p.data.map(apiKeyView) };
       },
     });
 
     r.get('/api_keys', {
       config: { permission: 'api_keys:read', access: 'platform' },
-      schema: { tags, summary: 'List live platform-bound API keys', querystring: pageQuery, response: { 200: pageResponse(apiKeySchema) } },
+      schema: { tags, summary: 'List live platform-bound API keys', querystring: apiKeyList.query, response: { 200: pageResponse(apiKeySchema) } },
       handler: async (request) => {
         const { limit, after } = request.query;
-        const p = page(await service.list(tenantOf(request).id, null, after, limit + 1), limit, (k) => k.id);
-        return { data: p.data.map(apiKeyView), next_cursor: p.next_cursor };
+        const p = apiKeyList.page(await service.list(tenantOf(request).id, null, after, limit + 1), limit, (k) => k.id);
+        return { ...p, data: p.data.map(apiKeyView) };
       },
     });
 

@@ -3,11 +3,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { clientMetadata } from './schema.js';
 import type { ClientService } from './service.js';
 import { ID_TOKEN_CLAIMS_POLICIES } from '../../oauth/token/types.js';
 import type { TokenSettingsService } from './settings.js';
+
+const clientList = listing('clients');
 
 export const clientSchema = z.object({
   client_id: z.string(),
@@ -63,11 +65,11 @@ export const clientRoutes =
 
     r.get('/clients', {
       config: { permission: 'clients:read', access: 'platform' },
-      schema: { tags, summary: 'List OAuth clients (never their secrets)', querystring: pageQuery, response: { 200: pageResponse(clientSchema) } },
+      schema: { tags, summary: 'List OAuth clients (never their secrets)', querystring: clientList.query, response: { 200: pageResponse(clientSchema) } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, { after, limit: limit + 1 });
-        return page(rows, limit, (c) => c.client_id);
+        return clientList.page(rows, limit, (c) => c.client_id);
       },
     });
 

@@ -33,13 +33,13 @@ const webOrigin = z.string().max(2000).refine(isWebOrigin, 'must be an origin sc
 
 const publicJwk = z
   .looseObject({ kty: z.enum(['OKP', 'EC', 'RSA']), kid: z.string().max(200).optional(), alg: z.string().optional() })
-  .refine(isPublicJwk, 'jwks must hold public keys only');
+  .refine(isPublicJwk, 'must hold public keys only');
 
 const jwks = z
   .object({ keys: z.array(publicJwk).min(1).max(10) })
-  .refine((s) => new Set(s.keys.map((k) => k.kid ?? '')).size === s.keys.length, 'kids must be unique');
+  .refine((s) => new Set(s.keys.map((k) => k.kid ?? '')).size === s.keys.length, 'must give each key a unique kid');
 
-const scopeString = z.string().max(2000).regex(SCOPE_LIST, 'space-separated scope tokens');
+const scopeString = z.string().max(2000).regex(SCOPE_LIST, 'must be space-separated scope tokens');
 
 export const tokenExchangePolicy = z.strictObject({
   subject_clients: z.array(z.string().max(100)).max(100).default([]),

@@ -2,6 +2,7 @@
  * OAuth clients (tenant-wide): create, read, list, update, delete, rotate the secret. The secret
  * is returned once and stored only as SHA-256.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../../kernel/clock.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { errors } from '../../kernel/errors.js';
@@ -194,6 +195,12 @@ export class ClientService {
   async update(tenantId: string, clientId: string, body: unknown): Promise<ClientView> {
     const input = parse(body);
     const current = await this.#find(tenantId, clientId);
+    const currentSettings = await this.signin.clientSettings(tenantId, clientId);
+    const settings = applySettings(currentSettings, input);
+    // Nothing changes: no write, no updated_at bump.
+    if (isDeepStrictEqual(apply(current, input), current) && (settings === undefined || isDeepStrictEqual(settings, currentSettings))) {
+      return toView(current, undefined, currentSettings);
+    }
     const next = { ...apply(current, input), updatedAt: this.clock.now() };
     checkConsistency(next);
     await this.#checkRemoteKeys(current, next);
@@ -204,7 +211,6 @@ export class ClientService {
       next.secretHash = sha256Hex(secret);
       next.secretRotatedAt = next.updatedAt;
     }
-    const settings = applySettings(await this.signin.clientSettings(tenantId, clientId), input);
     await this.atomic(async (clients, signin) => {
       if (!(await clients.update(next))) throw notFound();
       if (settings) await signin.saveClientSettings(tenantId, clientId, settings, next.updatedAt);

@@ -1,4 +1,5 @@
 /** Per-tenant OAuth settings (`/v1/oauth/settings`); unset values fall back to the configuration. */
+import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../../kernel/clock.js';
 import type { TenantLifetimes } from '../../oauth/token/lifetimes.js';
 import type { IdTokenClaimsPolicy } from '../../oauth/token/types.js';
@@ -41,13 +42,17 @@ export class TokenSettingsService {
   }
 
   async put(tenantId: string, input: TokenSettingsInput): Promise<TokenSettingsView> {
-    const idTokenClaims = input.id_token_claims === undefined ? (await this.repo.get(tenantId)).idTokenClaims : input.id_token_claims;
-    await this.repo.put(
-      tenantId,
-      { accessTokenTtlSeconds: input.access_token_ttl_seconds, refreshTokenTtlSeconds: input.refresh_token_ttl_seconds, idTokenClaims },
-      this.clock.now(),
-    );
-    this.lifetimes.invalidate(tenantId);
+    const own = await this.repo.get(tenantId);
+    const next = {
+      accessTokenTtlSeconds: input.access_token_ttl_seconds,
+      refreshTokenTtlSeconds: input.refresh_token_ttl_seconds,
+      idTokenClaims: input.id_token_claims === undefined ? own.idTokenClaims : input.id_token_claims,
+    };
+    // The same values again write nothing.
+    if (!isDeepStrictEqual(next, own)) {
+      await this.repo.put(tenantId, next, this.clock.now());
+      this.lifetimes.invalidate(tenantId);
+    }
     return this.get(tenantId);
   }
 }

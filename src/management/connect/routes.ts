@@ -5,7 +5,7 @@ import { PRESET_NAMES, type PresetName } from '../../connect/presets.js';
 import { type ProviderService, providerView } from '../../connect/providers.js';
 import { accountView, type VaultService } from '../../connect/vault.js';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { actorOf, principalOf } from '../v1.js';
 
 const url = z.string().min(1).max(2048);
@@ -81,6 +81,8 @@ export const connectRoutes =
   async (app) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const ptags = ['connect providers'];
+    const providerList = listing('connect_providers');
+    const accountList = listing('connected_accounts');
     const atags = ['connected accounts'];
 
     r.post('/connect/providers', {
@@ -95,12 +97,12 @@ export const connectRoutes =
 
     r.get('/connect/providers', {
       config: { permission: 'connect_providers:read', access: 'platform' },
-      schema: { tags: ptags, summary: 'List upstream providers', querystring: pageQuery, response: { 200: pageResponse(providerSchema) } },
+      schema: { tags: ptags, summary: 'List upstream providers', querystring: providerList.query, response: { 200: pageResponse(providerSchema) } },
       handler: async (request) => {
         const tenant = tenantOf(request);
         const { limit, after } = request.query;
-        const p = page(await providers.list(tenant.id, { after, limit: limit + 1 }), limit, (x) => x.id);
-        return { data: p.data.map((x) => providerView(x, tenant.issuer)), next_cursor: p.next_cursor };
+        const p = providerList.page(await providers.list(tenant.id, { after, limit: limit + 1 }), limit, (x) => x.id);
+        return { ...p, data: p.data.map((x) => providerView(x, tenant.issuer)) };
       },
     });
 
@@ -134,7 +136,7 @@ export const connectRoutes =
         tags: atags,
         summary: "The organization's connected accounts (never a token)",
         params: orgParams,
-        querystring: pageQuery.extend({
+        querystring: accountList.query.extend({
           user_id: z.string().max(64).optional(),
           provider_id: z.string().max(64).optional(),
           status: z.enum(['active', 'needs_reauthorization']).optional(),
@@ -144,8 +146,8 @@ export const connectRoutes =
       handler: async (request) => {
         const { limit, after, user_id, provider_id, status } = request.query;
         const rows = await vault.list(tenantOf(request).id, request.params.orgId, { userId: user_id, providerId: provider_id, status, after, limit: limit + 1 });
-        const p = page(rows, limit, (x) => x.id);
-        return { data: p.data.map(accountView), next_cursor: p.next_cursor };
+        const p = accountList.page(rows, limit, (x) => x.id);
+        return { ...p, data: p.data.map(accountView) };
       },
     });
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { CredentialService } from '../../credentials/service.js';
 import { CLAIM_TYPES, type CredentialTypeRecord, type IssuedCredentialRecord, TX_CODE_INPUT_MODES } from '../../credentials/types.js';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, iso, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, iso, listing, pageResponse } from '../common.js';
 import { actorOf } from '../v1.js';
 
 const configurationId = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'must be a letter then up to 63 letters, digits, _ . or -');
@@ -80,6 +80,8 @@ const orgParams = z.strictObject({ orgId: idOf('org') });
 const vcParams = z.strictObject({ orgId: idOf('org'), vcId: idOf('vc') });
 const typeParams = z.strictObject({ typeId: configurationId });
 const tags = ['credentials'];
+const credentialList = listing('credentials');
+const typeList = listing('credential_types');
 
 export const credentialRoutes =
   (service: CredentialService): FastifyPluginAsync =>
@@ -88,8 +90,9 @@ export const credentialRoutes =
 
     r.get('/credential_types', {
       config: { permission: 'credentials:read', access: 'any' },
-      schema: { tags, summary: 'List credential types (the built-in OrganizationMembership first)', response: { 200: z.object({ data: z.array(typeView) }) } },
-      handler: async (request) => ({ data: (await service.listTypes(tenantOf(request).id)).map(typeOf) }),
+      schema: { tags, summary: 'List credential types (the built-in OrganizationMembership first)', querystring: typeList.query, response: { 200: pageResponse(typeView) } },
+      // Built-in types sort first: the cursor key is the type id behind a built-in marker.
+      handler: async (request) => typeList.pageAll((await service.listTypes(tenantOf(request).id)).map(typeOf), request.query, (t) => `${t.built_in ? 0 : 1}${t.id}`),
     });
 
     r.post('/credential_types', {
@@ -129,11 +132,11 @@ export const credentialRoutes =
 
     r.get('/organizations/:orgId/credentials', {
       config: { permission: 'credentials:read', access: 'organization' },
-      schema: { tags, summary: 'List issued credentials (records only, never their disclosures)', params: orgParams, querystring: pageQuery, response: { 200: pageResponse(credentialView), 404: errorResponse } },
+      schema: { tags, summary: 'List issued credentials (records only, never their disclosures)', params: orgParams, querystring: credentialList.query, response: { 200: pageResponse(credentialView), 404: errorResponse } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1);
-        return page(rows.map(credentialOf), limit, (c) => c.id);
+        return credentialList.page(rows.map(credentialOf), limit, (c) => c.id);
       },
     });
 

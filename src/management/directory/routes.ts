@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { actorOf } from '../v1.js';
 import { connectionView, type DirectoryService } from './service.js';
 
@@ -21,11 +21,12 @@ const connectionSchema = z.object({
 const name = z.string().trim().min(1).max(200);
 const groupRoles = z
   .record(z.string().trim().min(1).max(256), z.enum(['admin', 'member']))
-  .refine((m) => Object.keys(m).length <= 100, 'at most 100 groups');
+  .refine((m) => Object.keys(m).length <= 100, 'must have at most 100 groups');
 const rateLimit = z.number().int().min(1).max(100_000);
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('dir') });
 const config = { permission: 'directory:write', access: 'organization' } as const;
+const connectionList = listing('directory_connections');
 const tags = ['directory'];
 
 export const directoryRoutes =
@@ -50,11 +51,11 @@ export const directoryRoutes =
 
     r.get('/organizations/:orgId/directory/connections', {
       config,
-      schema: { tags, summary: 'List directory connections', params: orgParams, querystring: pageQuery, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
+      schema: { tags, summary: 'List directory connections', params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
       handler: async (request) => {
         const { limit, after } = request.query;
-        const p = page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (c) => c.id);
-        return { data: p.data.map(connectionView), next_cursor: p.next_cursor };
+        const p = connectionList.page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (c) => c.id);
+        return { ...p, data: p.data.map(connectionView) };
       },
     });
 

@@ -8,7 +8,7 @@ import { errors } from '../../kernel/errors.js';
 import { newId, newSecret } from '../../kernel/ids.js';
 import { SCIM_TOKEN_PREFIX } from '../../scim/auth.js';
 import type { DirectoryConnectionRecord } from '../../storage/repos/directory-connections.js';
-import { iso, type ManagementDeps, reposOf } from '../common.js';
+import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
 import { ensureMember, type ScimConnection } from '../../scim/provisioning.js';
 
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
@@ -82,11 +82,18 @@ export class DirectoryService {
   async update(tenantId: string, actor: Actor, orgId: string, id: string, input: ConnectionInput) {
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const groupRoles = input.group_roles === undefined ? undefined : lowerKeys(input.group_roles);
-      const c = await reposOf(this.deps, trx).directoryConnections.update(tenantId, orgId, id, { name: input.name, groupRoles, rateLimitPerMinute: input.rate_limit_per_minute }, this.deps.clock.now());
+      const repo = reposOf(this.deps, trx).directoryConnections;
+      const current = await repo.find(tenantId, orgId, id);
+      if (!current) throw errors.notFound('directory connection not found');
+      const changes = changesOf(current, { name: input.name, groupRoles, rateLimitPerMinute: input.rate_limit_per_minute });
+      // Nothing changes: no write, no updated_at bump, no event.
+      if (Object.keys(changes).length === 0) return current;
+      const c = await repo.update(tenantId, orgId, id, changes, this.deps.clock.now());
       if (!c) throw errors.notFound('directory connection not found');
-      const fields = Object.keys(input).filter((k) => input[k as keyof ConnectionInput] !== undefined);
+      const apiNames = { name: 'name', groupRoles: 'group_roles', rateLimitPerMinute: 'rate_limit_per_minute' } as const;
+      const fields = (Object.keys(changes) as Array<keyof typeof apiNames>).map((k) => apiNames[k]);
       await this.event(trx, tenantId, orgId, actor, 'directory.connection.updated', { connection_id: id, fields });
-      if (groupRoles !== undefined) {
+      if (changes.groupRoles !== undefined) {
         const conn: ScimConnection = { id, tenantId, organizationId: orgId, groupRoles: c.groupRoles };
         const deps = { db: trx, dialect: this.deps.db.dialect, clock: this.deps.clock, events: this.deps.events };
         for (const du of await reposOf(this.deps, trx).directoryUsers.listActive(id)) await ensureMember(deps, trx, conn, du, actor);

@@ -5,7 +5,7 @@ import { isEventType } from '../../events/catalogue.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errors } from '../../kernel/errors.js';
 import type { EventFeedService } from './service.js';
-import { errorResponse, idOf } from '../common.js';
+import { errorResponse, idOf, limitParam } from '../common.js';
 import { principalOf } from '../v1.js';
 
 const eventSchema = z.object({
@@ -19,12 +19,12 @@ const eventSchema = z.object({
 
 const query = z.strictObject({
   after: idOf('evt').optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: limitParam,
   types: z
     .string()
     .max(2000)
     .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
-    .refine((ts) => ts.every(isEventType), 'unknown event type')
+    .refine((ts) => ts.every(isEventType), 'names an unknown event type')
     .optional(),
   organization_id: idOf('org').optional(),
 });

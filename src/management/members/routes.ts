@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { errors } from '../../kernel/errors.js';
 import { actorOf, principalOf } from '../v1.js';
 import { type MemberService, memberView, ROLES } from './service.js';
@@ -19,6 +19,7 @@ export const memberSchema = z.object({
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const memberParams = z.strictObject({ orgId: idOf('org'), userId: idOf('user') });
+const memberList = listing('members');
 const tags = ['members'];
 
 export const memberRoutes =
@@ -28,12 +29,12 @@ export const memberRoutes =
 
     r.get('/organizations/:orgId/members', {
       config: { permission: 'members:read', access: 'organization' },
-      schema: { tags, summary: 'List members', params: orgParams, querystring: pageQuery, response: { 200: pageResponse(memberSchema), 404: errorResponse } },
+      schema: { tags, summary: 'List members', params: orgParams, querystring: memberList.query, response: { 200: pageResponse(memberSchema), 404: errorResponse } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1);
-        const p = page(rows, limit, (m) => m.userId);
-        return { data: p.data.map(memberView), next_cursor: p.next_cursor };
+        const p = memberList.page(rows, limit, (m) => m.userId);
+        return { ...p, data: p.data.map(memberView) };
       },
     });
 
@@ -59,9 +60,9 @@ export const memberRoutes =
       config: { permission: 'members:write', access: 'organization' },
       schema: {
         tags,
-        summary: "Change a member's role",
+        summary: "Change a member's role (an empty body changes nothing)",
         params: memberParams,
-        body: z.strictObject({ role }),
+        body: z.strictObject({ role: role.optional() }),
         response: { 200: memberSchema, 400: errorResponse, 404: errorResponse },
       },
       handler: async (request) =>

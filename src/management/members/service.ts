@@ -56,12 +56,13 @@ export class MemberService {
     return member;
   }
 
-  async changeRole(tenantId: string, actor: Actor, orgId: string, userId: string, role: Role) {
+  /** No role, or the current one, changes nothing: no write, no event. */
+  async changeRole(tenantId: string, actor: Actor, orgId: string, userId: string, role: Role | undefined) {
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const repo = reposOf(this.deps, trx).members;
       const current = await repo.find(tenantId, orgId, userId);
       if (!current) throw errors.notFound('member not found');
-      if (current.role === role) return current;
+      if (role === undefined || current.role === role) return current;
       const updated = await repo.setRole(tenantId, orgId, userId, current.role, role, this.deps.clock.now());
       if (!updated) throw errors.conflict('the role changed concurrently; retry');
       await this.deps.events.record(trx, {

@@ -2,12 +2,12 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { actorOf, principalOf } from '../v1.js';
 import { domainVerificationView, organizationView, type OrganizationService } from './service.js';
 
 const name = z.string().trim().min(1).max(200);
-const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lower-case letters, digits and dashes');
+const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'must be lower-case letters, digits and dashes');
 const domain = z
   .string()
   .max(253)
@@ -38,6 +38,7 @@ export const organizationSchema = z.object({
 }).meta({ id: 'Organization' });
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
+const organizationList = listing('organizations');
 const tags = ['organizations'];
 
 export const organizationRoutes =
@@ -61,12 +62,12 @@ export const organizationRoutes =
 
     r.get('/organizations', {
       config: { permission: 'organizations:read', access: 'platform' },
-      schema: { tags, summary: 'List organizations', querystring: pageQuery, response: { 200: pageResponse(organizationSchema) } },
+      schema: { tags, summary: 'List organizations', querystring: organizationList.query, response: { 200: pageResponse(organizationSchema) } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, after, limit + 1);
-        const p = page(rows, limit, (o) => o.id);
-        return { data: p.data.map(organizationView), next_cursor: p.next_cursor };
+        const p = organizationList.page(rows, limit, (o) => o.id);
+        return { ...p, data: p.data.map(organizationView) };
       },
     });
 

@@ -6,7 +6,7 @@ import type { TxtResolver } from '../../egress/dns.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import type { OrganizationPatch, OrganizationRecord } from '../../storage/repos/organizations.js';
-import { iso, type ManagementDeps, reposOf } from '../common.js';
+import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
 
 export function organizationView(o: OrganizationRecord) {
   return {
@@ -27,11 +27,8 @@ export function organizationView(o: OrganizationRecord) {
   };
 }
 
-/** Names (API spelling) of the fields a patch sets. */
-const changedFields = (patch: OrganizationPatch) =>
-  Object.entries(patch)
-    .filter(([, v]) => v !== undefined)
-    .map(([k]) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+/** The API spelling of a record field. */
+const apiName = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const slugTaken = (err: unknown) => {
   if (isUniqueViolation(err)) return errors.conflict('slug: another organization already uses this slug');
@@ -143,16 +140,19 @@ export class OrganizationService {
         const r = reposOf(this.deps, trx);
         const current = await r.organizations.find(tenantId, id);
         if (!current) throw errors.notFound('organization not found');
+        const changes = changesOf(current, patch);
+        // Nothing changes: no write, no updated_at bump, no event.
+        if (Object.keys(changes).length === 0) return current;
         // A new domain must be verified again before it routes sign-ins.
-        const reset = patch.domain !== undefined && patch.domain !== current.domain ? { domainVerifiedAt: null } : {};
-        const org = await r.organizations.update(tenantId, id, { ...patch, ...reset }, this.deps.clock.now());
+        const reset = changes.domain !== undefined ? { domainVerifiedAt: null } : {};
+        const org = await r.organizations.update(tenantId, id, { ...changes, ...reset }, this.deps.clock.now());
         if (!org) throw errors.notFound('organization not found');
         await this.deps.events.record(trx, {
           tenantId,
           type: 'organization.updated',
           organizationId: id,
           actor,
-          data: { organization_id: id, fields: changedFields(patch) },
+          data: { organization_id: id, fields: Object.keys(changes).map(apiName) },
         });
         return org;
       });

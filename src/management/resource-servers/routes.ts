@@ -5,12 +5,14 @@ import { tenantOf } from '../../http/tenant.js';
 import { SCOPE_TOKEN } from '../../oauth/scope.js';
 import { isResourceIndicator } from '../../oauth/token/targets.js';
 import { ACCESS_TOKEN_ALGS } from '../../oauth/tokens/jws.js';
-import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { actorOf } from '../v1.js';
 import { type ResourceServerService, resourceServerView } from './service.js';
 
 /** An audience URI (RFC 8707 §2): absolute, no fragment. */
 const identifier = z.string().max(2000).refine(isResourceIndicator, 'must be an absolute URI without a fragment');
+
+const resourceServerList = listing('resource_servers');
 
 const fields = {
   name: z.string().min(1).max(200),
@@ -48,11 +50,11 @@ export const resourceServerRoutes =
 
     r.get('/resource_servers', {
       config: { permission: 'resource_servers:read', access: 'platform' },
-      schema: { tags, summary: 'List resource servers', querystring: pageQuery, response: { 200: pageResponse(view) } },
+      schema: { tags, summary: 'List resource servers', querystring: resourceServerList.query, response: { 200: pageResponse(view) } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, { after, limit: limit + 1 });
-        return page(rows.map(resourceServerView), limit, (rs) => rs.id);
+        return resourceServerList.page(rows.map(resourceServerView), limit, (rs) => rs.id);
       },
     });
 

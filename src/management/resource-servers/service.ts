@@ -9,7 +9,7 @@ import { newId } from '../../kernel/ids.js';
 import type { AccessTokenAlg } from '../../oauth/tokens/jws.js';
 import type { ResourceServerRecord } from '../../oauth/types.js';
 import { isUniqueViolation } from '../../storage/db.js';
-import { type ManagementDeps, iso, reposOf } from '../common.js';
+import { changesOf, type ManagementDeps, iso, reposOf } from '../common.js';
 
 export interface ResourceServerInput {
   name?: string | undefined;
@@ -113,6 +113,8 @@ export class ResourceServerService {
       dpopRequired: input.dpop_required ?? current.dpopRequired,
       updatedAt: this.deps.clock.now(),
     };
+    // Nothing changes: no write, no updated_at bump, no event.
+    if (Object.keys(changesOf(current, { ...next, updatedAt: undefined })).length === 0) return current;
     this.#checkIdentifier(next.identifier, issuer);
     if (next.signingAlg !== current.signingAlg) await this.ensureKey(tenantId, next.signingAlg, actor);
     try {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { ROLES } from '../members/service.js';
 import { actorOf } from '../v1.js';
 import { type SsoConnectionService, ssoConnectionView } from './service.js';
@@ -49,6 +49,7 @@ const oidcPatch = z.strictObject(Object.fromEntries(Object.entries(oidcFields).m
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('sso') });
 const tags = ['sso'];
+const connectionList = listing('sso_connections');
 const read = { permission: 'sso:read', access: 'organization' } as const;
 const write = { permission: 'sso:write', access: 'organization' } as const;
 
@@ -82,10 +83,11 @@ export const ssoRoutes =
 
     r.get('/organizations/:orgId/sso/connections', {
       config: read,
-      schema: { tags, summary: "The organization's SSO connections", params: orgParams, response: { 200: z.object({ data: z.array(connectionSchema) }), 404: errorResponse } },
+      schema: { tags, summary: "The organization's SSO connections", params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
       handler: async (request) => {
         const tenant = tenantOf(request);
-        return { data: (await service.list(tenant.id, request.params.orgId)).map((c) => ssoConnectionView(c, tenant.issuer)) };
+        const all = (await service.list(tenant.id, request.params.orgId)).map((c) => ssoConnectionView(c, tenant.issuer));
+        return connectionList.pageAll(all, request.query, (c) => c.id);
       },
     });
 

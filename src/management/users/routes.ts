@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, page, pageQuery, pageResponse } from '../common.js';
+import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { actorOf } from '../v1.js';
 import { passkeyView, type UserService, userView } from './service.js';
 
@@ -21,6 +21,8 @@ export const userSchema = z.object({
 }).meta({ id: 'User' });
 
 const params = z.strictObject({ userId: idOf('user') });
+const userList = listing('users');
+const passkeyList = listing('passkeys');
 const tags = ['users'];
 
 export const userRoutes =
@@ -44,12 +46,12 @@ export const userRoutes =
 
     r.get('/users', {
       config: { permission: 'users:read', access: 'platform' },
-      schema: { tags, summary: 'List users', querystring: pageQuery.extend({ email: email.optional() }), response: { 200: pageResponse(userSchema) } },
+      schema: { tags, summary: 'List users', querystring: userList.query.extend({ email: email.optional() }), response: { 200: pageResponse(userSchema) } },
       handler: async (request) => {
         const { limit, after, email: byEmail } = request.query;
         const rows = await service.list(tenantOf(request).id, after, limit + 1, byEmail);
-        const p = page(rows, limit, (u) => u.id);
-        return { data: p.data.map(userView), next_cursor: p.next_cursor };
+        const p = userList.page(rows, limit, (u) => u.id);
+        return { ...p, data: p.data.map(userView) };
       },
     });
 
@@ -92,8 +94,8 @@ export const userRoutes =
 
     r.get('/users/:userId/passkeys', {
       config: { permission: 'users:read', access: 'platform' },
-      schema: { tags, summary: "List a user's passkeys (no key material)", params, response: { 200: z.object({ data: z.array(passkeySchema) }), 404: errorResponse } },
-      handler: async (request) => ({ data: (await service.listPasskeys(tenantOf(request).id, request.params.userId)).map(passkeyView) }),
+      schema: { tags, summary: "List a user's passkeys (no key material)", params, querystring: passkeyList.query, response: { 200: pageResponse(passkeySchema), 404: errorResponse } },
+      handler: async (request) => passkeyList.pageAll((await service.listPasskeys(tenantOf(request).id, request.params.userId)).map(passkeyView), request.query, (p) => p.id),
     });
 
     r.delete('/users/:userId/passkeys/:passkeyId', {

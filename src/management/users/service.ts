@@ -6,7 +6,7 @@ import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import type { UserPatch, UserRecord } from '../../storage/repos/users.js';
-import { iso, type ManagementDeps, reposOf } from '../common.js';
+import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
 
 /** Emails are unique per tenant in this form: trimmed and lower-cased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -83,10 +83,17 @@ export class UserService {
       name: input.name,
       passwordHash: input.password === undefined ? undefined : await hashPassword(input.password),
     };
-    const fields = Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined);
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        const user = await reposOf(this.deps, trx).users.update(tenantId, id, patch, this.deps.clock.now());
+        const repo = reposOf(this.deps, trx).users;
+        const current = await repo.find(tenantId, id);
+        if (!current) throw errors.notFound('user not found');
+        // A new password is always a change (a fresh salt); the rest only when it differs.
+        const changes = changesOf(current, patch);
+        const fields = (['email', 'name', 'passwordHash'] as const).filter((k) => k in changes).map((k) => (k === 'passwordHash' ? 'password' : k));
+        // Nothing changes: no write, no updated_at bump, no event.
+        if (fields.length === 0) return current;
+        const user = await repo.update(tenantId, id, changes, this.deps.clock.now());
         if (!user) throw errors.notFound('user not found');
         await this.deps.events.record(trx, { tenantId, type: 'user.updated', organizationId: null, actor, data: { user_id: id, fields } });
         return user;

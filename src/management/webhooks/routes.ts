@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { errorResponse, idOf, iso, page, pageQuery } from '../common.js';
+import { errorResponse, idOf, iso, listing, pageResponse } from '../common.js';
 import { actorOf } from '../v1.js';
 import { endpointView, type WebhookService } from './service.js';
 
@@ -29,6 +29,8 @@ const deliverySchema = z.object({
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const endpointParams = z.strictObject({ orgId: idOf('org'), webhookId: idOf('we') });
 const deliveryParams = endpointParams.extend({ deliveryId: idOf('whd') });
+const endpointList = listing('webhooks');
+const deliveryList = listing('webhook_deliveries');
 const tags = ['webhooks'];
 
 export const webhookRoutes =
@@ -53,8 +55,18 @@ export const webhookRoutes =
 
     r.get('/organizations/:orgId/webhooks', {
       config: { permission: 'webhooks:read', access: 'organization' },
-      schema: { tags, summary: 'List webhook endpoints (never their secrets)', params: orgParams, response: { 200: z.object({ data: z.array(endpointSchema) }) } },
-      handler: async (request) => ({ data: (await service.list(tenantOf(request).id, request.params.orgId)).map(endpointView) }),
+      schema: {
+        tags,
+        summary: 'List webhook endpoints (never their secrets)',
+        params: orgParams,
+        querystring: endpointList.query,
+        response: { 200: pageResponse(endpointSchema) },
+      },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const p = endpointList.page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (e) => e.id);
+        return { ...p, data: p.data.map(endpointView) };
+      },
     });
 
     r.get('/organizations/:orgId/webhooks/:webhookId', {
@@ -107,14 +119,15 @@ export const webhookRoutes =
         tags,
         summary: "An endpoint's delivery log, with every attempt",
         params: endpointParams,
-        querystring: pageQuery.extend({ status: z.enum(['pending', 'delivering', 'delivered', 'failed']).optional() }),
-        response: { 200: z.object({ data: z.array(deliverySchema), next_cursor: z.string().nullable() }), 404: errorResponse },
+        querystring: deliveryList.query.extend({ status: z.enum(['pending', 'delivering', 'delivered', 'failed']).optional() }),
+        response: { 200: pageResponse(deliverySchema), 404: errorResponse },
       },
       handler: async (request) => {
         const { limit, after, status } = request.query;
         const rows = await service.deliveries(tenantOf(request).id, request.params.orgId, request.params.webhookId, { status, after, limit: limit + 1 });
-        const p = page(rows, limit, (x) => x.delivery.id);
+        const p = deliveryList.page(rows, limit, (x) => x.delivery.id);
         return {
+          ...p,
           data: p.data.map(({ delivery: d, attempts }) => ({
             id: d.id,
             event_id: d.eventId,
@@ -124,7 +137,6 @@ export const webhookRoutes =
             next_attempt_at: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
             created_at: iso(d.createdAt),
           })),
-          next_cursor: p.next_cursor,
         };
       },
     });

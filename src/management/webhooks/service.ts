@@ -89,8 +89,10 @@ export class WebhookService {
     return endpoint;
   }
 
-  list(tenantId: string, orgId: string) {
-    return reposOf(this.deps).webhookEndpoints.listByOrganization(tenantId, orgId);
+  /** A page in id order, after `after` (an organization has at most MAX_ENDPOINTS_PER_ORGANIZATION). */
+  async list(tenantId: string, orgId: string, after: string | undefined, limit: number) {
+    const all = await reposOf(this.deps).webhookEndpoints.listByOrganization(tenantId, orgId);
+    return all.filter((e) => after === undefined || e.id > after).slice(0, limit);
   }
 
   /**
