@@ -47,7 +47,7 @@ import { ScimAuth } from './scim/auth.js';
 import { ScimGroups } from './scim/groups.js';
 import type { ScimServices } from './scim/routes.js';
 import { ScimUsers } from './scim/users.js';
-import { configureAttestationTrust } from './screens/mfa/trust.js';
+import { loadTrustAnchors } from './screens/mfa/trust.js';
 import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
 import { SsoSigninService } from './sso/service.js';
@@ -249,7 +249,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       loginFailureWindowSeconds: config.loginFailureWindowSeconds,
     });
 
-    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: configureAttestationTrust(config) });
+    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config) });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin });
 
     const deps: ManagementDeps = { db, clock, events };

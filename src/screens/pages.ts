@@ -88,7 +88,7 @@ ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}<input type="hidden" name="credential" value="">
 <button type="button" class="secondary" id="passkey-login" data-webauthn="get" data-options="/login/passkey/options" data-form="passkey-form">Sign in with a passkey</button>
 </form>
-<p class="error" id="webauthn-status" role="alert" hidden></p>
+<p class="error" id="webauthn-status" aria-live="polite" hidden></p>
 <script src="/webauthn.js" defer></script>`,
   );
 }

@@ -116,7 +116,7 @@ describe('storage contract: cursor paging and tenant filtering', () => {
 
   it("sessions: another tenant's id finds, lists, touches and revokes nothing", async () => {
     const u = await user(s.r, a);
-    const ses = { id: uid('ses'), tenantId: a, userId: u.id, userAgent: 'ua', ip: '192.0.2.1', authTime: 1, createdAt: 1, lastSeenAt: 1, idleExpiresAt: 10_000, expiresAt: 20_000, revokedAt: null };
+    const ses = { id: uid('ses'), tenantId: a, userId: u.id, userAgent: 'ua', ip: '192.0.2.1', authTime: 1, createdAt: 1, lastSeenAt: 1, idleExpiresAt: 10_000, expiresAt: 20_000, revokedAt: null, amr: ['pwd'], mfaPending: false };
     const token = uid('tok');
     await s.r.sessions.insert(ses, token);
     assert.equal(await s.r.sessions.find(b, ses.id), undefined);

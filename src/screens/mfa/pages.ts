@@ -4,7 +4,7 @@ import { type Html, html } from '../html.js';
 import { hidden, layout, type PageFrame, when } from '../pages.js';
 
 const SCRIPT = html`<script src="/webauthn.js" defer></script>`;
-const status = html`<p class="error" id="webauthn-status" role="alert" hidden></p>`;
+const status = html`<p class="error" id="webauthn-status" aria-live="polite" hidden></p>`;
 
 export interface MfaView {
   csrf: string;

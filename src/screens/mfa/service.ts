@@ -4,7 +4,7 @@
  * organizations' AAGUID allowlists, and the MFA policy. Every change writes its audit event in the
  * same transaction. docs/passkeys.md.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type X509Certificate } from 'node:crypto';
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,
@@ -28,6 +28,7 @@ import type { ChallengeRecord, MfaPolicy, PasskeyRecord } from '../../storage/re
 import { repos } from '../../storage/repos/index.js';
 import type { UserRecord } from '../../storage/repos/users.js';
 import { type Acr, amrOfPasskey } from '../../oauth/authorize/acr.js';
+import { chainVerifies } from './trust.js';
 
 /** WebAuthn challenges live this long (the issue: within 5 minutes). */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -45,8 +46,8 @@ export interface WebauthnTenant {
 }
 
 export interface MfaSettings {
-  /** Whether the operator configured attestation trust anchors (KEYHALL_WEBAUTHN_TRUST_ANCHORS). */
-  trustAnchors: boolean;
+  /** Attestation roots the operator configured (KEYHALL_WEBAUTHN_TRUST_ANCHORS); empty: none. */
+  trustAnchors: X509Certificate[];
 }
 
 export type PasskeyRegistration =
@@ -334,11 +335,11 @@ export class MfaService {
     const aaguid = info.aaguid.toLowerCase();
     const lists = await this.#allowlists(tenant.id, user.id);
     const refusing = lists.filter((l) => !l.aaguids.includes(aaguid));
-    // With trust anchors configured, a statement whose chain the library verified to them counts;
-    // `none` and self attestation never do.
-    const attested = info.fmt !== 'none' && info.attestationObject !== undefined && hasX5c(info.attestationObject);
-    const attestationVerified = this.settings.trustAnchors && attested;
-    if (refusing.length > 0 || (lists.length > 0 && this.settings.trustAnchors && !attestationVerified)) {
+    // Verified: the library checked the statement's signature with its leaf certificate, and the
+    // chain verifies to an operator anchor. `none` and self attestation never are.
+    const anchored = this.settings.trustAnchors.length > 0;
+    const attestationVerified = anchored && info.fmt !== 'none' && chainVerifies(x5cOf(info.attestationObject), this.settings.trustAnchors, now);
+    if (refusing.length > 0 || (lists.length > 0 && anchored && !attestationVerified)) {
       await this.events.transaction(this.db.kysely, async (trx) => {
         for (const l of refusing.length > 0 ? refusing : lists) {
           await this.#record(trx, tenant.id, 'passkey.rejected', userActor(user.id), { user_id: user.id, aaguid, organization_id: l.organizationId, reason: refusing.length > 0 ? 'aaguid_not_allowed' : 'attestation_not_verified' }, l.organizationId);
@@ -485,8 +486,8 @@ export class MfaService {
   }
 }
 
-/** Whether an attestation statement carries a certificate chain (full attestation, not self or none). */
-function hasX5c(attestationObject: Uint8Array): boolean {
+/** The certificate chain of an attestation statement (empty for none and self attestation). */
+function x5cOf(attestationObject: Uint8Array): Uint8Array[] {
   const x5c = decodeAttestationObject(attestationObject as Parameters<typeof decodeAttestationObject>[0]).get('attStmt').get('x5c');
-  return Array.isArray(x5c) && x5c.length > 0;
+  return Array.isArray(x5c) ? x5c : [];
 }
