@@ -15,7 +15,7 @@ describe('upstream failures during a refresh', () => {
   let answer: { status: number; type: string; body: string } = { status: 500, type: 'text/html', body: '<h1>oops</h1>' };
   const sockets: net.Socket[] = [];
   before(async () => {
-    bed = await startVaultBed({ clock, config: { upstreamTimeoutMs: 400 } });
+    bed = await startVaultBed({ clock, config: { upstreamTimeoutMs: 2500 } });
     hanging = net.createServer((socket) => sockets.push(socket)).listen(0, '127.0.0.1');
     answering = http.createServer((_req, res) => res.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body)).listen(0, '127.0.0.1');
     await Promise.all([new Promise((r) => hanging.once('listening', r)), new Promise((r) => answering.once('listening', r))]);
@@ -47,7 +47,7 @@ describe('upstream failures during a refresh', () => {
       clock.advance(570_000);
       const started = Date.now();
       expectError(await token(accountId), 502, 'upstream_refresh_failed');
-      assert.ok(Date.now() - started < 5000, 'bounded by KEYHALL_UPSTREAM_TIMEOUT_MS');
+      assert.ok(Date.now() - started < 15_000, 'bounded by KEYHALL_UPSTREAM_TIMEOUT_MS');
       const row = await bed.s.server.ctx.db.kysely.selectFrom('connected_accounts').selectAll().where('id', '=', accountId).executeTakeFirstOrThrow();
       assert.equal(row.status, 'active');
       assert.equal(row.refresh_owner, null);
