@@ -23,17 +23,41 @@ export interface UpstreamHttp {
   resolver?: EgressResolver;
 }
 
-/** openid-client's fetch, through the egress agent (every address connected to is checked; no redirects). */
+/** The largest upstream answer read (discovery, token, JWKS documents are a few KiB). */
+const MAX_UPSTREAM_BYTES = 256 * 1024;
+
+export class UpstreamTooLargeError extends Error {
+  constructor() {
+    super(`the upstream answer exceeds ${MAX_UPSTREAM_BYTES} bytes`);
+  }
+}
+
+/**
+ * openid-client's fetch, through the egress agent (every address connected to is checked; no
+ * redirects), reading at most MAX_UPSTREAM_BYTES of the answer.
+ */
 function egressFetch(agent: EgressAgent): client.CustomFetch {
-  return (url, options) =>
-    undiciFetch(url, {
+  return async (url, options) => {
+    const res = await undiciFetch(url, {
       method: options.method,
       headers: options.headers as Record<string, string>,
       body: options.body as string | undefined,
       redirect: 'manual',
       signal: options.signal ?? AbortSignal.timeout(UPSTREAM_TIMEOUT_SECONDS * 1000),
       dispatcher: agent,
-    }) as unknown as Promise<Response>;
+    });
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (res.body) {
+      for await (const chunk of res.body) {
+        size += chunk.length;
+        if (size > MAX_UPSTREAM_BYTES) throw new UpstreamTooLargeError();
+        chunks.push(chunk);
+      }
+    }
+    const body = res.status === 204 || res.status === 304 ? null : Buffer.concat(chunks);
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: Object.fromEntries(res.headers.entries()) });
+  };
 }
 
 /**
@@ -93,9 +117,10 @@ export async function discoverIssuer(issuer: string, http: UpstreamHttp): Promis
 export function describe(err: unknown): string {
   if (err instanceof client.ResponseBodyError) return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`.slice(0, 200);
   if (err instanceof client.AuthorizationResponseError) return err.error.slice(0, 100);
-  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  const inner = e?.cause?.code === 'KEYHALL_EGRESS_REFUSED' ? e.cause.message : undefined;
-  return (inner ?? e?.message ?? String(err)).slice(0, 200);
+  // openid-client wraps what fetch threw ("something went wrong"): the innermost cause says what happened.
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  for (let depth = 0; depth < 4 && e?.cause instanceof Error; depth++) e = e.cause as { message?: string; cause?: unknown };
+  return (e?.message ?? String(err)).slice(0, 200);
 }
 
 function configurationOf(settings: OidcSettings, secret: string | null, http: UpstreamHttp): client.Configuration {

@@ -40,6 +40,8 @@ export class SsoLoginError extends Error {
   constructor(
     readonly reason: SsoFailureReason,
     readonly connection?: SsoConnectionRecord,
+    /** For the log only: what the upstream or the validation said (never a token). */
+    readonly detail?: string,
   ) {
     super(reason);
   }
@@ -201,7 +203,7 @@ export class SsoSigninService {
       try {
         claims = await completeCallback(c.config, secret, this.deps.upstream, callbackUrl, trip);
       } catch (err) {
-        if (err instanceof OidcCallbackError) throw new SsoLoginError(err.reason, c);
+        if (err instanceof OidcCallbackError) throw new SsoLoginError(err.reason, c, err.detail);
         throw err;
       }
       const { session, token, userId } = await this.#provisionOnce(tenant.id, c, claims, meta, previousToken);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { expectError, v1 } from '../helpers/v1.js';
 import { type SsoTestServer, startSsoServer } from './helpers.js';
@@ -108,6 +109,22 @@ describe('SSO connections: /v1/organizations/{orgId}/sso/connections', () => {
     expectError(await s.api('GET', `${path()}/sso_nope`), 404, 'not_found');
     expectError(await s.api('GET', `/organizations/org_00000000000000000000000000/sso/connections`), 404, 'not_found');
     expectError(await s.api('POST', `/organizations/org_00000000000000000000000000/sso/connections`, { protocol: 'oidc', name: 'x', oidc: oidc() }), 404, 'not_found');
+  });
+
+  it('reads at most 256 KiB of an upstream answer', async () => {
+    const big = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ issuer: 'x', padding: 'a'.repeat(400 * 1024) }));
+    });
+    await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (big.address() as { port: number }).port;
+      const r = await s.api('POST', path(), { protocol: 'oidc', name: 'Huge', oidc: oidc({ issuer: `http://127.0.0.1:${port}` }) });
+      expectError(r, 400, 'invalid_request');
+      assert.match(r.json().error_description, /issuer: OpenID Provider discovery failed \(the upstream answer exceeds 262144 bytes\)/);
+    } finally {
+      big.close();
+    }
   });
 
   it('needs sso:write to change and sso:read to read, with a key of that organization', async () => {

@@ -85,7 +85,10 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
     try {
       done = await sso.finishOidc(tenant, request.params.connectionId, callbackUrl, request.cookies[name], meta(request), sessionToken(request));
     } catch (err) {
-      if (err instanceof SsoLoginError) return sendErrorPage(request, reply, ssoFailure(err.reason));
+      if (err instanceof SsoLoginError) {
+        request.log.info({ connection_id: request.params.connectionId, reason: err.reason, detail: err.detail }, 'sso sign-in refused');
+        return sendErrorPage(request, reply, ssoFailure(err.reason));
+      }
       throw err;
     }
     setSessionCookie(request, reply, done.token, signin.settings.sessionMaxSeconds);
