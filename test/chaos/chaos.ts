@@ -5,7 +5,7 @@
  * and restarted, PostgreSQL restarted once, a key rotation. Then every invariant is checked and
  * printed with its count; any violation exits 1. docs/deploy.md describes it.
  *
- * CHAOS_SECONDS sets the load phase (default 75).
+ * CHAOS_SECONDS sets the least length of the load phase (default 45).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +19,7 @@ import { type HttpResponse, request } from '../helpers/http.js';
 import { Browser, S256 } from '../signin/helpers.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const LOAD_MS = Number(process.env.CHAOS_SECONDS ?? 75) * 1000;
+const LOAD_MS = Number(process.env.CHAOS_SECONDS ?? 45) * 1000;
 const HOST = 'localhost:4000';
 const REDIRECT = 'https://app.example/cb';
 const VERIFIER = 'chaos-verifier-'.padEnd(50, 'x');
