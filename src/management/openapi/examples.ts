@@ -16,6 +16,8 @@ const organization = {
   name: 'Acme Corp',
   slug: 'acme',
   domain: 'acme.test',
+  domain_verified: false,
+  sso_required: false,
   did: null,
   status: 'active',
   brand_logo_url: null,

@@ -21,6 +21,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/organizations': { operationId: 'listOrganizations', ok: 'A page of organizations, oldest first' },
   'GET /v1/organizations/{orgId}': { operationId: 'getOrganization', ok: 'The organization' },
   'PATCH /v1/organizations/{orgId}': { operationId: 'updateOrganization', ok: 'The organization as updated', errors: [409] },
+  'GET /v1/organizations/{orgId}/domain_verification': { operationId: 'getDomainVerification', ok: "The organization's domain, whether it is verified, and the DNS TXT record that verifies it" },
+  'POST /v1/organizations/{orgId}/domain_verification': { operationId: 'verifyDomain', ok: 'The domain is verified (by its DNS TXT record, or manually by a platform key)', errors: [409] },
   'DELETE /v1/organizations/{orgId}': { operationId: 'deleteOrganization', ok: 'Deleted; its memberships are removed and its API keys revoked' },
 
   'POST /v1/users': { operationId: 'createUser', ok: 'The user created', errors: [409] },
@@ -28,6 +30,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/users/{userId}': { operationId: 'getUser', ok: 'The user' },
   'PATCH /v1/users/{userId}': { operationId: 'updateUser', ok: 'The user as updated', errors: [409] },
   'DELETE /v1/users/{userId}': { operationId: 'deleteUser', ok: 'Deleted, with their memberships' },
+  'GET /v1/users/{userId}/passkeys': { operationId: 'listUserPasskeys', ok: "A page of the user's passkeys (no key material)" },
+  'DELETE /v1/users/{userId}/passkeys/{passkeyId}': { operationId: 'deleteUserPasskey', ok: 'The passkey is removed; it can no longer sign in' },
   'DELETE /v1/users/{userId}/sessions': { operationId: 'revokeUserSessions', ok: "Every hosted-login session of the user is revoked" },
 
   'GET /v1/organizations/{orgId}/members': { operationId: 'listOrganizationMembers', ok: 'A page of members' },
