@@ -65,7 +65,7 @@ describe('CORS for browser apps', () => {
     ]) {
       const r = await api('POST', '/clients', { token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT], allowed_origins: [bad] });
       expectError(r, 400, 'invalid_request'); // a shape error, like a bad redirect_uri
-      assert.match(r.json().error_description, /^allowed_origins\.0: /, bad);
+      assert.match(r.json().error_description, /^allowed_origins\[0\]: /, bad);
     }
     const created = await api('POST', '/clients', { token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT], allowed_origins: ['https://app.example:8443', 'http://localhost:3000', 'http://[::1]:8080'] });
     assert.equal(created.status, 201, created.text);
