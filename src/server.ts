@@ -9,6 +9,7 @@ import { repos } from './storage/repos/index.js';
 import type { CreatedTenant } from './tenants/service.js';
 import { TenantInputError } from './kernel/tenancy.js';
 import type { Dispatcher } from './webhooks/dispatcher.js';
+import { Periodic } from './kernel/periodic.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -16,6 +17,8 @@ export interface RunningServer {
   port: number;
   /** The webhook delivery loop of this instance. */
   dispatcher: Dispatcher;
+  /** The periodic sweep that records `credential.offer.expired` for offers nobody redeemed. */
+  offerExpiry: Periodic;
   /** This instance's metrics (undefined when metrics are off). */
   metrics?: Metrics;
   /** The port of the separate metrics listener (KEYHALL_METRICS_PORT). */
@@ -69,6 +72,12 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   const dispatcher = ctx.dispatcher;
   if (metrics) dispatcher.observe((outcome) => metrics.delivery(outcome));
   dispatcher.start();
+  const offerExpiry = new Periodic(
+    config.credentialOfferSweepSeconds * 1000,
+    () => ctx.credentials.expireDue(),
+    (err) => app.log.warn({ err }, 'credential offer expiry sweep failed'),
+  );
+  offerExpiry.start();
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -84,14 +93,14 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
       });
       // Webhook attempts get the same grace; those still running then hand their leases back
       // before the database closes.
-      await Promise.all([Promise.race([app.close(), timeout]), dispatcher.stop(config.shutdownTimeoutMs)]);
+      await Promise.all([Promise.race([app.close(), timeout]), dispatcher.stop(config.shutdownTimeoutMs), offerExpiry.stop()]);
       clearTimeout(timer);
       await metricsListener?.close();
       await ctx.close();
     })();
     return closing;
   };
-  return { app, ctx, port, dispatcher, metrics, metricsPort: metricsListener?.port, bootstrapped, close };
+  return { app, ctx, port, dispatcher, offerExpiry, metrics, metricsPort: metricsListener?.port, bootstrapped, close };
 }
 
 /** The metrics of this instance, when a metrics port or token is configured. */

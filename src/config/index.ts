@@ -82,6 +82,8 @@ const schema = z.object({
   /** KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS: how long a credential offer's pre-authorized code can be redeemed. */
   credentialOfferTtlSeconds: z.coerce.number().int().min(30).max(30 * 24 * 3600).default(300),
   /** KEYHALL_CREDENTIAL_NONCE_TTL_SECONDS: lifetime of a c_nonce from the nonce endpoint. */
+  /** KEYHALL_CREDENTIAL_OFFER_SWEEP_SECONDS: how often each instance records `credential.offer.expired` for offers that died unredeemed. */
+  credentialOfferSweepSeconds: z.coerce.number().int().min(1).max(3600).default(60),
   credentialNonceTtlSeconds: z.coerce.number().int().min(30).max(3600).default(300),
   /** KEYHALL_STATUS_LIST_TTL_SECONDS: the status list token's `ttl` and its HTTP max-age. */
   statusListTtlSeconds: z.coerce.number().int().min(0).max(24 * 3600).default(300),
@@ -158,6 +160,7 @@ const envNames: Record<keyof Config, string> = {
   parTtlSeconds: 'KEYHALL_PAR_TTL_SECONDS',
   codeTtlSeconds: 'KEYHALL_CODE_TTL_SECONDS',
   credentialOfferTtlSeconds: 'KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS',
+  credentialOfferSweepSeconds: 'KEYHALL_CREDENTIAL_OFFER_SWEEP_SECONDS',
   credentialNonceTtlSeconds: 'KEYHALL_CREDENTIAL_NONCE_TTL_SECONDS',
   statusListTtlSeconds: 'KEYHALL_STATUS_LIST_TTL_SECONDS',
   loginFlowTtlSeconds: 'KEYHALL_LOGIN_FLOW_TTL_SECONDS',

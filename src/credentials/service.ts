@@ -246,6 +246,17 @@ export class CredentialService implements PreAuthorizedCodes {
     return this.offerDocument(tenant.issuer, offer, this.deps.envelope.decrypt(offer.codeEnc, CODE_CONTEXT(tenant.id, offer.id)));
   }
 
+  /**
+   * Records `credential.offer.expired` for offers that died unredeemed and that nobody presented
+   * again (run periodically by every instance: the kill is a compare-and-set, so each offer's
+   * event is recorded once). Returns how many offers it looked at.
+   */
+  async expireDue(limit = 100): Promise<number> {
+    const due = await this.r().credentialOffers.duePending(this.deps.clock.now(), limit);
+    for (const offer of due) await this.expire(offer, 'expired');
+    return due.length;
+  }
+
   private async expire(offer: CredentialOfferRecord, reason: 'expired' | 'tx_code_attempts', alreadyDead = false): Promise<void> {
     await this.transaction(async (trx) => {
       if (!alreadyDead && !(await this.r(trx).credentialOffers.kill(offer.tenantId, offer.id))) return;

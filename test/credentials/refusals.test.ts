@@ -102,6 +102,21 @@ describe('OID4VCI refusals', () => {
     assert.ok((await events('credential.offer.expired')).some((e) => e.data.offer_id === offer.offer_id && e.data.reason === 'expired'));
   });
 
+  it('records credential.offer.expired once for an offer nobody presents again (the periodic sweep)', async () => {
+    const offer = await membershipOffer(o);
+    await s.server.offerExpiry.tick();
+    assert.ok(!(await events('credential.offer.expired')).some((e) => e.data.offer_id === offer.offer_id), 'a live offer is not swept');
+    clock.advance(301_000);
+    await s.server.offerExpiry.tick();
+    await s.server.offerExpiry.tick();
+    const expired = (await events('credential.offer.expired')).filter((e) => e.data.offer_id === offer.offer_id);
+    assert.equal(expired.length, 1, 'one event, however many sweeps');
+    assert.equal(expired[0]!.data.reason, 'expired');
+    const r = await redeem(codeOf(offer), { tx_code: offer.tx_code! });
+    expectError(r, 400, 'invalid_grant');
+    assert.equal((await events('credential.offer.expired')).filter((e) => e.data.offer_id === offer.offer_id).length, 1, 'presenting the dead code adds no second event');
+  });
+
   it('takes a nonce once: a reused nonce is invalid_nonce', async () => {
     const n = await nonce();
     const jwt = await proof({ nonce: n });

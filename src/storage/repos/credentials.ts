@@ -111,6 +111,19 @@ export class CredentialOfferRepo {
     return row && offers.toRecord(row);
   }
 
+  /** Pending offers whose time is up, in every tenant, soonest expired first (the expiry sweep). */
+  async duePending(now: number, limit: number): Promise<CredentialOfferRecord[]> {
+    const rows = await this.db
+      .selectFrom('credential_offers')
+      .selectAll()
+      .where('state', '=', 'pending')
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => offers.toRecord(row));
+  }
+
   async findByRef(tenantId: string, refHash: string): Promise<CredentialOfferRecord | undefined> {
     const row = await this.db.selectFrom('credential_offers').selectAll().where((eb) => eb.and({ tenant_id: tenantId, ref_hash: refHash })).executeTakeFirst();
     return row && offers.toRecord(row);
