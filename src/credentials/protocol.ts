@@ -46,7 +46,6 @@ export const membershipType = (tenantId: string): CredentialTypeRecord => ({
   createdAt: 0,
 });
 
-export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 export const randomToken = () => randomBytes(32).toString('base64url');
 
 function configuration(t: CredentialTypeRecord) {

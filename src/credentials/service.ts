@@ -3,11 +3,12 @@
  * their pre-authorized codes, proof nonces, issuance with a status-list slot, revocation, and the
  * signed status lists. Audited writes commit with their events (EventRecorder transactions).
  */
-import { randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Envelope } from '../kernel/crypto/envelope.js';
+import { safeEqual, sha256Hex } from '../kernel/crypto/hash.js';
 import { AppError, errors } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import type { PreAuthorizedCodes, RedeemOutcome } from '../oauth/token/grants/pre-authorized-code.js';
@@ -25,7 +26,6 @@ import {
   OFFER_PATH,
   ProofError,
   randomToken,
-  sha256,
   STATUS_LIST_PATH,
   statusListToken,
   verifyProof,
@@ -96,9 +96,6 @@ function newTxCode(length: number, mode: TxCodeInputMode): string {
   return out;
 }
 
-function sameHash(a: string, b: string): boolean {
-  return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
-}
 
 function checkClaims(claims: Record<string, unknown>, spec: Record<string, ClaimSpec>): void {
   for (const [name, value] of Object.entries(claims)) {
@@ -190,10 +187,10 @@ export class CredentialService implements PreAuthorizedCodes {
       configurationId: type.id,
       userId: input.subject.user_id ?? null,
       claims: input.subject.claims ?? null,
-      codeHash: sha256(code),
+      codeHash: sha256Hex(code),
       codeEnc: this.deps.envelope.encrypt(code, CODE_CONTEXT(tenant.id, id)),
-      refHash: sha256(ref),
-      txCodeHash: txCode === null ? null : sha256(txCode),
+      refHash: sha256Hex(ref),
+      txCodeHash: txCode === null ? null : sha256Hex(txCode),
       txCodeLength: input.tx_code?.length ?? null,
       txCodeInputMode: input.tx_code?.input_mode ?? null,
       failedAttempts: 0,
@@ -241,7 +238,7 @@ export class CredentialService implements PreAuthorizedCodes {
 
   /** The offer by reference (while it can still be redeemed). */
   async offerByReference(tenant: IssuerTenant, ref: string) {
-    const offer = await this.r().credentialOffers.findByRef(tenant.id, sha256(ref));
+    const offer = await this.r().credentialOffers.findByRef(tenant.id, sha256Hex(ref));
     if (!offer || offer.state !== 'pending' || offer.expiresAt <= this.deps.clock.now()) throw errors.notFound('no such credential offer, or it was used or has expired');
     return this.offerDocument(tenant.issuer, offer, this.deps.envelope.decrypt(offer.codeEnc, CODE_CONTEXT(tenant.id, offer.id)));
   }
@@ -273,7 +270,7 @@ export class CredentialService implements PreAuthorizedCodes {
   /** The pre-authorized code grant's port (oauth/token/grants/pre-authorized-code.ts). */
   async redeem(tenantId: string, code: string, txCode: string | undefined, now: number): Promise<RedeemOutcome> {
     const offers = this.r().credentialOffers;
-    const offer = await offers.findByCode(tenantId, sha256(code));
+    const offer = await offers.findByCode(tenantId, sha256Hex(code));
     if (!offer) return { ok: false, reason: 'unknown' };
     if (offer.state === 'redeemed' || offer.state === 'issued') return { ok: false, reason: 'used' };
     if (offer.state === 'dead') return { ok: false, reason: offer.failedAttempts >= MAX_TX_CODE_ATTEMPTS ? 'tx_code_exhausted' : 'expired' };
@@ -284,7 +281,7 @@ export class CredentialService implements PreAuthorizedCodes {
     if (offer.txCodeHash === null && txCode !== undefined) return { ok: false, reason: 'tx_code_unexpected' };
     if (offer.txCodeHash !== null) {
       if (txCode === undefined) return { ok: false, reason: 'tx_code_missing' };
-      if (!sameHash(sha256(txCode), offer.txCodeHash)) {
+      if (!safeEqual(sha256Hex(txCode), offer.txCodeHash)) {
         const after = await offers.countFailure(tenantId, offer.id, MAX_TX_CODE_ATTEMPTS);
         if (!after) return { ok: false, reason: 'used' };
         if (after.state !== 'dead') return { ok: false, reason: 'tx_code_wrong' };
@@ -301,7 +298,7 @@ export class CredentialService implements PreAuthorizedCodes {
   async newNonce(tenantId: string) {
     const now = this.deps.clock.now();
     const nonce = randomToken();
-    await this.r().credentialNonces.insert(tenantId, sha256(nonce), now + this.deps.settings.nonceTtlSeconds * 1000, now);
+    await this.r().credentialNonces.insert(tenantId, sha256Hex(nonce), now + this.deps.settings.nonceTtlSeconds * 1000, now);
     return { c_nonce: nonce, c_nonce_expires_in: this.deps.settings.nonceTtlSeconds };
   }
 
@@ -359,7 +356,7 @@ export class CredentialService implements PreAuthorizedCodes {
       throw err;
     }
     if (holder.nonce === undefined) throw credentialErrors.invalidNonce('the proof carries no nonce; get one from the nonce endpoint');
-    if (!(await this.r().credentialNonces.consume(tenant.id, sha256(holder.nonce), now))) throw credentialErrors.invalidNonce('the nonce is unknown, used or expired; get a fresh one from the nonce endpoint');
+    if (!(await this.r().credentialNonces.consume(tenant.id, sha256Hex(holder.nonce), now))) throw credentialErrors.invalidNonce('the nonce is unknown, used or expired; get a fresh one from the nonce endpoint');
     const claims = await this.claimsFor(offer);
 
     const key = await this.deps.keys.activeKey(tenant.id, 'EdDSA');
