@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
 import { type Context, type ContextOptions, createContext } from './context.js';
 import { buildApp } from './http/app.js';
+import { listenWhileBooting } from './http/booting.js';
 import { type MetricsListener, startMetricsListener } from './http/metrics.js';
 import { Metrics } from './metrics/metrics.js';
 import { databaseNow } from './storage/db.js';
@@ -35,14 +36,25 @@ export interface RunningServer {
 
 /** config → database → app → listen. Used by `keyhall serve` and by the tests. */
 export async function startServer(config: Config, opts: ContextOptions = {}): Promise<RunningServer> {
-  const ctx = await createContext(config, opts);
+  // The port is held (and /readyz answers 503) while the database is opened and migrated.
+  const boot = await listenWhileBooting(config.host, config.port);
+  let ctx: Context;
+  try {
+    ctx = await createContext(config, opts);
+  } catch (err) {
+    await boot.close();
+    throw err;
+  }
   let draining = false;
   const metrics = metricsOf(ctx);
   let app: FastifyInstance;
   try {
     app = await buildApp(ctx, { logStream: opts.logStream, metrics, draining: () => draining });
-    await app.listen({ port: config.port, host: config.host });
+    await app.ready();
+    await boot.close();
+    await app.listen({ port: boot.port, host: config.host });
   } catch (err) {
+    await boot.close();
     await ctx.close();
     throw err;
   }
@@ -56,8 +68,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
       throw err;
     }
   }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const port = boot.port;
 
   let bootstrapped: CreatedTenant | undefined;
   if (config.bootstrap && (await ctx.tenants.count()) === 0) {
