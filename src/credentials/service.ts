@@ -4,6 +4,7 @@
  * signed status lists. Audited writes commit with their events (EventRecorder transactions).
  */
 import { randomInt } from 'node:crypto';
+import type { JWK } from 'jose';
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
@@ -167,7 +168,8 @@ export class CredentialService implements PreAuthorizedCodes {
   }
 
   async jwtVcIssuer(tenant: IssuerTenant) {
-    return jwtVcIssuerMetadata(tenant.issuer, await this.deps.keys.jwks(tenant.id));
+    const keys = await this.r().signingKeys.listForCredentials(tenant.id, this.deps.clock.now());
+    return jwtVcIssuerMetadata(tenant.issuer, { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) });
   }
 
   // --- offers -----------------------------------------------------------------------------
@@ -374,6 +376,8 @@ export class CredentialService implements PreAuthorizedCodes {
         throw credentialErrors.credentialRequestDenied('this offer was withdrawn');
       }
       const record = await this.allocate(trx, tenant, offer, type, holder.did, now);
+      // The key stays in jwt-vc-issuer until this credential expires, rotations notwithstanding.
+      await r.signingKeys.publishUntil(key.kid, record.expiresAt);
       const vc = await issueSdJwtVc(
         {
           issuer: tenant.issuer,

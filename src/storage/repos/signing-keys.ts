@@ -4,6 +4,8 @@ import type { Dialect } from '../db.js';
 import { cast, codec } from '../codec.js';
 import type { Database } from '../schema.js';
 
+const PUBLISH_SLACK_MS = 24 * 3600 * 1000;
+
 /** The stored form of a signing key is the keystore's own port type. */
 export type SigningKeyRecord = StoredSigningKey;
 
@@ -36,6 +38,36 @@ export class SigningKeyRepo {
       .orderBy('kid')
       .execute();
     return rows.map(stored.toRecord);
+  }
+
+  /**
+   * The keys a verifier of this tenant's credentials may need: the published ones, and retired
+   * ones that signed credentials not yet expired.
+   */
+  async listForCredentials(tenantId: string, now: number): Promise<SigningKeyRecord[]> {
+    const rows = await this.db
+      .selectFrom('signing_keys')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb.or([eb('status', '=', 'active'), eb('expires_at', '>', now), eb('published_until', '>', now)]))
+      .orderBy('created_at', 'desc')
+      .orderBy('kid')
+      .execute();
+    return rows.map(stored.toRecord);
+  }
+
+  /**
+   * Keeps a key in jwt-vc-issuer at least until `until` (a credential it signed expires then). The
+   * mark is set a day past the asked time, so issuances within that day write nothing (and take
+   * no row lock).
+   */
+  async publishUntil(kid: string, until: number): Promise<void> {
+    await this.db
+      .updateTable('signing_keys')
+      .set({ published_until: until + PUBLISH_SLACK_MS })
+      .where('kid', '=', kid)
+      .where((eb) => eb.or([eb('published_until', 'is', null), eb('published_until', '<', until)]))
+      .execute();
   }
 
   /**

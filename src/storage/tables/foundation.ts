@@ -22,6 +22,8 @@ export interface SigningKeysTable {
   retired_at: number | null;
   /** Retired keys leave the JWKS at this time. */
   expires_at: number | null;
+  /** The latest expiry of a credential this key signed: it stays in jwt-vc-issuer until then. */
+  published_until: number | null;
 }
 
 export interface ApiKeysTable {
