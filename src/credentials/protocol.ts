@@ -4,11 +4,9 @@
  * List token (with @sd-jwt/jwt-status-list). The service (service.ts) holds the state.
  */
 import { createHash, KeyObject, randomBytes, sign } from 'node:crypto';
-import { Openid4vciIssuer, Openid4vciVersion, type CredentialIssuerMetadata } from '@openid4vc/openid4vci';
+import type { CredentialIssuerMetadata, Openid4vciIssuer } from '@openid4vc/openid4vci';
 import type { JwtSigner, VerifyJwtCallback } from '@openid4vc/oauth2';
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs';
-import { createHeaderAndPayload, StatusList } from '@sd-jwt/jwt-status-list';
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { compactVerify, importJWK, type JWK } from 'jose';
 import type { ActiveKey } from '../kernel/crypto/keystore.js';
 import { signJwt } from '../oauth/tokens/jws.js';
@@ -104,18 +102,28 @@ const verifyHolderJwt: VerifyJwtCallback = async (signer: JwtSigner, jwt) => {
   }
 };
 
-const library = new Openid4vciIssuer({
-  callbacks: {
-    verifyJwt: verifyHolderJwt,
-    hash: (data, alg) => createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
-    generateRandom: (n) => randomBytes(n),
-    // The issuer never signs through the library, nor authenticates clients with it.
-    signJwt: () => {
-      throw new Error('not used');
-    },
-    clientAuthentication: () => undefined,
-  },
-});
+// The OID4VCI and SD-JWT libraries are loaded on first use: together they cost a few hundred
+// milliseconds of start-up, paid by every server start and CLI command otherwise.
+let openid4vci: Promise<{ issuer: Openid4vciIssuer; v1: Openid4vciVersion }> | undefined;
+type Openid4vciVersion = typeof import('@openid4vc/openid4vci').Openid4vciVersion.V1;
+function library() {
+  openid4vci ??= import('@openid4vc/openid4vci').then((m) => ({
+    v1: m.Openid4vciVersion.V1,
+    issuer: new m.Openid4vciIssuer({
+      callbacks: {
+        verifyJwt: verifyHolderJwt,
+        hash: (data, alg) => createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
+        generateRandom: (n) => randomBytes(n),
+        // The issuer never signs through the library, nor authenticates clients with it.
+        signJwt: () => {
+          throw new Error('not used');
+        },
+        clientAuthentication: () => undefined,
+      },
+    }),
+  }));
+  return openid4vci;
+}
 
 export interface VerifiedProof {
   /** The holder's public key (the credential's cnf.jwk). */
@@ -128,9 +136,10 @@ export interface VerifiedProof {
 /** Checks one `openid4vci-proof+jwt`: typ, alg, signature by the named key, aud = the issuer, times. */
 export async function verifyProof(jwt: string, metadata: CredentialIssuerMetadata, now: number, maxAgeSeconds: number): Promise<VerifiedProof> {
   let verified: Awaited<ReturnType<Openid4vciIssuer['verifyCredentialRequestJwtProof']>>;
+  const { issuer, v1 } = await library();
   try {
-    verified = await library.verifyCredentialRequestJwtProof({
-      issuerMetadata: { originalDraftVersion: Openid4vciVersion.V1, credentialIssuer: metadata, authorizationServers: [], knownCredentialConfigurations: library.getKnownCredentialConfigurationsSupported(metadata) },
+    verified = await issuer.verifyCredentialRequestJwtProof({
+      issuerMetadata: { originalDraftVersion: v1, credentialIssuer: metadata, authorizationServers: [], knownCredentialConfigurations: issuer.getKnownCredentialConfigurationsSupported(metadata) },
       jwt,
       now: new Date(now),
     });
@@ -167,6 +176,7 @@ export interface CredentialInput {
 
 /** A dc+sd-jwt whose every claim is selectively disclosable; iss, vct, iat, exp, cnf and status are not. */
 export async function issueSdJwtVc(input: CredentialInput, key: ActiveKey): Promise<string> {
+  const { SDJwtVcInstance } = await import('@sd-jwt/sd-jwt-vc');
   const sdjwt = new SDJwtVcInstance({ signer: edDsaSigner(key), signAlg: 'EdDSA', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
   const payload = {
     iss: input.issuer,
@@ -181,7 +191,8 @@ export async function issueSdJwtVc(input: CredentialInput, key: ActiveKey): Prom
 }
 
 /** A Token Status List token (1 bit per credential, 1 = revoked), signed EdDSA. */
-export function statusListToken(input: { issuer: string; uri: string; size: number; revoked: number[]; iat: number; exp: number; ttl: number }, key: ActiveKey): string {
+export async function statusListToken(input: { issuer: string; uri: string; size: number; revoked: number[]; iat: number; exp: number; ttl: number }, key: ActiveKey): Promise<string> {
+  const { createHeaderAndPayload, StatusList } = await import('@sd-jwt/jwt-status-list');
   const list = new StatusList(new Array<number>(input.size).fill(0), 1);
   for (const idx of input.revoked) list.setStatus(idx, 1);
   const claims = { iss: input.issuer, sub: input.uri, iat: input.iat, exp: input.exp, ttl: input.ttl };

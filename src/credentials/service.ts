@@ -477,7 +477,7 @@ export class CredentialService implements PreAuthorizedCodes {
     const revoked = await r.statusLists.revokedIndexes(list.id);
     const iat = Math.floor(now / 1000);
     const exp = iat + STATUS_LIST_EXP_SECONDS;
-    const jwt = statusListToken(
+    const jwt = await statusListToken(
       { issuer: tenant.issuer, uri: statusListUri(tenant.issuer, list.id), size: list.size, revoked, iat, exp, ttl: this.deps.settings.statusListTtlSeconds },
       await this.deps.keys.activeKey(tenant.id, 'EdDSA'),
     );
