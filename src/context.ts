@@ -286,9 +286,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         },
         jwksUriCheck(policy, opts.egressResolver),
         r.signinStore,
-        (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
+        (fn) =>
+          events.transaction(db.kysely, (trx) => {
+            const t = repos(trx, db.dialect);
+            return fn(t.oauthClients, t.signinStore, async (e) => void (await events.record(trx, e)));
+          }),
       ),
-      tokenSettings: new TokenSettingsService(r.oauthSettings, lifetimes, clock),
+      tokenSettings: new TokenSettingsService(deps, r.oauthSettings, lifetimes),
       resourceServers: new ResourceServerService(
         deps,
         (tenantId, alg, actor) => tenants.ensureKeys(tenantId, [alg], actor),

@@ -57,6 +57,11 @@ export const EVENT_TYPES = {
   'consent.revoked': { webhook: false, description: "a user withdrew a client's consent" },
   // Tenant-wide (organization_id null): webhook endpoints belong to organizations, so it is
   // read from GET /v1/events only.
+  'client.created': { webhook: false, description: 'an OAuth client was registered' },
+  'client.updated': { webhook: false, description: "an OAuth client's metadata changed (the fields that changed are listed, never a secret)" },
+  'client.deleted': { webhook: false, description: 'an OAuth client was removed' },
+  'client.secret_rotated': { webhook: false, description: "an OAuth client's secret was replaced (the old one stopped working)" },
+  'oauth_settings.updated': { webhook: false, description: "the tenant's token lifetimes or ID-token claims policy changed" },
   'resource_server.created': { webhook: false, description: 'a resource server (API) was registered' },
   'resource_server.updated': { webhook: false, description: "a resource server's settings changed" },
   'resource_server.deleted': { webhook: false, description: 'a resource server was removed' },

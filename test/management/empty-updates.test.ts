@@ -84,7 +84,7 @@ describe('/v1 updates that change nothing', () => {
       path: async () => `/clients/${(await api('POST', '/clients', { client_name: 'App', redirect_uris: ['https://app.example/cb'] })).json().client_id}`,
       same: { client_name: 'App', redirect_uris: ['https://app.example/cb'] },
       change: { client_name: 'App 2' },
-      audited: false,
+      audited: true,
     },
   ];
 
@@ -116,9 +116,11 @@ describe('/v1 updates that change nothing', () => {
     const body = { access_token_ttl_seconds: 600, refresh_token_ttl_seconds: null };
     const first = await api('PUT', '/oauth/settings', body);
     assert.equal(first.status, 200, first.text);
+    const mark = await lastEventId();
     const again = await api('PUT', '/oauth/settings', body);
     assert.equal(again.status, 200, again.text);
     assert.deepEqual(again.json(), first.json());
+    assert.equal(await lastEventId(), mark, 'the same values again record no event');
     assert.equal((await api('GET', '/oauth/settings')).json().access_token_ttl_seconds, 600);
   });
 });

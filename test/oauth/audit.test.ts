@@ -74,4 +74,28 @@ describe('OAuth audit events', () => {
     assert.equal(await revoked.isRevoked(tenantId, 'jti-committed'), true);
     assert.equal((await events('token.revoked')).filter((e) => e.data.jti === 'jti-committed').length, 1);
   });
+
+  it('records client registration, changes, secret rotation, removal and token-settings changes, with the API key as actor and no secret', async () => {
+    const api = v1(s, s.tenant.platformApiKey);
+    const created = await api('POST', '/clients', { client_name: 'Audited', grant_types: ['client_credentials'] });
+    assert.equal(created.status, 201, created.text);
+    const id = created.json().client_id as string;
+    const secret = created.json().client_secret as string;
+    assert.equal((await api('PATCH', `/clients/${id}`, { client_name: 'Audited 2', third_party: true })).status, 200);
+    assert.equal((await api('POST', `/clients/${id}/secret`)).status, 200);
+    assert.equal((await api('PUT', '/oauth/settings', { access_token_ttl_seconds: 900, refresh_token_ttl_seconds: null })).status, 200);
+    assert.equal((await api('DELETE', `/clients/${id}`)).status, 204);
+
+    const all = (await api('GET', '/events?limit=100')).json().data as Array<{ type: string; actor: { type: string }; organization_id: string | null; data: Record<string, unknown> }>;
+    const of = (type: string) => all.filter((e) => e.type === type && (e.data.client_id === id || type === 'oauth_settings.updated'));
+    const [c] = of('client.created');
+    assert.deepEqual(c!.data, { client_id: id, client_name: 'Audited', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic', redirect_uris: [], third_party: false });
+    assert.equal(c!.actor.type, 'api_key');
+    assert.equal(c!.organization_id, null);
+    assert.deepEqual(of('client.updated')[0]!.data, { client_id: id, changed: ['client_name', 'third_party'], secret_issued: false });
+    assert.equal(of('client.secret_rotated').length, 1);
+    assert.equal(of('client.deleted').length, 1);
+    assert.deepEqual(of('oauth_settings.updated')[0]!.data, { changed: ['access_token_ttl_seconds'] });
+    assert.equal(JSON.stringify(all).includes(secret), false, 'no event holds the client secret');
+  });
 });

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
+import { actorOf } from '../v1.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { clientMetadata } from './schema.js';
 import type { ClientService } from './service.js';
@@ -60,7 +61,7 @@ export const clientRoutes =
         body: clientMetadata,
         response: { 201: clientSchema, 400: errorResponse },
       },
-      handler: async (request, reply) => reply.code(201).send(await service.create(tenantOf(request).id, request.body)),
+      handler: async (request, reply) => reply.code(201).send(await service.create(tenantOf(request).id, request.body, actorOf(request))),
     });
 
     r.get('/clients', {
@@ -82,14 +83,14 @@ export const clientRoutes =
     r.patch('/clients/:clientId', {
       config: { permission: 'clients:write', access: 'platform' },
       schema: { tags, summary: 'Change client metadata', params, body: clientMetadata, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
-      handler: async (request) => service.update(tenantOf(request).id, request.params.clientId, request.body),
+      handler: async (request) => service.update(tenantOf(request).id, request.params.clientId, request.body, actorOf(request)),
     });
 
     r.delete('/clients/:clientId', {
       config: { permission: 'clients:write', access: 'platform' },
       schema: { tags, summary: 'Delete a client and its refresh tokens', params, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
-        await service.delete(tenantOf(request).id, request.params.clientId);
+        await service.delete(tenantOf(request).id, request.params.clientId, actorOf(request));
         return reply.code(204).send();
       },
     });
@@ -97,7 +98,7 @@ export const clientRoutes =
     r.post('/clients/:clientId/secret', {
       config: { permission: 'clients:write', access: 'platform' },
       schema: { tags, summary: 'Rotate the client secret (the old one stops working at once)', params, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
-      handler: async (request) => service.rotateSecret(tenantOf(request).id, request.params.clientId),
+      handler: async (request) => service.rotateSecret(tenantOf(request).id, request.params.clientId, actorOf(request)),
     });
 
     r.get('/oauth/settings', {
@@ -109,6 +110,6 @@ export const clientRoutes =
     r.put('/oauth/settings', {
       config: { permission: 'clients:write', access: 'platform' },
       schema: { tags, summary: "Set the tenant's OAuth settings (null: the default; id_token_claims absent: unchanged)", body: settingsBody, response: { 200: settingsSchema, 400: errorResponse } },
-      handler: async (request) => settings.put(tenantOf(request).id, request.body),
+      handler: async (request) => settings.put(tenantOf(request).id, request.body, actorOf(request)),
     });
   };

@@ -3,6 +3,8 @@
  * is returned once and stored only as SHA-256.
  */
 import { isDeepStrictEqual } from 'node:util';
+import type { Actor } from '../../events/catalogue.js';
+import type { NewEvent } from '../../events/recorder.js';
 import type { Clock } from '../../kernel/clock.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { errors } from '../../kernel/errors.js';
@@ -110,6 +112,9 @@ export function toView(c: ClientRecord, secret?: string, settings: SigninClientS
   };
 }
 
+/** Changes made in-process (the CLI, tests) are the operator's. */
+const SYSTEM: Actor = { type: 'system', id: null };
+
 export class ClientService {
   constructor(
     private readonly repo: OAuthClientRepo,
@@ -124,10 +129,14 @@ export class ClientService {
       clientSettings: async () => ({ ...DEFAULT_CLIENT_SETTINGS }),
       saveClientSettings: async () => undefined,
     },
-    /** Runs a client write and its settings write in one transaction. */
-    private readonly atomic: <T>(fn: (clients: OAuthClientRepo, signin: SigninSettingsPort) => Promise<T>) => Promise<T> = (fn) =>
-      fn(this.repo, this.signin),
+    /** Runs a client write, its settings write and its audit event in one transaction. */
+    private readonly atomic: <T>(fn: (clients: OAuthClientRepo, signin: SigninSettingsPort, record: (e: NewEvent) => Promise<void>) => Promise<T>) => Promise<T> = (fn) =>
+      fn(this.repo, this.signin, async () => undefined),
   ) {}
+
+  #event(tenantId: string, type: 'client.created' | 'client.updated' | 'client.deleted' | 'client.secret_rotated', actor: Actor, data: Record<string, unknown>): NewEvent {
+    return { tenantId, type, organizationId: null, actor, data };
+  }
 
   async #view(c: ClientRecord, secret?: string): Promise<ClientView> {
     return toView(c, secret, await this.signin.clientSettings(c.tenantId, c.id));
@@ -140,7 +149,7 @@ export class ClientService {
   }
 
   /** Registers a client; a secret-based client gets its `client_secret` in this response only. */
-  async create(tenantId: string, body: unknown): Promise<ClientView> {
+  async create(tenantId: string, body: unknown, actor: Actor = SYSTEM): Promise<ClientView> {
     const input = parse(body);
     const now = this.clock.now();
     const blank: ClientRecord = {
@@ -171,9 +180,20 @@ export class ClientService {
     // One transaction: a client never exists without the settings it was registered with
     // (say, third-party consent).
     const settings = applySettings({ ...DEFAULT_CLIENT_SETTINGS }, input);
-    await this.atomic(async (clients, signin) => {
+    await this.atomic(async (clients, signin, record) => {
       await clients.insert(client);
       if (settings) await signin.saveClientSettings(tenantId, client.id, settings, now);
+      const view = toView(client, undefined, settings);
+      await record(
+        this.#event(tenantId, 'client.created', actor, {
+          client_id: client.id,
+          client_name: client.clientName,
+          grant_types: client.grantTypes,
+          token_endpoint_auth_method: client.authMethod,
+          redirect_uris: client.redirectUris,
+          third_party: view.third_party,
+        }),
+      );
     });
     this.changed(tenantId, client.id);
     return toView(client, secret, settings);
@@ -192,7 +212,7 @@ export class ClientService {
    * Changes metadata. Moving to a secret-based method without a secret issues one (returned
    * once); moving away from one drops the stored hash.
    */
-  async update(tenantId: string, clientId: string, body: unknown): Promise<ClientView> {
+  async update(tenantId: string, clientId: string, body: unknown, actor: Actor = SYSTEM): Promise<ClientView> {
     const input = parse(body);
     const current = await this.#find(tenantId, clientId);
     const currentSettings = await this.signin.clientSettings(tenantId, clientId);
@@ -211,27 +231,37 @@ export class ClientService {
       next.secretHash = sha256Hex(secret);
       next.secretRotatedAt = next.updatedAt;
     }
-    await this.atomic(async (clients, signin) => {
+    const before = toView(current, undefined, currentSettings);
+    const after = toView(next, undefined, settings ?? currentSettings);
+    const changed = (Object.keys(after) as (keyof ClientView)[]).filter((k) => !isDeepStrictEqual(before[k], after[k]));
+    await this.atomic(async (clients, signin, record) => {
       if (!(await clients.update(next))) throw notFound();
       if (settings) await signin.saveClientSettings(tenantId, clientId, settings, next.updatedAt);
+      await record(this.#event(tenantId, 'client.updated', actor, { client_id: clientId, changed, secret_issued: secret !== undefined }));
     });
     this.changed(tenantId, clientId);
     return this.#view(next, secret);
   }
 
-  async delete(tenantId: string, clientId: string): Promise<void> {
-    if (!(await this.repo.delete(tenantId, clientId))) throw notFound();
+  async delete(tenantId: string, clientId: string, actor: Actor = SYSTEM): Promise<void> {
+    await this.atomic(async (clients, _signin, record) => {
+      if (!(await clients.delete(tenantId, clientId))) throw notFound();
+      await record(this.#event(tenantId, 'client.deleted', actor, { client_id: clientId }));
+    });
     this.changed(tenantId, clientId);
   }
 
   /** Replaces the secret; the old one stops working at once. */
-  async rotateSecret(tenantId: string, clientId: string): Promise<ClientView> {
+  async rotateSecret(tenantId: string, clientId: string, actor: Actor = SYSTEM): Promise<ClientView> {
     const current = await this.#find(tenantId, clientId);
     if (!usesSecret(current.authMethod)) throw oauthErrors.invalidRequest('this client does not use a client secret');
     const secret = newSecret(CLIENT_SECRET_PREFIX);
     const now = this.clock.now();
     const next = { ...current, secretHash: sha256Hex(secret), secretRotatedAt: now, updatedAt: now };
-    if (!(await this.repo.update(next))) throw notFound();
+    await this.atomic(async (clients, _signin, record) => {
+      if (!(await clients.update(next))) throw notFound();
+      await record(this.#event(tenantId, 'client.secret_rotated', actor, { client_id: clientId }));
+    });
     this.changed(tenantId, clientId);
     return this.#view(next, secret);
   }

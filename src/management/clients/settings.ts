@@ -1,9 +1,10 @@
 /** Per-tenant OAuth settings (`/v1/oauth/settings`); unset values fall back to the configuration. */
 import { isDeepStrictEqual } from 'node:util';
-import type { Clock } from '../../kernel/clock.js';
+import type { Actor } from '../../events/catalogue.js';
 import type { TenantLifetimes } from '../../oauth/token/lifetimes.js';
 import type { IdTokenClaimsPolicy } from '../../oauth/token/types.js';
 import type { OAuthSettingsRepo } from '../../storage/repos/oauth-settings.js';
+import { type ManagementDeps, reposOf } from '../common.js';
 
 export interface TokenSettingsView {
   access_token_ttl_seconds: number | null;
@@ -21,9 +22,9 @@ export interface TokenSettingsInput {
 
 export class TokenSettingsService {
   constructor(
+    private readonly deps: ManagementDeps,
     private readonly repo: OAuthSettingsRepo,
     private readonly lifetimes: TenantLifetimes,
-    private readonly clock: Clock,
   ) {}
 
   async get(tenantId: string): Promise<TokenSettingsView> {
@@ -41,7 +42,7 @@ export class TokenSettingsService {
     };
   }
 
-  async put(tenantId: string, input: TokenSettingsInput): Promise<TokenSettingsView> {
+  async put(tenantId: string, input: TokenSettingsInput, actor: Actor = { type: 'system', id: null }): Promise<TokenSettingsView> {
     const own = await this.repo.get(tenantId);
     const next = {
       accessTokenTtlSeconds: input.access_token_ttl_seconds,
@@ -50,7 +51,12 @@ export class TokenSettingsService {
     };
     // The same values again write nothing.
     if (!isDeepStrictEqual(next, own)) {
-      await this.repo.put(tenantId, next, this.clock.now());
+      const changed = (Object.keys(next) as (keyof typeof next)[]).filter((k) => next[k] !== own[k]);
+      const names = { accessTokenTtlSeconds: 'access_token_ttl_seconds', refreshTokenTtlSeconds: 'refresh_token_ttl_seconds', idTokenClaims: 'id_token_claims' } as const;
+      await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+        await reposOf(this.deps, trx).oauthSettings.put(tenantId, next, this.deps.clock.now());
+        await this.deps.events.record(trx, { tenantId, type: 'oauth_settings.updated', organizationId: null, actor, data: { changed: changed.map((k) => names[k]) } });
+      });
       this.lifetimes.invalidate(tenantId);
     }
     return this.get(tenantId);
