@@ -17,6 +17,8 @@ const schema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
+  /** KEYHALL_DATABASE_POOL_SIZE: PostgreSQL connections this instance keeps at most. */
+  databasePoolSize: z.coerce.number().int().min(1).max(1000).default(10),
   /** KEYHALL_MASTER_KEY: base64 of 32 random bytes; required with PostgreSQL. */
   masterKey: z.string().optional(),
   /**
@@ -137,6 +139,7 @@ const envNames: Record<keyof Config, string> = {
   host: 'KEYHALL_HOST',
   dataDir: 'KEYHALL_DATA_DIR',
   databaseUrl: 'KEYHALL_DATABASE_URL',
+  databasePoolSize: 'KEYHALL_DATABASE_POOL_SIZE',
   masterKey: 'KEYHALL_MASTER_KEY',
   trustProxy: 'KEYHALL_TRUST_PROXY',
   logLevel: 'KEYHALL_LOG_LEVEL',

@@ -55,11 +55,11 @@ function sqliteBinding(): typeof SQLite {
 }
 
 /** Opens the database: PostgreSQL when a URL is given, else the embedded SQLite file. */
-export function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Db {
+export function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Db {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
-      max: 10,
+      max: opts.databasePoolSize ?? 10,
       // int8 (bigint) columns hold epoch milliseconds: safe as JS numbers.
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

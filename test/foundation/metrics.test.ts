@@ -42,7 +42,7 @@ describe('Prometheus metrics on their own port', () => {
   let rx: Receiver;
   let metricsPort: number;
   before(async () => {
-    s = await startSigninServer({ config: { metricsPort: 0, egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookRetrySchedule: '0,600' } });
+    s = await startSigninServer({ config: { metricsPort: 0, egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookRetrySchedule: '0,600', databasePoolSize: 4 } });
     metricsPort = s.server.metricsPort!;
     rx = await startReceiver(fail500);
   });
@@ -101,7 +101,7 @@ describe('Prometheus metrics on their own port', () => {
     assert.ok(f.has('nodejs_eventloop_lag_seconds'), 'event-loop lag');
     assert.ok(value(f, 'process_cpu_seconds_total') > 0, 'process metrics');
     if (onPostgres) {
-      assert.equal(value(f, 'keyhall_db_pool_max'), 10);
+      assert.equal(value(f, 'keyhall_db_pool_max'), 4, 'KEYHALL_DATABASE_POOL_SIZE');
       assert.ok(value(f, 'keyhall_db_pool_connections') >= 1);
     } else {
       assert.ok(!f.has('keyhall_db_pool_connections'), 'no pool on SQLite');
