@@ -35,6 +35,7 @@ import { ResourceServerService } from './management/resource-servers/service.js'
 import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './management/users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
+import { MfaPolicyService } from './management/mfa-policy/service.js';
 import { WebhookService } from './management/webhooks/service.js';
 import { CachedClientStore } from './oauth/client-cache.js';
 import { CachedResourceServers } from './oauth/resource-server-cache.js';
@@ -74,6 +75,7 @@ export interface ManagementServices {
   resourceServers: ResourceServerService;
   webhooks: WebhookService;
   webauthnPolicy: WebauthnPolicyService;
+  mfaPolicy: MfaPolicyService;
   connectProviders: ProviderService;
   /** The connected-accounts vault (also used by the /connect screens). */
   vault: VaultService;
@@ -296,6 +298,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       ),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
+      mfaPolicy: new MfaPolicyService(deps),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream: egressUpstream }),

@@ -75,6 +75,7 @@ export const EVENT_TYPES = {
   'mfa.recovery_code.used': { webhook: false, description: 'a recovery code was used (each works once)' },
   'mfa.recovery_codes.regenerated': { webhook: false, description: "a user's recovery codes were (re)generated; earlier ones stop working" },
   'webauthn_policy.updated': { webhook: false, description: "an organization's passkey AAGUID allowlist was set or cleared" },
+  'mfa_policy.updated': { webhook: false, description: "the tenant's or an organization's MFA policy (off, optional, required) was set or cleared" },
   // The connected-accounts vault (docs/connected-accounts.md). Provider events are tenant-wide.
   'connect.provider.created': { webhook: false, description: 'an upstream provider of the vault was registered' },
   'connect.provider.updated': { webhook: false, description: "an upstream provider's settings or client secret changed" },

@@ -24,7 +24,7 @@ import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { newId } from '../../kernel/ids.js';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
 import type { Db, Executor } from '../../storage/db.js';
-import type { ChallengeRecord, MfaPolicy, PasskeyRecord } from '../../storage/repos/mfa.js';
+import { type ChallengeRecord, DEFAULT_MFA_POLICY, type MfaPolicy, type PasskeyRecord, strictestPolicy } from '../../storage/repos/mfa.js';
 import { repos } from '../../storage/repos/index.js';
 import type { UserRecord } from '../../storage/repos/users.js';
 import { type Acr, amrOfPasskey } from '../../oauth/authorize/acr.js';
@@ -146,19 +146,15 @@ export class MfaService {
   }
 
   /**
-   * The policy that applies to a user: the strictest of the tenant's and those of the user's
-   * organizations (and of the organization the sign-in names). Default: optional.
+   * The policy that applies to a user: the strictest of the tenant's (default optional) and
+   * those of the user's organizations and of the organization the sign-in names.
    */
   async policyFor(tenantId: string, userId: string, organizationId?: string | null): Promise<MfaPolicy> {
     const r = this.#repos();
     const orgs = (await r.members.listByUser(tenantId, userId)).map((m) => m.organizationId);
     if (organizationId) orgs.push(organizationId);
     const policies = await r.mfa.policies(tenantId, orgs);
-    const tenantPolicy = policies.get('') ?? 'optional';
-    const orgPolicies = orgs.map((o) => policies.get(o)).filter((p): p is MfaPolicy => p !== undefined);
-    if (orgPolicies.includes('required') || tenantPolicy === 'required') return 'required';
-    // An organization cannot switch MFA off below the tenant's policy, only raise it.
-    return tenantPolicy;
+    return strictestPolicy(policies.get('') ?? DEFAULT_MFA_POLICY, ...orgs.map((o) => policies.get(o)).filter((p): p is MfaPolicy => p !== undefined));
   }
 
   /** After the password: is a second factor owed before the session is usable? */
