@@ -48,6 +48,7 @@ import { ScimAuth } from './scim/auth.js';
 import { ScimGroups } from './scim/groups.js';
 import type { ScimServices } from './scim/routes.js';
 import { ScimUsers } from './scim/users.js';
+import { loadMetadata } from './screens/mfa/metadata.js';
 import { loadTrustAnchors } from './screens/mfa/trust.js';
 import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
@@ -251,7 +252,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       loginFailureWindowSeconds: config.loginFailureWindowSeconds,
     });
 
-    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config) });
+    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config), metadata: await loadMetadata(config, clock.now(), log), log });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin });
 
     const deps: ManagementDeps = { db, clock, events };

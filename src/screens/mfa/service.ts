@@ -28,6 +28,8 @@ import { type ChallengeRecord, DEFAULT_MFA_POLICY, type MfaPolicy, type PasskeyR
 import { repos } from '../../storage/repos/index.js';
 import type { UserRecord } from '../../storage/repos/users.js';
 import { type Acr, amrOfPasskey } from '../../oauth/authorize/acr.js';
+import type { Logger } from '../../kernel/logging.js';
+import { type FidoMetadata, warnIfStale } from './metadata.js';
 import { chainVerifies } from './trust.js';
 
 /** WebAuthn challenges live this long (the issue: within 5 minutes). */
@@ -48,6 +50,10 @@ export interface WebauthnTenant {
 export interface MfaSettings {
   /** Attestation roots the operator configured (KEYHALL_WEBAUTHN_TRUST_ANCHORS); empty: none. */
   trustAnchors: X509Certificate[];
+  /** The verified FIDO MDS BLOB (KEYHALL_WEBAUTHN_MDS_FILE), when configured. */
+  metadata?: FidoMetadata;
+  /** Where a stale MDS BLOB (past its nextUpdate) is reported. */
+  log?: Pick<Logger, 'warn'>;
 }
 
 export type PasskeyRegistration =
@@ -116,6 +122,7 @@ const recoveryHash = (tenantId: string, userId: string, code: string) => sha256H
 
 export class MfaService {
   #checks = 0;
+  #staleReported = false;
 
   constructor(
     private readonly db: Db,
@@ -329,12 +336,22 @@ export class MfaService {
     if (!verification.verified) return { kind: 'invalid', message: 'The passkey could not be verified.' };
     const info = verification.registrationInfo;
     const aaguid = info.aaguid.toLowerCase();
+    const { metadata } = this.settings;
+    if (metadata && !this.#staleReported) this.#staleReported = warnIfStale(metadata, now, this.settings.log);
+    const mds = metadata?.entries.get(aaguid);
+    // A model the FIDO Alliance reports revoked or compromised is refused, allowlist or not.
+    if (mds?.refusedStatus) {
+      await this.#audit(tenant.id, 'passkey.rejected', userActor(user.id), { user_id: user.id, aaguid, organization_id: null, reason: 'authenticator_revoked', status: mds.refusedStatus });
+      return { kind: 'rejected', message: `This kind of passkey (authenticator model ${aaguid}) has been reported revoked or compromised (${mds.refusedStatus}). Use another authenticator.` };
+    }
     const lists = await this.#allowlists(tenant.id, user.id);
     const refusing = lists.filter((l) => !l.aaguids.includes(aaguid));
     // Verified: the library checked the statement's signature with its leaf certificate, and the
-    // chain verifies to an operator anchor. `none` and self attestation never are.
-    const anchored = this.settings.trustAnchors.length > 0;
-    const attestationVerified = anchored && info.fmt !== 'none' && chainVerifies(x5cOf(info.attestationObject), this.settings.trustAnchors, now);
+    // chain verifies to an operator anchor or to a root the MDS BLOB lists for this AAGUID.
+    // `none` and self attestation never are.
+    const anchored = this.settings.trustAnchors.length > 0 || metadata !== undefined;
+    const anchors = [...this.settings.trustAnchors, ...(mds?.roots ?? [])];
+    const attestationVerified = anchors.length > 0 && info.fmt !== 'none' && chainVerifies(x5cOf(info.attestationObject), anchors, now);
     if (refusing.length > 0 || (lists.length > 0 && anchored && !attestationVerified)) {
       await this.events.transaction(this.db.kysely, async (trx) => {
         for (const l of refusing.length > 0 ? refusing : lists) {

@@ -24,7 +24,8 @@ export function loadTrustAnchors(config: Pick<Config, 'webauthnTrustAnchors'>): 
 }
 
 const valid = (c: X509Certificate, now: number) => Date.parse(c.validFrom) <= now && now <= Date.parse(c.validTo);
-const signedBy = (c: X509Certificate, issuer: X509Certificate) => c.checkIssued(issuer) && c.verify(issuer.publicKey);
+/** Issued and signed by `issuer`, which must be a CA. */
+const signedBy = (c: X509Certificate, issuer: X509Certificate) => issuer.ca && c.checkIssued(issuer) && c.verify(issuer.publicKey);
 
 /** Whether an attestation statement's x5c chain (leaf first, DER) verifies to one of the anchors at `now`. */
 export function chainVerifies(x5c: Uint8Array[], anchors: X509Certificate[], now: number): boolean {
