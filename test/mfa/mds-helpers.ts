@@ -1,5 +1,7 @@
 /** A test FIDO MDS: its own root CA → intermediate → BLOB signer, and BLOBs signed with it (jose). */
-import { webcrypto } from 'node:crypto';
+import { createHash, KeyObject, sign, webcrypto } from 'node:crypto';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { decodeAttestationObject, isoBase64URL, isoCBOR } from '@simplewebauthn/server/helpers';
 import * as x509 from '@peculiar/x509';
 import { CompactSign } from 'jose';
 
@@ -13,13 +15,14 @@ export interface TestMds {
   /** A BLOB (JWT) of these entries, signed by the signer. */
   blob(entries: unknown[], opts?: { nextUpdate?: string; no?: number; payload?: Record<string, unknown> }): Promise<string>;
   /** The signer's private key, for tests that sign something else. */
-  signerKey: CryptoKey;
+  signerKey: webcrypto.CryptoKey;
 }
 
-const keys = () => webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as Promise<CryptoKeyPair>;
+type KeyPair = webcrypto.CryptoKeyPair;
+const keys = () => webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as Promise<KeyPair>;
 
 export async function testMds(opts: { now?: number; leafNotAfter?: number; intermediateIsCa?: boolean } = {}): Promise<TestMds> {
-  x509.cryptoProvider.set(webcrypto as Crypto);
+  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[1]);
   const now = opts.now ?? Date.now();
   const notBefore = new Date(now - DAY);
   const notAfter = new Date(now + 365 * DAY);
@@ -75,5 +78,54 @@ export function entry(aaguid: string, roots: string[], statuses: string[] = ['FI
     metadataStatement: { aaguid, description: `test authenticator ${aaguid}`, attestationRootCertificates: roots.map(b64), attestationTypes: ['basic_full'] },
     statusReports: statuses.map((status) => ({ status, effectiveDate: '2026-01-01' })),
     timeOfLastStatusChange: '2026-01-01',
+  };
+}
+
+/**
+ * An authenticator maker's attestation CA and one batch certificate under it, and a way to turn a
+ * software authenticator's `none` registration response into a `packed` one signed with that
+ * batch key (x5c = [batch certificate]), as a hardware authenticator would send it.
+ */
+export async function testAttestationCa(now = Date.now()) {
+  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[1]);
+  const [rootKeys, batchKeys] = await Promise.all([keys(), keys()]);
+  const notBefore = new Date(now - DAY);
+  const notAfter = new Date(now + 365 * DAY);
+  const root = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: '11',
+    name: 'CN=Test Authenticator Attestation Root, O=Test Authenticators, C=US',
+    notBefore,
+    notAfter,
+    keys: rootKeys,
+    signingAlgorithm: ALG,
+    extensions: [new x509.BasicConstraintsExtension(true, undefined, true)],
+  });
+  const batch = await x509.X509CertificateGenerator.create({
+    serialNumber: '12',
+    subject: 'C=US, O=Test Authenticators, OU=Authenticator Attestation, CN=Test Batch Certificate',
+    issuer: root.subject,
+    notBefore,
+    notAfter,
+    publicKey: batchKeys.publicKey,
+    signingKey: rootKeys.privateKey,
+    signingAlgorithm: ALG,
+    extensions: [new x509.BasicConstraintsExtension(false, undefined, true)],
+  });
+  const batchKey = KeyObject.from(batchKeys.privateKey);
+  return {
+    rootPem: root.toString('pem'),
+    /** The response with a `packed` attestation statement over its authenticator data and client data. */
+    packed(response: RegistrationResponseJSON): RegistrationResponseJSON {
+      const authData = decodeAttestationObject(isoBase64URL.toBuffer(response.response.attestationObject)).get('authData');
+      const clientDataHash = createHash('sha256').update(isoBase64URL.toBuffer(response.response.clientDataJSON)).digest();
+      const sig = sign('sha256', Buffer.concat([authData, clientDataHash]), { key: batchKey, dsaEncoding: 'der' });
+      const attStmt = new Map<string, unknown>([
+        ['alg', -7],
+        ['sig', new Uint8Array(sig)],
+        ['x5c', [new Uint8Array(batch.rawData)]],
+      ]);
+      const attestationObject = isoCBOR.encode(new Map<string, unknown>([['fmt', 'packed'], ['attStmt', attStmt], ['authData', authData]]) as never);
+      return { ...response, response: { ...response.response, attestationObject: isoBase64URL.fromBuffer(attestationObject) } };
+    },
   };
 }
