@@ -35,6 +35,7 @@ import { ResourceServerService } from './management/resource-servers/service.js'
 import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './management/users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
+import { MfaPolicyService } from './management/mfa-policy/service.js';
 import { WebhookService } from './management/webhooks/service.js';
 import { CachedClientStore } from './oauth/client-cache.js';
 import { CachedResourceServers } from './oauth/resource-server-cache.js';
@@ -47,6 +48,7 @@ import { ScimAuth } from './scim/auth.js';
 import { ScimGroups } from './scim/groups.js';
 import type { ScimServices } from './scim/routes.js';
 import { ScimUsers } from './scim/users.js';
+import { loadMetadata } from './screens/mfa/metadata.js';
 import { loadTrustAnchors } from './screens/mfa/trust.js';
 import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
@@ -74,6 +76,7 @@ export interface ManagementServices {
   resourceServers: ResourceServerService;
   webhooks: WebhookService;
   webauthnPolicy: WebauthnPolicyService;
+  mfaPolicy: MfaPolicyService;
   connectProviders: ProviderService;
   /** The connected-accounts vault (also used by the /connect screens). */
   vault: VaultService;
@@ -249,7 +252,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       loginFailureWindowSeconds: config.loginFailureWindowSeconds,
     });
 
-    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config) });
+    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config), metadata: await loadMetadata(config, clock.now(), log), log });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin });
 
     const deps: ManagementDeps = { db, clock, events };
@@ -300,6 +303,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       ),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
+      mfaPolicy: new MfaPolicyService(deps),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream: egressUpstream }),

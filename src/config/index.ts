@@ -103,6 +103,14 @@ const schema = z.object({
    * chain verifies to one of them (docs/passkeys.md).
    */
   webauthnTrustAnchors: z.string().min(1).optional(),
+  /**
+   * KEYHALL_WEBAUTHN_MDS_FILE: path of a FIDO Metadata Service BLOB (the JWT from
+   * https://mds3.fidoalliance.org/), verified offline at start; its per-AAGUID attestation roots
+   * are trust anchors and its revoked/compromised status reports refuse authenticators.
+   */
+  webauthnMdsFile: z.string().min(1).optional(),
+  /** KEYHALL_WEBAUTHN_MDS_ROOT: a PEM file of the root(s) the BLOB must chain to (default: the FIDO MDS roots, GlobalSign R3 and R46). */
+  webauthnMdsRoot: z.string().min(1).optional(),
   /** KEYHALL_API_RATE_LIMIT: /v1 requests per API key per minute (all instances together). */
   apiRateLimit: z.coerce.number().int().min(1).max(1_000_000).default(6000),
   /**
@@ -153,6 +161,8 @@ const envNames: Record<keyof Config, string> = {
   bootstrap: 'KEYHALL_BOOTSTRAP',
   apiRateLimit: 'KEYHALL_API_RATE_LIMIT',
   webauthnTrustAnchors: 'KEYHALL_WEBAUTHN_TRUST_ANCHORS',
+  webauthnMdsFile: 'KEYHALL_WEBAUTHN_MDS_FILE',
+  webauthnMdsRoot: 'KEYHALL_WEBAUTHN_MDS_ROOT',
   egressAllow: 'KEYHALL_EGRESS_ALLOW',
   dnsServers: 'KEYHALL_DNS_SERVERS',
   webhookTimeoutMs: 'KEYHALL_WEBHOOK_TIMEOUT_MS',

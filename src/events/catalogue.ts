@@ -71,7 +71,7 @@ export const EVENT_TYPES = {
   'login.passkey': { webhook: false, description: 'a user signed in with a passkey (a new session)' },
   'passkey.registered': { webhook: false, description: 'a user registered a passkey' },
   'passkey.removed': { webhook: false, description: 'a passkey was removed (by its user on /mfa, or through /v1)' },
-  'passkey.rejected': { webhook: false, description: "a passkey registration was refused by an organization's WebAuthn policy" },
+  'passkey.rejected': { webhook: false, description: "a passkey registration was refused by an organization's WebAuthn policy, or because the FIDO MDS reports its model revoked or compromised" },
   'passkey.counter_regressed': { webhook: false, description: "a passkey's signature counter went backwards (a cloned authenticator?); the sign-in was refused" },
   'mfa.totp.enrolled': { webhook: false, description: 'a user set up an authenticator app (TOTP)' },
   'mfa.totp.removed': { webhook: false, description: 'a user removed their authenticator app (TOTP)' },
@@ -80,6 +80,7 @@ export const EVENT_TYPES = {
   'mfa.recovery_code.used': { webhook: false, description: 'a recovery code was used (each works once)' },
   'mfa.recovery_codes.regenerated': { webhook: false, description: "a user's recovery codes were (re)generated; earlier ones stop working" },
   'webauthn_policy.updated': { webhook: false, description: "an organization's passkey AAGUID allowlist was set or cleared" },
+  'mfa_policy.updated': { webhook: false, description: "the tenant's or an organization's MFA policy (off, optional, required) was set or cleared" },
   // The connected-accounts vault (docs/connected-accounts.md). Provider events are tenant-wide.
   'connect.provider.created': { webhook: false, description: 'an upstream provider of the vault was registered' },
   'connect.provider.updated': { webhook: false, description: "an upstream provider's settings or client secret changed" },

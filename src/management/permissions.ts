@@ -27,6 +27,8 @@ export const PERMISSIONS = [
   'connected_accounts:token',
   'webauthn_policy:read',
   'webauthn_policy:write',
+  'mfa_policy:read',
+  'mfa_policy:write',
   'credentials:issue',
   'credentials:read',
   'credentials:revoke',

@@ -22,6 +22,7 @@ import type { Permission } from './permissions.js';
 import { ssoRoutes } from './sso/routes.js';
 import { userRoutes } from './users/routes.js';
 import { webauthnPolicyRoutes } from './webauthn-policy/routes.js';
+import { mfaPolicyRoutes } from './mfa-policy/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
 declare module 'fastify' {
@@ -105,6 +106,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(resourceServerRoutes(services.resourceServers));
   await app.register(webhookRoutes(services.webhooks));
   await app.register(webauthnPolicyRoutes(services.webauthnPolicy));
+  await app.register(mfaPolicyRoutes(services.mfaPolicy));
   await app.register(connectRoutes(services.connectProviders, services.vault));
   await app.register(ssoRoutes(services.sso));
   await app.register(credentialRoutes(services.credentials));

@@ -3,6 +3,7 @@
  * allowlist the registration asks for `direct` attestation; Chromium's virtual authenticator
  * answers with a `packed` statement whose chain is its self-signed batch certificate. Accepted
  * (attestation_verified true) when the anchors hold that root, refused when they do not.
+ * The same with a FIDO MDS BLOB whose entry for that AAGUID lists the root (or another one).
  * Skipped only when /usr/bin/chromium is missing.
  */
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { v1 } from '../helpers/v1.js';
 import { type SigninTestServer, startSigninServer } from '../signin/helpers.js';
+import { entry, testMds } from './mds-helpers.js';
 import { CHROMIUM, launch, passwordToMfa, VIRTUAL_AAGUID, virtualAuthenticator } from './browser-helpers.js';
 
 const skip = existsSync(CHROMIUM) ? false : 'chromium not installed';
@@ -61,7 +63,19 @@ describe('passkey attestation verified against trust anchors (chromium)', { skip
   async function registerUnder(pem: string, name: string) {
     const file = path.join(dir, `${name}.pem`);
     writeFileSync(file, pem);
-    const s = await startSigninServer({ localhost: true, config: { webauthnTrustAnchors: file } });
+    return registerWith({ webauthnTrustAnchors: file }, name);
+  }
+
+  /** The same under a FIDO MDS BLOB (signed by a test MDS root) that lists `roots` for the virtual authenticator's AAGUID. */
+  async function registerUnderMds(roots: string[], name: string) {
+    const mds = await testMds();
+    writeFileSync(path.join(dir, `${name}-root.pem`), mds.rootPem);
+    writeFileSync(path.join(dir, `${name}.jwt`), await mds.blob([entry(VIRTUAL_AAGUID, roots)]));
+    return registerWith({ webauthnMdsFile: path.join(dir, `${name}.jwt`), webauthnMdsRoot: path.join(dir, `${name}-root.pem`) }, name);
+  }
+
+  async function registerWith(config: Record<string, string>, name: string) {
+    const s = await startSigninServer({ localhost: true, config });
     servers.push(s);
     const api = v1(s, s.tenant.platformApiKey);
     const user = await s.createUser(`${name}@example.com`);
@@ -84,6 +98,23 @@ describe('passkey attestation verified against trust anchors (chromium)', { skip
     assert.equal(list[0].attestation_verified, true);
     const registered = (await api('GET', '/events?types=passkey.registered')).json().data;
     assert.equal(registered[0].data.attestation_format, 'packed');
+    await page.close();
+  });
+
+  it("KEYHALL_WEBAUTHN_MDS_FILE: the BLOB's attestation roots for the AAGUID are trust anchors (attestation_verified true)", async () => {
+    const { api, user, page } = await registerUnderMds([CHROMIUM_BATCH_ROOT], 'mds-trusted');
+    assert.equal(await page.locator('#mfa-error').count(), 0);
+    const list = (await api('GET', `/users/${user.id}/passkeys`)).json().data;
+    assert.equal(list.length, 1);
+    assert.equal(list[0].attestation_verified, true);
+    await page.close();
+  });
+
+  it("KEYHALL_WEBAUTHN_MDS_FILE: refused when the BLOB lists other roots for the AAGUID", async () => {
+    const { api, user, page } = await registerUnderMds([OTHER_ROOT], 'mds-untrusted');
+    assert.match((await page.locator('#mfa-error').textContent()) ?? '', /could not be verified/);
+    assert.equal((await api('GET', `/users/${user.id}/passkeys`)).json().data.length, 0);
+    assert.equal((await api('GET', '/events?types=passkey.rejected')).json().data[0].data.reason, 'attestation_not_verified');
     await page.close();
   });
 

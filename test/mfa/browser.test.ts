@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { basic } from '../oauth/helpers.js';
 import { v1 } from '../helpers/v1.js';
-import { S256, type SigninTestServer, startSigninServer, VERIFIER } from '../signin/helpers.js';
+import { PASSWORD, S256, type SigninTestServer, startSigninServer, VERIFIER } from '../signin/helpers.js';
 import { CHROMIUM, launch, passwordToMfa, VIRTUAL_AAGUID, virtualAuthenticator } from './browser-helpers.js';
 
 const skip = existsSync(CHROMIUM) ? false : 'chromium not installed';
@@ -67,6 +67,36 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     assert.ok(amr.includes('mfa'));
     assert.equal(payload.acr, 'phr');
     assert.deepEqual(cspViolations, []);
+    await page.close();
+  });
+
+  it("under an organization's required MFA policy, a member without a factor adds a passkey on the enrolment page and the flow completes (amr pwd + hwk/swk + mfa)", async () => {
+    const user = await s.createUser('enrol-chromium@example.com');
+    const api = v1(s, s.tenant.platformApiKey);
+    const org = (await api('POST', '/organizations', { name: 'Required' })).json().id;
+    assert.equal((await api('POST', `/organizations/${org}/members`, { user_id: user.id })).status, 201);
+    assert.equal((await api('PUT', `/organizations/${org}/mfa_policy`, { policy: 'required' })).status, 200);
+    const page = await browser.context.newPage();
+    await browser.context.clearCookies();
+    await virtualAuthenticator(browser.context, page);
+    const web = await s.webClient({ redirect_uris: [redirectUri] });
+    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'en', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    await page.goto(`${s.issuer}/authorize?${params}`);
+    await page.fill('#email', user.email);
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL(/\/mfa\/challenge\?flow=fl_/), page.click('form[action="/login"] button[type=submit]')]);
+    await page.fill('#passkey-name', 'Enrolled at sign-in');
+    await Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`)), page.click('#passkey-enrol')]);
+    const callback = new URL(page.url());
+    assert.equal(callback.searchParams.get('state'), 'en');
+    const tokens = (
+      await s.post('/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) })
+    ).json();
+    const amr = decodeJwt(tokens.id_token).amr as string[];
+    assert.equal(amr[0], 'pwd');
+    assert.ok(amr.includes('hwk') || amr.includes('swk'), JSON.stringify(amr));
+    assert.ok(amr.includes('mfa'));
+    assert.deepEqual((await api('GET', `/users/${user.id}/passkeys`)).json().data.map((p: { name: string }) => p.name), ['Enrolled at sign-in']);
     await page.close();
   });
 

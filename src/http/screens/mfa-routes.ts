@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../kernel/errors.js';
 import type { LoadedFlow } from '../../oauth/authorize/engine.js';
-import { minimumAcr, withSecondFactor } from '../../oauth/authorize/acr.js';
+import { amrOfPasskey, minimumAcr, withSecondFactor } from '../../oauth/authorize/acr.js';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
 import type { OAuthServer } from '../../oauth/compose.js';
 import { cookieNames, safeReturnTo } from '../../screens/cookies.js';
@@ -28,6 +28,15 @@ export interface MfaRoutesOptions {
   oauth: Pick<OAuthServer, 'authorize'>;
   signin: SigninService;
   mfa: MfaService;
+}
+
+/** A session that may add a sign-in method (see `enroller`). */
+interface Enroller {
+  session: SessionRecord;
+  /** A sign-in waiting for its (first) second factor, not yet a usable session. */
+  pending: boolean;
+  /** Login at most 5 minutes old (always, for a pending sign-in). */
+  fresh: boolean;
 }
 
 const FLOW_GONE = 'This sign-in page has expired or was already used. Go back to the application and start again.';
@@ -103,68 +112,103 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     return s;
   };
 
+  /**
+   * Who may add a factor: a signed-in user (`fresh` when the login is at most 5 minutes old), or a
+   * pending sign-in that owes a second factor its user does not have yet (the policy's
+   * `required`, or a step-up), which enrols one to continue.
+   */
+  const enroller = async (request: FastifyRequest): Promise<Enroller | undefined> => {
+    const s = await currentSession(signin, request);
+    if (s) return { session: s, pending: false, fresh: mfa.fresh(s) };
+    const p = await pendingSession(request);
+    if (!p) return undefined;
+    const f = await mfa.factors(tenantOf(request).id, p.userId);
+    return f.totp || f.passkeys.length > 0 ? undefined : { session: p, pending: true, fresh: true };
+  };
+
+  /**
+   * The checks before a form POST on the user's sign-in methods, in order: the CSRF token; a
+   * session (else the login page, coming back to /mfa) — a pending sign-in only when `enrolment`;
+   * when `freshFor` names the action, a login at most 5 minutes old (else /mfa says so).
+   * Undefined once it has answered.
+   */
+  const guarded = async (request: FastifyRequest, reply: FastifyReply, opts: { freshFor?: string; enrolment?: boolean } = {}): Promise<Enroller | undefined> => {
+    if (!csrfOk(request)) {
+      await rejectCsrf(request, reply);
+      return undefined;
+    }
+    const e = await enroller(request);
+    if (!e || (e.pending && !opts.enrolment)) {
+      seeOther(reply, '/login?return_to=%2Fmfa');
+      return undefined;
+    }
+    if (opts.freshFor && !e.fresh) {
+      await renderMfa(request, reply, e.session, 403, { message: `Confirm it is you (sign in again) before ${opts.freshFor}.` });
+      return undefined;
+    }
+    return e;
+  };
+
   app.get('/mfa', async (request, reply) => {
     const s = await signedIn(request, reply);
     return s ? renderMfa(request, reply, s, 200) : reply;
   });
 
+  /** Creation options for a signed-in user with a fresh login, or a pending sign-in enrolling its first factor. */
   app.post('/mfa/passkeys/options', async (request) => {
     if (!csrfOk(request)) throw errors.csrfFailed();
-    const s = await currentSession(signin, request);
-    if (!s) throw errors.forbidden('sign in first');
-    if (!mfa.fresh(s)) throw errors.forbidden('sign in again to add a passkey (your login is more than 5 minutes old)');
-    const user = await signin.user(tenantOf(request).id, s.userId);
+    const e = await enroller(request);
+    if (!e) throw errors.forbidden('sign in first');
+    if (!e.fresh) throw errors.forbidden('sign in again to add a passkey (your login is more than 5 minutes old)');
+    const user = await signin.user(tenantOf(request).id, e.session.userId);
     if (!user) throw errors.forbidden('sign in first');
     return mfa.registrationOptions(tenantOf(request), user, binding(request));
   });
 
   app.post('/mfa/passkeys', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(request, reply);
-    const s = await signedIn(request, reply);
-    if (!s) return reply;
-    if (!mfa.fresh(s)) return renderMfa(request, reply, s, 403, { message: 'Confirm it is you (sign in again) before adding a passkey.' });
-    const user = await signin.user(tenantOf(request).id, s.userId);
+    const e = await guarded(request, reply, { freshFor: 'adding a passkey', enrolment: true });
+    if (!e) return reply;
+    const tenant = tenantOf(request);
+    const flow = e.pending ? await flowOf(request, request.body) : undefined;
+    const returnTo = e.pending ? returnToOf(request, request.body) : undefined;
+    const refuse = (status: number, message: string) =>
+      e.pending ? renderChallenge(request, reply, e.session, status, { flow, returnTo }, message) : renderMfa(request, reply, e.session, status, { message });
+    const user = await signin.user(tenant.id, e.session.userId);
     if (!user) return seeOther(reply, '/login?return_to=%2Fmfa');
-    const r = await mfa.registerPasskey(tenantOf(request), user, binding(request), field(request.body, 'credential'), field(request.body, 'name'));
-    if (r.kind === 'rejected') return renderMfa(request, reply, s, 403, { message: r.message });
-    if (r.kind === 'invalid') return renderMfa(request, reply, s, 400, { message: r.message });
-    return seeOther(reply, '/mfa');
+    const r = await mfa.registerPasskey(tenant, user, binding(request), field(request.body, 'credential'), field(request.body, 'name'));
+    if (r.kind === 'rejected') return refuse(403, r.message);
+    if (r.kind === 'invalid') return refuse(400, r.message);
+    if (!e.pending) return seeOther(reply, '/mfa');
+    // The first factor of a sign-in that owes one: the new passkey (user verification was required) completes it.
+    const done = await signin.completeSecondFactor(tenant.id, e.session, withSecondFactor(amrOfPasskey(r.passkey, true)));
+    if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
+    return finish(request, reply, flow, returnTo, done);
   });
 
   app.post('/mfa/passkeys/rename', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(request, reply);
-    const s = await signedIn(request, reply);
-    if (!s) return reply;
-    if (!(await mfa.renamePasskey(tenantOf(request).id, s.userId, field(request.body, 'passkey_id') ?? '', field(request.body, 'name') ?? ''))) {
-      return renderMfa(request, reply, s, 400, { message: 'That passkey could not be renamed (unknown passkey or empty name).' });
+    const e = await guarded(request, reply);
+    if (!e) return reply;
+    if (!(await mfa.renamePasskey(tenantOf(request).id, e.session.userId, field(request.body, 'passkey_id') ?? '', field(request.body, 'name') ?? ''))) {
+      return renderMfa(request, reply, e.session, 400, { message: 'That passkey could not be renamed (unknown passkey or empty name).' });
     }
     return seeOther(reply, '/mfa');
   });
 
   app.post('/mfa/passkeys/remove', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(request, reply);
-    const s = await signedIn(request, reply);
-    if (!s) return reply;
-    if (!mfa.fresh(s)) return renderMfa(request, reply, s, 403, { message: 'Confirm it is you (sign in again) before removing a passkey.' });
-    if (!(await mfa.removePasskey(tenantOf(request).id, s.userId, field(request.body, 'passkey_id') ?? ''))) {
-      return renderMfa(request, reply, s, 404, { message: 'No such passkey.' });
+    const e = await guarded(request, reply, { freshFor: 'removing a passkey' });
+    if (!e) return reply;
+    if (!(await mfa.removePasskey(tenantOf(request).id, e.session.userId, field(request.body, 'passkey_id') ?? ''))) {
+      return renderMfa(request, reply, e.session, 404, { message: 'No such passkey.' });
     }
     return seeOther(reply, '/mfa');
   });
 
   // ------------------------------------------------------------ authenticator app and recovery codes
 
-  /**
-   * TOTP enrolment is open to a signed-in user with a fresh login, and to a pending sign-in whose
-   * policy requires a second factor the user does not have yet.
-   */
-  const enrolling = async (request: FastifyRequest): Promise<{ session: SessionRecord; pending: boolean } | undefined> => {
-    const s = await currentSession(signin, request);
-    if (s) return mfa.fresh(s) ? { session: s, pending: false } : undefined;
-    const p = await pendingSession(request);
-    if (!p) return undefined;
-    const f = await mfa.factors(tenantOf(request).id, p.userId);
-    return f.totp || f.passkeys.length > 0 ? undefined : { session: p, pending: true };
+  /** TOTP enrolment: an enroller with a fresh login (a stale one signs in again first). */
+  const enrolling = async (request: FastifyRequest): Promise<Enroller | undefined> => {
+    const e = await enroller(request);
+    return e?.fresh ? e : undefined;
   };
 
   const renderTotp = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: string) => {
@@ -214,20 +258,16 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
   });
 
   app.post('/mfa/totp/remove', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(request, reply);
-    const s = await signedIn(request, reply);
-    if (!s) return reply;
-    if (!mfa.fresh(s)) return renderMfa(request, reply, s, 403, { message: 'Confirm it is you (sign in again) before removing the authenticator app.' });
-    await mfa.removeTotp(tenantOf(request).id, s.userId);
+    const e = await guarded(request, reply, { freshFor: 'removing the authenticator app' });
+    if (!e) return reply;
+    await mfa.removeTotp(tenantOf(request).id, e.session.userId);
     return seeOther(reply, '/mfa');
   });
 
   app.post('/mfa/recovery-codes', async (request, reply) => {
-    if (!csrfOk(request)) return rejectCsrf(request, reply);
-    const s = await signedIn(request, reply);
-    if (!s) return reply;
-    if (!mfa.fresh(s)) return renderMfa(request, reply, s, 403, { message: 'Confirm it is you (sign in again) before generating new recovery codes.' });
-    const codes = await mfa.regenerateRecoveryCodes(tenantOf(request).id, s.userId);
+    const e = await guarded(request, reply, { freshFor: 'generating new recovery codes' });
+    if (!e) return reply;
+    const codes = await mfa.regenerateRecoveryCodes(tenantOf(request).id, e.session.userId);
     return sendPage(reply, 200, { title: 'Recovery codes' }, (f) => recoveryCodesPage(f, { codes, next: '/mfa' }));
   });
 

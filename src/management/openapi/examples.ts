@@ -76,4 +76,10 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       secret: 'whsec_Zx8cV2bN4mQ6wE8rT0yU2iO4pA6sD8fG0hJ2kL4zX6c',
     },
   },
+  'PUT /v1/mfa_policy': { request: { policy: 'optional' }, response: { policy: 'optional', updated_at: AT } },
+  'PUT /v1/organizations/{orgId}/mfa_policy': {
+    request: { policy: 'required' },
+    response: { organization_id: ORG, policy: 'required', effective_policy: 'required', updated_at: AT },
+  },
+  'GET /v1/organizations/{orgId}/mfa_policy': { response: { organization_id: ORG, policy: null, effective_policy: 'optional', updated_at: null } },
 };

@@ -81,6 +81,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
 
   'GET /v1/organizations/{orgId}/webauthn_policy': { operationId: 'getWebauthnPolicy', ok: "The organization's passkey AAGUID allowlist (null: unrestricted)" },
   'PUT /v1/organizations/{orgId}/webauthn_policy': { operationId: 'setWebauthnPolicy', ok: 'The policy as stored' },
+  'GET /v1/mfa_policy': { operationId: 'getMfaPolicy', ok: "The tenant's MFA policy (optional when never set)" },
+  'PUT /v1/mfa_policy': { operationId: 'setMfaPolicy', ok: 'The policy as stored' },
+  'GET /v1/organizations/{orgId}/mfa_policy': { operationId: 'getOrganizationMfaPolicy', ok: "The organization's own MFA policy (null: none) and the one in effect for its members" },
+  'PUT /v1/organizations/{orgId}/mfa_policy': { operationId: 'setOrganizationMfaPolicy', ok: 'The policy as stored and the one now in effect' },
 
   'POST /v1/connect/providers': { operationId: 'createConnectProvider', ok: 'The provider registered (its client secret is never returned)' },
   'GET /v1/connect/providers': { operationId: 'listConnectProviders', ok: 'A page of upstream providers' },
@@ -122,4 +126,5 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'connected accounts', description: "Users' connected upstream accounts and live access tokens from the vault" },
   { name: 'credentials', description: 'Verifiable credentials (OID4VCI, SD-JWT VC): types, offers, issued credentials and revocation' },
   { name: 'sso', description: 'Enterprise SSO connections (OIDC, SAML) per organization' },
+  { name: 'mfa', description: "The tenant's multi-factor sign-in policy (organizations' own are under organizations)" },
 ];

@@ -169,6 +169,7 @@ export class OrganizationService {
       const members = await r.members.listByOrganization(tenantId, id);
       if (!(await r.organizations.delete(tenantId, id))) throw errors.notFound('organization not found');
       await r.apiKeys.revokeAllOfOrganization(tenantId, id, now);
+      await r.mfa.deletePolicy(tenantId, id);
       for (const m of members) {
         await revokeMembershipCredentials(trx, { dialect: this.deps.db.dialect, events: this.deps.events, now }, { tenantId, organizationId: id, userId: m.userId }, actor);
         await this.deps.events.record(trx, {

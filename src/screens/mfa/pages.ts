@@ -106,7 +106,11 @@ export function challengePage(f: PageFrame, v: ChallengeView): Html {
     html`<h1>Confirm it is you</h1>
 ${v.message ? html`<p class="error" role="alert" id="challenge-error">${v.message}</p>` : ''}
 ${v.enrol
-      ? html`<p id="enrol">Your organization requires a second sign-in step. <a href="/mfa/totp${query ? `?${query}` : ''}">Set up an authenticator app</a> to continue.</p>`
+      ? html`<p id="enrol">Your organization requires a second sign-in step. Add a passkey or set up an authenticator app to continue.</p>
+<form method="post" action="/mfa/passkeys" id="passkey-enrol-form">${context}<input type="hidden" name="credential" value="">
+<label for="passkey-name">Name of the new passkey</label><input id="passkey-name" type="text" name="name" maxlength="100" placeholder="e.g. Work laptop">
+<button type="button" id="passkey-enrol" data-webauthn="create" data-options="/mfa/passkeys/options" data-form="passkey-enrol-form">Add a passkey</button></form>${status}
+<p><a href="/mfa/totp${query ? `?${query}` : ''}" id="totp-enrol">Set up an authenticator app</a></p>`
       : ''}
 ${v.totp && !v.passkeyOnly
       ? html`<form method="post" action="/mfa/challenge">${context}

@@ -24,10 +24,12 @@ import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { newId } from '../../kernel/ids.js';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
 import type { Db, Executor } from '../../storage/db.js';
-import type { ChallengeRecord, MfaPolicy, PasskeyRecord } from '../../storage/repos/mfa.js';
+import { type ChallengeRecord, DEFAULT_MFA_POLICY, type MfaPolicy, type PasskeyRecord, strictestPolicy } from '../../storage/repos/mfa.js';
 import { repos } from '../../storage/repos/index.js';
 import type { UserRecord } from '../../storage/repos/users.js';
 import { type Acr, amrOfPasskey } from '../../oauth/authorize/acr.js';
+import type { Logger } from '../../kernel/logging.js';
+import { type FidoMetadata, warnIfStale } from './metadata.js';
 import { chainVerifies } from './trust.js';
 
 /** WebAuthn challenges live this long (the issue: within 5 minutes). */
@@ -48,6 +50,10 @@ export interface WebauthnTenant {
 export interface MfaSettings {
   /** Attestation roots the operator configured (KEYHALL_WEBAUTHN_TRUST_ANCHORS); empty: none. */
   trustAnchors: X509Certificate[];
+  /** The verified FIDO MDS BLOB (KEYHALL_WEBAUTHN_MDS_FILE), when configured. */
+  metadata?: FidoMetadata;
+  /** Where a stale MDS BLOB (past its nextUpdate) is reported. */
+  log?: Pick<Logger, 'warn'>;
 }
 
 export type PasskeyRegistration =
@@ -116,6 +122,7 @@ const recoveryHash = (tenantId: string, userId: string, code: string) => sha256H
 
 export class MfaService {
   #checks = 0;
+  #staleReported = false;
 
   constructor(
     private readonly db: Db,
@@ -146,19 +153,15 @@ export class MfaService {
   }
 
   /**
-   * The policy that applies to a user: the strictest of the tenant's and those of the user's
-   * organizations (and of the organization the sign-in names). Default: optional.
+   * The policy that applies to a user: the strictest of the tenant's (default optional) and
+   * those of the user's organizations and of the organization the sign-in names.
    */
   async policyFor(tenantId: string, userId: string, organizationId?: string | null): Promise<MfaPolicy> {
     const r = this.#repos();
     const orgs = (await r.members.listByUser(tenantId, userId)).map((m) => m.organizationId);
     if (organizationId) orgs.push(organizationId);
     const policies = await r.mfa.policies(tenantId, orgs);
-    const tenantPolicy = policies.get('') ?? 'optional';
-    const orgPolicies = orgs.map((o) => policies.get(o)).filter((p): p is MfaPolicy => p !== undefined);
-    if (orgPolicies.includes('required') || tenantPolicy === 'required') return 'required';
-    // An organization cannot switch MFA off below the tenant's policy, only raise it.
-    return tenantPolicy;
+    return strictestPolicy(policies.get('') ?? DEFAULT_MFA_POLICY, ...orgs.map((o) => policies.get(o)).filter((p): p is MfaPolicy => p !== undefined));
   }
 
   /** After the password: is a second factor owed before the session is usable? */
@@ -333,12 +336,22 @@ export class MfaService {
     if (!verification.verified) return { kind: 'invalid', message: 'The passkey could not be verified.' };
     const info = verification.registrationInfo;
     const aaguid = info.aaguid.toLowerCase();
+    const { metadata } = this.settings;
+    if (metadata && !this.#staleReported) this.#staleReported = warnIfStale(metadata, now, this.settings.log);
+    const mds = metadata?.entries.get(aaguid);
+    // A model the FIDO Alliance reports revoked or compromised is refused, allowlist or not.
+    if (mds?.refusedStatus) {
+      await this.#audit(tenant.id, 'passkey.rejected', userActor(user.id), { user_id: user.id, aaguid, organization_id: null, reason: 'authenticator_revoked', status: mds.refusedStatus });
+      return { kind: 'rejected', message: `This kind of passkey (authenticator model ${aaguid}) has been reported revoked or compromised (${mds.refusedStatus}). Use another authenticator.` };
+    }
     const lists = await this.#allowlists(tenant.id, user.id);
     const refusing = lists.filter((l) => !l.aaguids.includes(aaguid));
     // Verified: the library checked the statement's signature with its leaf certificate, and the
-    // chain verifies to an operator anchor. `none` and self attestation never are.
-    const anchored = this.settings.trustAnchors.length > 0;
-    const attestationVerified = anchored && info.fmt !== 'none' && chainVerifies(x5cOf(info.attestationObject), this.settings.trustAnchors, now);
+    // chain verifies to an operator anchor or to a root the MDS BLOB lists for this AAGUID.
+    // `none` and self attestation never are.
+    const anchored = this.settings.trustAnchors.length > 0 || metadata !== undefined;
+    const anchors = [...this.settings.trustAnchors, ...(mds?.roots ?? [])];
+    const attestationVerified = anchors.length > 0 && info.fmt !== 'none' && chainVerifies(x5cOf(info.attestationObject), anchors, now);
     if (refusing.length > 0 || (lists.length > 0 && anchored && !attestationVerified)) {
       await this.events.transaction(this.db.kysely, async (trx) => {
         for (const l of refusing.length > 0 ? refusing : lists) {

@@ -2,9 +2,10 @@
  * Attestation trust anchors for passkey registration (KEYHALL_WEBAUTHN_TRUST_ANCHORS: a PEM file of
  * root certificates). @simplewebauthn/server verifies the attestation signature with the
  * statement's leaf certificate; this module decides whether that chain is anchored: every
- * certificate is within its validity period and signed by the next, and the chain either contains
- * an anchor (byte for byte: authenticators whose batch certificate is itself the root, such as
- * Chromium's virtual authenticator) or ends in a certificate an anchor issued and signed.
+ * certificate is within its validity period and signed by the next (which must be a CA), and the
+ * chain either contains an anchor (byte for byte: authenticators whose batch certificate is itself
+ * the root) or ends in a certificate an anchor issued and signed (Chromium's virtual
+ * authenticator: its batch certificate, the anchor, signs each attestation certificate).
  */
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
@@ -24,7 +25,14 @@ export function loadTrustAnchors(config: Pick<Config, 'webauthnTrustAnchors'>): 
 }
 
 const valid = (c: X509Certificate, now: number) => Date.parse(c.validFrom) <= now && now <= Date.parse(c.validTo);
+/** Issued and signed by `issuer`, which must be a CA. */
 const signedBy = (c: X509Certificate, issuer: X509Certificate) => c.checkIssued(issuer) && c.verify(issuer.publicKey);
+/**
+ * A certificate inside the presented chain may issue only if it is a CA. An anchor is trusted as
+ * the operator configured it: Chromium's virtual-authenticator batch certificate, for one, issues
+ * its attestation certificates without being marked a CA.
+ */
+const signedByCa = (c: X509Certificate, issuer: X509Certificate) => issuer.ca && signedBy(c, issuer);
 
 /** Whether an attestation statement's x5c chain (leaf first, DER) verifies to one of the anchors at `now`. */
 export function chainVerifies(x5c: Uint8Array[], anchors: X509Certificate[], now: number): boolean {
@@ -40,7 +48,7 @@ export function chainVerifies(x5c: Uint8Array[], anchors: X509Certificate[], now
     if (!valid(cert, now)) return false;
     if (anchors.some((a) => a.raw.equals(cert.raw))) return true;
     const next = chain[i + 1];
-    if (next && !signedBy(cert, next)) return false;
+    if (next && !signedByCa(cert, next)) return false;
   }
   const last = chain[chain.length - 1]!;
   return anchors.some((a) => valid(a, now) && signedBy(last, a));

@@ -20,7 +20,15 @@ export interface PasskeyRecord {
   lastUsedAt: number | null;
 }
 
-export type MfaPolicy = 'off' | 'optional' | 'required';
+/** The MFA policies, weakest first. */
+export const MFA_POLICIES = ['off', 'optional', 'required'] as const;
+export type MfaPolicy = (typeof MFA_POLICIES)[number];
+/** A tenant without a stored policy runs this one. */
+export const DEFAULT_MFA_POLICY: MfaPolicy = 'optional';
+
+/** The strictest of some policies (the tenant's and its organizations': an organization can raise, never lower). */
+export const strictestPolicy = (first: MfaPolicy, ...rest: MfaPolicy[]): MfaPolicy =>
+  rest.reduce((a, b) => (MFA_POLICIES.indexOf(b) > MFA_POLICIES.indexOf(a) ? b : a), first);
 
 export interface ChallengeRecord {
   challenge: string;
@@ -204,6 +212,21 @@ export class MfaRepo {
       .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('organization_id', 'in', ['', ...organizationIds])]))
       .execute();
     return new Map(rows.map((r) => [r.organization_id, r.policy as MfaPolicy]));
+  }
+
+  /** One stored policy ('' = the tenant's own), with when it was set; undefined when none is stored. */
+  async policy(tenantId: string, organizationId: string): Promise<{ policy: MfaPolicy; updatedAt: number } | undefined> {
+    const row = await this.db
+      .selectFrom('mfa_policies')
+      .select(['policy', 'updated_at'])
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId }))
+      .executeTakeFirst();
+    return row && { policy: row.policy as MfaPolicy, updatedAt: Number(row.updated_at) };
+  }
+
+  async deletePolicy(tenantId: string, organizationId: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('mfa_policies').where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId })).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 
   async setPolicy(tenantId: string, organizationId: string, policy: MfaPolicy, now: number): Promise<void> {

@@ -1,0 +1,54 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../../http/tenant.js';
+import { MFA_POLICIES } from '../../storage/repos/mfa.js';
+import { errorResponse, idOf } from '../common.js';
+import { actorOf } from '../v1.js';
+import type { MfaPolicyService } from './service.js';
+
+const policy = z.enum(MFA_POLICIES);
+const tenantSchema = z.object({ policy, updated_at: z.string().nullable() });
+const orgSchema = z.object({ organization_id: z.string(), policy: policy.nullable(), effective_policy: policy, updated_at: z.string().nullable() });
+const orgParams = z.strictObject({ orgId: idOf('org') });
+
+export const mfaPolicyRoutes =
+  (service: MfaPolicyService): FastifyPluginAsync =>
+  async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.get('/mfa_policy', {
+      config: { permission: 'mfa_policy:read', access: 'platform' },
+      schema: { tags: ['mfa'], summary: "The tenant's MFA policy (optional when never set)", response: { 200: tenantSchema } },
+      handler: async (request) => service.getTenant(tenantOf(request).id),
+    });
+
+    r.put('/mfa_policy', {
+      config: { permission: 'mfa_policy:write', access: 'platform' },
+      schema: {
+        tags: ['mfa'],
+        summary: "Set the tenant's MFA policy: off, optional (asked when the user has a factor) or required",
+        body: z.strictObject({ policy }),
+        response: { 200: tenantSchema, 400: errorResponse },
+      },
+      handler: async (request) => service.setTenant(tenantOf(request).id, actorOf(request), request.body.policy),
+    });
+
+    r.get('/organizations/:orgId/mfa_policy', {
+      config: { permission: 'mfa_policy:read', access: 'organization' },
+      schema: { tags: ['organizations'], summary: "The organization's MFA policy and the one in effect for its members", params: orgParams, response: { 200: orgSchema, 404: errorResponse } },
+      handler: async (request) => service.getOrganization(tenantOf(request).id, request.params.orgId),
+    });
+
+    r.put('/organizations/:orgId/mfa_policy', {
+      config: { permission: 'mfa_policy:write', access: 'organization' },
+      schema: {
+        tags: ['organizations'],
+        summary: "Set the organization's MFA policy (null: follow the tenant's); it can raise the tenant's, never lower it",
+        params: orgParams,
+        body: z.strictObject({ policy: policy.nullable() }),
+        response: { 200: orgSchema, 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request) => service.setOrganization(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.policy),
+    });
+  };
