@@ -1,0 +1,74 @@
+import type { Kysely } from 'kysely';
+import { consumeOnce, deleteExpired, insertOnce, Sweeper } from '../atomic.js';
+import type { Database } from '../schema.js';
+
+export interface SsoSamlRequestRecord {
+  requestId: string;
+  tenantId: string;
+  connectionId: string;
+  continuationEnc: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Requests expired for an hour are swept every 200 requests sent (of any instance). */
+const requestSweeper = new Sweeper(200, (db, now) => deleteExpired(db, 'sso_saml_requests', 'expires_at', now - 3600_000));
+/** Assertion ids no longer needed (their assertion expired) are swept every 200 sign-ins. */
+const assertionSweeper = new Sweeper(200, (db, now) => deleteExpired(db, 'sso_saml_assertions', 'expires_at', now));
+
+/**
+ * The SAML service provider's one-time records (docs/sso.md): AuthnRequests, each answered at
+ * most once (consume-once by update), and the ids of accepted assertions (consume-once by insert).
+ * Both hold across instances on one database.
+ */
+export class SsoSamlRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insertRequest(r: SsoSamlRequestRecord): Promise<void> {
+    await requestSweeper.tick(this.db, r.createdAt);
+    await this.db
+      .insertInto('sso_saml_requests')
+      .values({
+        request_id: r.requestId,
+        tenant_id: r.tenantId,
+        connection_id: r.connectionId,
+        continuation_enc: r.continuationEnc,
+        created_at: r.createdAt,
+        expires_at: r.expiresAt,
+        consumed_at: null,
+      })
+      .execute();
+  }
+
+  /**
+   * Consumes the request `requestId` of this connection, once and before it expires. Returns its
+   * sealed continuation, or undefined (unknown, another connection's, expired or already used).
+   */
+  async consumeRequest(tenantId: string, connectionId: string, requestId: string, now: number): Promise<string | undefined> {
+    const key = { tenant_id: tenantId, connection_id: connectionId, request_id: requestId };
+    if (!(await consumeOnce(this.db, 'sso_saml_requests', { key, column: 'consumed_at', expiresColumn: 'expires_at', now }))) return undefined;
+    const row = await this.db.selectFrom('sso_saml_requests').select('continuation_enc').where((eb) => eb.and(key)).executeTakeFirst();
+    return row?.continuation_enc;
+  }
+
+  /** Whether an assertion id of this connection was accepted and has not expired yet. */
+  async assertionSeen(connectionId: string, assertionHash: string, now: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('sso_saml_assertions')
+      .select('expires_at')
+      .where((eb) => eb.and({ connection_id: connectionId, assertion_hash: assertionHash }))
+      .executeTakeFirst();
+    return row !== undefined && Number(row.expires_at) > now;
+  }
+
+  /** Records an accepted assertion id until `expiresAt`. False: it was already used (a replay). */
+  async useAssertion(tenantId: string, connectionId: string, assertionHash: string, expiresAt: number, now: number): Promise<boolean> {
+    await assertionSweeper.tick(this.db, now);
+    return insertOnce(
+      this.db,
+      'sso_saml_assertions',
+      { connection_id: connectionId, assertion_hash: assertionHash, tenant_id: tenantId, expires_at: expiresAt },
+      { unique: ['connection_id', 'assertion_hash'], expiresColumn: 'expires_at', now },
+    );
+  }
+}
