@@ -70,7 +70,7 @@ function attributeStatement(user: SamlUser): string {
 }
 
 export async function startTestIdp(entityId = `https://idp-${randomUUID().slice(0, 8)}.saml.test/metadata`): Promise<TestIdp> {
-  const pems = await generate([{ name: 'commonName', value: 'Keyhall test IdP' }], { keySize: 2048, days: 30, algorithm: 'sha256' });
+  const pems = await generate([{ name: 'commonName', value: 'Keyhall test IdP' }], { keySize: 2048, notAfterDate: new Date(Date.now() + 30 * 86_400_000), algorithm: 'sha256' });
   const ssoUrl = new URL('/sso', entityId).href;
   const idp = samlify.IdentityProvider({
     entityID: entityId,
