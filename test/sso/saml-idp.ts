@@ -49,7 +49,7 @@ export interface SamlUser {
 }
 
 /** Template values to override (samlify's login response template tags). */
-export type ResponseTweaks = Partial<Record<'Audience' | 'SubjectRecipient' | 'Destination' | 'InResponseTo' | 'SubjectInResponseTo' | 'Issuer' | 'ConditionsNotOnOrAfter' | 'SubjectConfirmationDataNotOnOrAfter', string>>;
+export type ResponseTweaks = Partial<Record<'NameIDFormat' | 'Audience' | 'SubjectRecipient' | 'Destination' | 'InResponseTo' | 'SubjectInResponseTo' | 'Issuer' | 'ConditionsNotOnOrAfter' | 'SubjectConfirmationDataNotOnOrAfter', string>>;
 
 export interface TestIdp {
   entityId: string;
@@ -112,7 +112,7 @@ export async function startTestIdp(entityId = `https://idp-${randomUUID().slice(
         ConditionsNotBefore: now.toISOString(),
         ConditionsNotOnOrAfter: tweaks.ConditionsNotOnOrAfter ?? later,
         SubjectConfirmationDataNotOnOrAfter: tweaks.SubjectConfirmationDataNotOnOrAfter ?? later,
-        NameIDFormat: EMAIL_FORMAT,
+        NameIDFormat: tweaks.NameIDFormat ?? EMAIL_FORMAT,
         NameID: user.nameId ?? user.email,
         InResponseTo: tweaks.InResponseTo ?? requestId,
         AuthnStatement: '{AuthnStatementXml}',

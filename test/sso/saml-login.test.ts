@@ -105,13 +105,14 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     assert.equal((await events('member.added')).length, 1);
   });
 
-  it('refuses an unsigned response, a wrong audience, a wrong recipient and a foreign issuer, each audited', async () => {
+  it('refuses an unsigned response, a wrong audience, a wrong recipient, a foreign issuer and a transient NameID, each audited', async () => {
     const b = s.browser();
     const user = { email: 'mallory@acme.test' };
     await refused(b, unsigned(await answered(b, user)), 'signature_invalid');
     await refused(b, await answered(b, user, { Audience: 'https://another-sp.test/metadata' }), 'audience_mismatch');
     await refused(b, await answered(b, user, { SubjectRecipient: 'https://another-sp.test/acs' }), 'recipient_mismatch');
     await refused(b, await answered(b, user, { Issuer: 'https://someone-else.test' }), 'invalid_response');
+    await refused(b, await answered(b, user, { NameIDFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient' }), 'invalid_response');
     assert.equal((await s.api('GET', '/users?email=mallory@acme.test')).json().data.length, 0);
   });
 
@@ -168,6 +169,24 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     const live = await startAt(b2);
     const elsewhere = await startAt(s.browser());
     await refused(b2, await idp.respond(spMetadata, live, user, { SubjectInResponseTo: elsewhere }), 'request_unknown');
+  });
+
+  it('of two parallel posts of one response, one signs in', async () => {
+    const b = s.browser();
+    const response = await answered(b, { email: 'twice@acme.test' });
+    const statuses = (await Promise.all([post(s.browser(), response), post(s.browser(), response)])).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [303, 400]);
+    assert.equal((await s.api('GET', '/users?email=twice@acme.test')).json().data.length, 1);
+  });
+
+  it('links an existing user only when the organization owns the verified domain (email_conflict otherwise)', async () => {
+    assert.equal((await s.api('POST', '/users', { email: 'linus@acme.test', password: 'a long password 1' })).status, 201);
+    const b = s.browser();
+    await refused(b, await answered(b, { email: 'linus@acme.test' }), 'email_conflict');
+    assert.equal((await s.api('POST', `/organizations/${org}/domain_verification`, { method: 'manual' })).status, 200);
+    const atApp = await post(b, await answered(b, { email: 'linus@acme.test' }));
+    assert.equal(atApp.status, 303);
+    assert.equal((await s.api('GET', '/users?email=linus@acme.test')).json().data.length, 1);
   });
 
   it('refuses a DTD (external entity) and an oversized response before parsing', async () => {
