@@ -214,7 +214,9 @@ export class SamlResponseError extends Error {
 
 /** What an accepted response says, all of it from the signed assertion. */
 export interface SamlAssertion {
-  /** The consumed request's sealed continuation. */
+  /** The ID of the request answered (live when checked; the caller consumes it). */
+  requestId: string;
+  /** That request's sealed continuation. */
   continuation: string;
   /** The assertion's ID and when it may be forgotten (for the replay table). */
   assertionId: string;
@@ -230,8 +232,8 @@ export interface SamlValidation {
   /** The base64 SAMLResponse form field. */
   samlResponse: string;
   now: number;
-  /** Consumes the request this connection sent with that ID (once); its sealed continuation. */
-  consumeRequest: (requestId: string) => Promise<string | undefined>;
+  /** The sealed continuation of the live (unexpired, unused) request of this connection with that ID. */
+  liveRequest: (requestId: string) => Promise<string | undefined>;
   /** Whether an assertion with that ID was already accepted. */
   assertionSeen: (assertionId: string) => Promise<boolean>;
 }
@@ -259,8 +261,8 @@ function classify(err: unknown): SamlResponseError {
  * 1. size (MAX_SAML_XML_BYTES decoded) and no DTD / entity declaration;
  * 2. a read-only look for an assertion ID already accepted (a replay is refused before it can
  *    burn anything);
- * 3. node-saml: the request named by InResponseTo is consumed (once, in the database), the
- *    signature is verified with the IdP's certificates — the assertion's own unless the
+ * 3. node-saml: the request named by InResponseTo must be live (sent by this connection,
+ *    unexpired, unused — the caller consumes it once every check has passed), the signature is verified with the IdP's certificates — the assertion's own unless the
  *    connection accepts a signed response alone; more than one assertion (signature wrapping)
  *    is refused — and the audience must be our SP entity id;
  * 4. on the verified assertion: the issuer is the IdP's entity id; a bearer
@@ -281,14 +283,15 @@ export async function validateSamlResponse(v: SamlValidation): Promise<SamlAsser
   }
   for (const id of ids) if (await v.assertionSeen(id)) throw new SamlResponseError('assertion_replayed', 'this assertion was already used');
 
-  // node-saml asks for the request twice (the Response's InResponseTo, then the assertion's): the
-  // first ask consumes it in the database, a second ask for the same ID answers from memory.
+  // node-saml asks for the request twice (the Response's InResponseTo, then the assertion's):
+  // both must be the same live request. Nothing is consumed here: a response that fails a later
+  // check leaves the request to the genuine answer; the caller consumes it after every check.
   let consumed: { id: string; continuation: string } | undefined;
   const cache: CacheProvider = {
     saveAsync: async () => null,
     getAsync: async (key) => {
       if (consumed) return consumed.id === key ? new Date().toISOString() : null;
-      const continuation = await v.consumeRequest(key);
+      const continuation = key.length > 200 ? undefined : await v.liveRequest(key);
       if (continuation === undefined) return null;
       consumed = { id: key, continuation };
       // node-saml compares this with the system clock; the expiry was checked with ours.
@@ -333,6 +336,7 @@ export async function validateSamlResponse(v: SamlValidation): Promise<SamlAsser
   if (!profile.nameID) throw new SamlResponseError('invalid_response', 'the assertion has no NameID');
   const expiries = [time(confirmation.NotOnOrAfter), notOnOrAfter].filter((t): t is number => t !== undefined);
   return {
+    requestId: consumed.id,
     continuation: consumed.continuation,
     assertionId,
     assertionExpiresAt: Math.max(v.now, ...expiries) + skew,

@@ -222,10 +222,10 @@ export class SsoSigninService {
   }
 
   /**
-   * The SAML ACS: the response is validated (saml.ts: signature, audience, recipient, the
-   * request it answers consumed once, time window, a replayed assertion refused), the assertion
-   * id recorded (consume-once, so a replay is refused on every instance), then the user is found
-   * or provisioned and a session opened, as for OIDC. Throws SsoLoginError (already audited).
+   * The SAML ACS: the response is validated (saml.ts: size, no DTD, replay, the live request it
+   * answers, signature, audience, issuer, recipient, time window), then the request is consumed
+   * and the assertion id recorded (each consume-once, so every instance agrees), then the user is
+   * found or provisioned and a session opened, as for OIDC. Throws SsoLoginError (already audited).
    */
   async finishSaml(tenant: { id: string; issuer: string }, connectionId: string, samlResponse: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
     let c: SsoConnectionRecord | undefined;
@@ -237,7 +237,6 @@ export class SsoSigninService {
       if (!samlResponse) throw new SsoLoginError('invalid_response', conn, 'no SAMLResponse');
       const r = repos(this.deps.db.kysely, this.deps.db.dialect).ssoSaml;
       const now = this.deps.clock.now();
-      let requestId = '';
       let assertion;
       try {
         assertion = await validateSamlResponse({
@@ -245,22 +244,22 @@ export class SsoSigninService {
           sp: this.samlSp(tenant.issuer, conn),
           samlResponse,
           now,
-          consumeRequest: (id) => {
-            requestId = id;
-            return id.length > 200 ? Promise.resolve(undefined) : r.consumeRequest(tenant.id, conn.id, id, now);
-          },
+          liveRequest: (id) => r.liveRequest(tenant.id, conn.id, id, now),
           assertionSeen: (id) => r.assertionSeen(conn.id, sha256Hex(id), now),
         });
       } catch (err) {
         if (err instanceof SamlResponseError) throw new SsoLoginError(err.reason, conn, err.detail);
         throw err;
       }
+      const claims = samlClaims(settings, assertion);
+      if (claims instanceof SamlResponseError) throw new SsoLoginError(claims.reason, conn, claims.detail);
+      // Every check passed: the request is used up (of two parallel answers, one wins), and the
+      // assertion id recorded until it expires (a replay is refused on every instance).
+      if (!(await r.consumeRequest(tenant.id, conn.id, assertion.requestId, now))) throw new SsoLoginError('request_unknown', conn, 'the request was answered already');
       if (!(await r.useAssertion(tenant.id, conn.id, sha256Hex(assertion.assertionId), assertion.assertionExpiresAt, now))) {
         throw new SsoLoginError('assertion_replayed', conn, 'this assertion was already used');
       }
-      const claims = samlClaims(settings, assertion);
-      if (claims instanceof SamlResponseError) throw new SsoLoginError(claims.reason, conn, claims.detail);
-      const stored = JSON.parse(this.deps.envelope.decrypt(assertion.continuation, samlRequestContext(requestId))) as SsoContinuation;
+      const stored = JSON.parse(this.deps.envelope.decrypt(assertion.continuation, samlRequestContext(assertion.requestId))) as SsoContinuation;
       const { session, token, userId } = await this.#provisionOnce(tenant.id, conn, { ...claims, emailVerified: true }, meta, previousToken);
       return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
     } catch (err) {

@@ -116,13 +116,15 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     assert.equal((await s.api('GET', '/users?email=mallory@acme.test')).json().data.length, 0);
   });
 
-  it('refuses signature wrapping: a second, unsigned assertion, or the signed one moved aside', async () => {
+  it('refuses signature wrapping: a second, unsigned assertion, or the signed one moved aside; the request stays for the genuine answer', async () => {
     const b = s.browser();
     const genuine = await answered(b, { email: 'eve@acme.test' });
     await refused(b, wrapped(genuine, 'root@acme.test', 'second'), 'signature_invalid');
     const genuine2 = await answered(b, { email: 'eve@acme.test' });
     await refused(b, wrapped(genuine2, 'root@acme.test', 'moved'), 'signature_invalid');
     assert.equal((await s.api('GET', '/users?email=root@acme.test')).json().data.length, 0);
+    // A refused forgery does not use up the request: the genuine answer still signs in.
+    assert.equal((await post(b, genuine2)).status, 303);
   });
 
   it('judges NotOnOrAfter by the injected clock (60 s skew) and refuses an expired assertion', async () => {

@@ -41,14 +41,22 @@ export class SsoSamlRepo {
   }
 
   /**
-   * Consumes the request `requestId` of this connection, once and before it expires. Returns its
-   * sealed continuation, or undefined (unknown, another connection's, expired or already used).
+   * The sealed continuation of the live request `requestId` of this connection, or undefined
+   * (unknown, another connection's, expired or already used). Reads only: see consumeRequest.
    */
-  async consumeRequest(tenantId: string, connectionId: string, requestId: string, now: number): Promise<string | undefined> {
+  async liveRequest(tenantId: string, connectionId: string, requestId: string, now: number): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('sso_saml_requests')
+      .select(['continuation_enc', 'expires_at', 'consumed_at'])
+      .where((eb) => eb.and({ tenant_id: tenantId, connection_id: connectionId, request_id: requestId }))
+      .executeTakeFirst();
+    return row && row.consumed_at === null && Number(row.expires_at) > now ? row.continuation_enc : undefined;
+  }
+
+  /** Consumes the request, once and before it expires: exactly one caller gets true. */
+  consumeRequest(tenantId: string, connectionId: string, requestId: string, now: number): Promise<boolean> {
     const key = { tenant_id: tenantId, connection_id: connectionId, request_id: requestId };
-    if (!(await consumeOnce(this.db, 'sso_saml_requests', { key, column: 'consumed_at', expiresColumn: 'expires_at', now }))) return undefined;
-    const row = await this.db.selectFrom('sso_saml_requests').select('continuation_enc').where((eb) => eb.and(key)).executeTakeFirst();
-    return row?.continuation_enc;
+    return consumeOnce(this.db, 'sso_saml_requests', { key, column: 'consumed_at', expiresColumn: 'expires_at', now });
   }
 
   /** Whether an assertion id of this connection was accepted and has not expired yet. */
