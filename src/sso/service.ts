@@ -217,6 +217,7 @@ export class SsoSigninService {
         continuationEnc: this.deps.envelope.encrypt(JSON.stringify(continuation), samlRequestContext(requestId)),
         createdAt: now,
         expiresAt: now + SAML_REQUEST_TTL_SECONDS * 1000,
+        consumedAt: null,
       }),
     );
   }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { consumeOnce, deleteExpired, insertOnce, Sweeper } from '../atomic.js';
+import { codec } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export interface SsoSamlRequestRecord {
@@ -9,7 +10,18 @@ export interface SsoSamlRequestRecord {
   continuationEnc: string;
   createdAt: number;
   expiresAt: number;
+  consumedAt: number | null;
 }
+
+const storedRequest = codec<SsoSamlRequestRecord>()('sso_saml_requests', {
+  requestId: true,
+  tenantId: true,
+  connectionId: true,
+  continuationEnc: true,
+  createdAt: true,
+  expiresAt: true,
+  consumedAt: true,
+});
 
 /** Requests expired for an hour are swept every 200 requests sent (of any instance). */
 const requestSweeper = new Sweeper(200, (db, now) => deleteExpired(db, 'sso_saml_requests', 'expires_at', now - 3600_000));
@@ -26,18 +38,7 @@ export class SsoSamlRepo {
 
   async insertRequest(r: SsoSamlRequestRecord): Promise<void> {
     await requestSweeper.tick(this.db, r.createdAt);
-    await this.db
-      .insertInto('sso_saml_requests')
-      .values({
-        request_id: r.requestId,
-        tenant_id: r.tenantId,
-        connection_id: r.connectionId,
-        continuation_enc: r.continuationEnc,
-        created_at: r.createdAt,
-        expires_at: r.expiresAt,
-        consumed_at: null,
-      })
-      .execute();
+    await this.db.insertInto('sso_saml_requests').values(storedRequest.toRow(r)).execute();
   }
 
   /**
@@ -47,10 +48,11 @@ export class SsoSamlRepo {
   async liveRequest(tenantId: string, connectionId: string, requestId: string, now: number): Promise<string | undefined> {
     const row = await this.db
       .selectFrom('sso_saml_requests')
-      .select(['continuation_enc', 'expires_at', 'consumed_at'])
+      .selectAll()
       .where((eb) => eb.and({ tenant_id: tenantId, connection_id: connectionId, request_id: requestId }))
       .executeTakeFirst();
-    return row && row.consumed_at === null && Number(row.expires_at) > now ? row.continuation_enc : undefined;
+    const request = row && storedRequest.toRecord(row);
+    return request && request.consumedAt === null && request.expiresAt > now ? request.continuationEnc : undefined;
   }
 
   /** Consumes the request, once and before it expires: exactly one caller gets true. */
