@@ -4,60 +4,24 @@
  * `iss`, PKCE). Every request goes out through the egress agent. Framework-free.
  */
 import * as client from 'openid-client';
-import { fetch as undiciFetch } from 'undici';
 import type { EgressAgent } from '../egress/agent.js';
-import type { EgressPolicy, EgressResolver } from '../egress/policy.js';
 import { checkEgressUrlResolved } from '../egress/url.js';
 import { errors } from '../kernel/errors.js';
 import type { OidcSettings, UpstreamMetadata } from '../storage/repos/sso-connections.js';
+import { UPSTREAM_TIMEOUT_SECONDS, type UpstreamHttp, upstreamFetch } from './upstream-fetch.js';
 
-/** Upstream requests are given this long. */
-const UPSTREAM_TIMEOUT_SECONDS = 10;
+export type { UpstreamHttp } from './upstream-fetch.js';
 
 /** Asymmetric JWS algorithms we accept from an upstream, in order of preference. */
 const ASYMMETRIC_ALGS = ['RS256', 'ES256', 'PS256', 'EdDSA', 'Ed25519', 'ES384', 'RS384', 'PS384', 'ES512', 'RS512', 'PS512'];
-
-export interface UpstreamHttp {
-  agent: EgressAgent;
-  policy: EgressPolicy;
-  resolver?: EgressResolver;
-}
-
-/** The largest upstream answer read (discovery, token, JWKS documents are a few KiB). */
-const MAX_UPSTREAM_BYTES = 256 * 1024;
-
-export class UpstreamTooLargeError extends Error {
-  constructor() {
-    super(`the upstream answer exceeds ${MAX_UPSTREAM_BYTES} bytes`);
-  }
-}
 
 /**
  * openid-client's fetch, through the egress agent (every address connected to is checked; no
  * redirects), reading at most MAX_UPSTREAM_BYTES of the answer.
  */
 function egressFetch(agent: EgressAgent): client.CustomFetch {
-  return async (url, options) => {
-    const res = await undiciFetch(url, {
-      method: options.method,
-      headers: options.headers as Record<string, string>,
-      body: options.body as string | undefined,
-      redirect: 'manual',
-      signal: options.signal ?? AbortSignal.timeout(UPSTREAM_TIMEOUT_SECONDS * 1000),
-      dispatcher: agent,
-    });
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    if (res.body) {
-      for await (const chunk of res.body) {
-        size += chunk.length;
-        if (size > MAX_UPSTREAM_BYTES) throw new UpstreamTooLargeError();
-        chunks.push(chunk);
-      }
-    }
-    const body = res.status === 204 || res.status === 304 ? null : Buffer.concat(chunks);
-    return new Response(body, { status: res.status, statusText: res.statusText, headers: Object.fromEntries(res.headers.entries()) });
-  };
+  return (url, options) =>
+    upstreamFetch(agent, url, { method: options.method, headers: options.headers as Record<string, string>, body: options.body as string | undefined, signal: options.signal });
 }
 
 /**

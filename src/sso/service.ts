@@ -16,8 +16,9 @@ import type { RequestMeta, SigninService } from '../screens/service.js';
 import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import type { OrganizationRecord } from '../storage/repos/organizations.js';
 import { repos } from '../storage/repos/index.js';
-import type { SsoConnectionRecord } from '../storage/repos/sso-connections.js';
+import { oidcSettings, type SsoConnectionRecord, samlSettings } from '../storage/repos/sso-connections.js';
 import { authorizationUrl, completeCallback, newRoundTrip, OidcCallbackError, type OidcRoundTrip, type UpstreamHttp } from './oidc.js';
+import { authnRequestUrl, SAML_REQUEST_TTL_SECONDS, type SamlFailure, samlClaims, SamlResponseError, type SpUrls, spMetadata, validateSamlResponse } from './saml.js';
 import { openConnectionSecret } from './secrets.js';
 
 /** An upstream round trip must come back within this time. */
@@ -34,7 +35,8 @@ export type SsoFailureReason =
   | 'invalid_response'
   | 'email_missing'
   | 'email_unverified'
-  | 'email_conflict';
+  | 'email_conflict'
+  | SamlFailure;
 
 export class SsoLoginError extends Error {
   constructor(
@@ -70,6 +72,18 @@ export interface SsoSigninDeps {
 }
 
 const stateContext = (stateHash: string) => `sso_state:${stateHash}`;
+const samlRequestContext = (requestId: string) => `sso_saml_request:${requestId}`;
+
+/** What the upstream said about the person, whatever the protocol. */
+interface UpstreamProfile {
+  /** OIDC `sub`, SAML NameID: the identity linked to the user. */
+  subject: unknown;
+  email: unknown;
+  /** OIDC `email_verified`; SAML has no such statement: the signed assertion of the organization's IdP vouches for it. */
+  emailVerified: boolean;
+  name: unknown;
+  groups: unknown;
+}
 
 /** A fresh browser-binding value (the cookie that must come back with the callback). */
 export const newBrowserBinding = () => randomBytes(32).toString('base64url');
@@ -158,7 +172,9 @@ export class SsoSigninService {
    */
   async start(tenant: { id: string; issuer: string }, connectionId: string, browser: string, continuation: SsoContinuation, loginHint?: string): Promise<string> {
     const c = await this.connection(tenant.id, connectionId);
-    const trip = newRoundTrip(c.config);
+    if (c.protocol === 'saml') return this.#startSaml(tenant, c, continuation);
+    const config = oidcSettings(c);
+    const trip = newRoundTrip(config);
     const now = this.deps.clock.now();
     const stateHash = sha256Hex(trip.state);
     const stored: StoredTrip = { nonce: trip.nonce, codeVerifier: trip.codeVerifier, ...continuation };
@@ -172,7 +188,88 @@ export class SsoSigninService {
       expiresAt: now + SSO_STATE_TTL_SECONDS * 1000,
       consumedAt: null,
     });
-    return authorizationUrl(c.config, this.deps.upstream, this.redirectUri(tenant.issuer, c.id), trip, loginHint);
+    return authorizationUrl(config, this.deps.upstream, this.redirectUri(tenant.issuer, c.id), trip, loginHint);
+  }
+
+  /** The SP URLs of a SAML connection: its ACS and its entity id (the audience). */
+  samlSp(issuer: string, c: SsoConnectionRecord): SpUrls {
+    return { acsUrl: `${issuer}/sso/saml/${c.id}/acs`, entityId: samlSettings(c).spEntityId ?? `${issuer}/sso/saml/${c.id}/metadata` };
+  }
+
+  /** The SP metadata of a SAML connection of this tenant (enabled or not: it is set up at the IdP first). */
+  async samlMetadata(tenant: { id: string; issuer: string }, connectionId: string): Promise<string | undefined> {
+    const c = await repos(this.deps.db.kysely, this.deps.db.dialect).ssoConnections.findInTenant(tenant.id, connectionId);
+    if (!c || c.protocol !== 'saml') return undefined;
+    return spMetadata(samlSettings(c), this.samlSp(tenant.issuer, c));
+  }
+
+  /**
+   * A SAML AuthnRequest (HTTP-Redirect): its ID is stored with the continuation (sealed), for the
+   * IdP's answer to name in InResponseTo, once, within SAML_REQUEST_TTL_SECONDS.
+   */
+  async #startSaml(tenant: { id: string; issuer: string }, c: SsoConnectionRecord, continuation: SsoContinuation): Promise<string> {
+    const now = this.deps.clock.now();
+    return authnRequestUrl(samlSettings(c), this.samlSp(tenant.issuer, c), (requestId) =>
+      repos(this.deps.db.kysely, this.deps.db.dialect).ssoSaml.insertRequest({
+        requestId,
+        tenantId: tenant.id,
+        connectionId: c.id,
+        continuationEnc: this.deps.envelope.encrypt(JSON.stringify(continuation), samlRequestContext(requestId)),
+        createdAt: now,
+        expiresAt: now + SAML_REQUEST_TTL_SECONDS * 1000,
+        consumedAt: null,
+      }),
+    );
+  }
+
+  /**
+   * The SAML ACS: the response is validated (saml.ts: size, no DTD, replay, the live request it
+   * answers, signature, audience, issuer, recipient, time window), then the request is consumed
+   * and the assertion id recorded (each consume-once, so every instance agrees), then the user is
+   * found or provisioned and a session opened, as for OIDC. Throws SsoLoginError (already audited).
+   */
+  async finishSaml(tenant: { id: string; issuer: string }, connectionId: string, samlResponse: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
+    let c: SsoConnectionRecord | undefined;
+    try {
+      c = await this.connection(tenant.id, connectionId);
+      if (c.protocol !== 'saml') throw new SsoLoginError('connection_unknown');
+      const conn = c;
+      const settings = samlSettings(conn);
+      if (!samlResponse) throw new SsoLoginError('invalid_response', conn, 'no SAMLResponse');
+      const r = repos(this.deps.db.kysely, this.deps.db.dialect).ssoSaml;
+      const now = this.deps.clock.now();
+      let assertion;
+      try {
+        assertion = await validateSamlResponse({
+          settings,
+          sp: this.samlSp(tenant.issuer, conn),
+          samlResponse,
+          now,
+          liveRequest: (id) => r.liveRequest(tenant.id, conn.id, id, now),
+          assertionSeen: (id) => r.assertionSeen(conn.id, sha256Hex(id), now),
+        });
+      } catch (err) {
+        if (err instanceof SamlResponseError) throw new SsoLoginError(err.reason, conn, err.detail);
+        throw err;
+      }
+      const claims = samlClaims(settings, assertion);
+      if (claims instanceof SamlResponseError) throw new SsoLoginError(claims.reason, conn, claims.detail);
+      // Every check passed: the request is used up (of two parallel answers, one wins), and the
+      // assertion id recorded until it expires (a replay is refused on every instance).
+      if (!(await r.consumeRequest(tenant.id, conn.id, assertion.requestId, now))) throw new SsoLoginError('request_unknown', conn, 'the request was answered already');
+      if (!(await r.useAssertion(tenant.id, conn.id, sha256Hex(assertion.assertionId), assertion.assertionExpiresAt, now))) {
+        throw new SsoLoginError('assertion_replayed', conn, 'this assertion was already used');
+      }
+      const stored = JSON.parse(this.deps.envelope.decrypt(assertion.continuation, samlRequestContext(assertion.requestId))) as SsoContinuation;
+      const { session, token, userId } = await this.#provisionOnce(tenant.id, conn, { ...claims, emailVerified: true }, meta, previousToken);
+      return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
+    } catch (err) {
+      if (err instanceof SsoLoginError) {
+        await this.#failed(tenant.id, err.connection ?? c, connectionId, err.reason, meta);
+        throw err;
+      }
+      throw err;
+    }
   }
 
   /** Consumes the round trip `state` names, only for the browser that started it. */
@@ -197,16 +294,25 @@ export class SsoSigninService {
     let c: SsoConnectionRecord | undefined;
     try {
       c = await this.connection(tenant.id, connectionId);
+      if (c.protocol !== 'oidc') throw new SsoLoginError('connection_unknown');
+      const config = oidcSettings(c);
       const { trip, stored } = await this.#consume(tenant.id, c.id, callbackUrl.searchParams.get('state'), browser);
       const secret = c.secretEnc === null ? null : openConnectionSecret(this.deps.envelope, tenant.id, c.id, c.secretEnc);
       let claims: Record<string, unknown>;
       try {
-        claims = await completeCallback(c.config, secret, this.deps.upstream, callbackUrl, trip);
+        claims = await completeCallback(config, secret, this.deps.upstream, callbackUrl, trip);
       } catch (err) {
         if (err instanceof OidcCallbackError) throw new SsoLoginError(err.reason, c, err.detail);
         throw err;
       }
-      const { session, token, userId } = await this.#provisionOnce(tenant.id, c, claims, meta, previousToken);
+      const profile: UpstreamProfile = {
+        subject: claims.sub,
+        email: claims[config.claims.email],
+        emailVerified: claims.email_verified === true,
+        name: claims[config.claims.name],
+        groups: claims[config.claims.groups],
+      };
+      const { session, token, userId } = await this.#provisionOnce(tenant.id, c, profile, meta, previousToken);
       return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
     } catch (err) {
       if (err instanceof SsoLoginError) {
@@ -233,7 +339,7 @@ export class SsoSigninService {
    * Two first logins of one person at once both try to create the user or the link: the loser's
    * transaction fails on the unique key and is run again, and then finds what the winner made.
    */
-  async #provisionOnce(tenantId: string, c: SsoConnectionRecord, claims: Record<string, unknown>, meta: RequestMeta, previousToken?: string) {
+  async #provisionOnce(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, meta: RequestMeta, previousToken?: string) {
     try {
       return await this.#provision(tenantId, c, claims, meta, previousToken);
     } catch (err) {
@@ -251,16 +357,16 @@ export class SsoSigninService {
    * - a new user is created with the verified email and no password;
    * - a user who is not a member becomes one, with the role mapped from groups or the default.
    */
-  async #provision(tenantId: string, c: SsoConnectionRecord, claims: Record<string, unknown>, meta: RequestMeta, previousToken?: string) {
+  async #provision(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, meta: RequestMeta, previousToken?: string) {
     const now = this.deps.clock.now();
-    const subject = str(claims.sub, 255);
+    const subject = str(claims.subject, 255);
     if (!subject) throw new SsoLoginError('invalid_response', c);
     const system: Actor = { type: 'system', id: c.id };
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = repos(trx, this.deps.db.dialect);
       const org = await r.organizations.findShared(tenantId, c.organizationId, this.deps.db.dialect);
       if (!org) throw new SsoLoginError('connection_unknown', c);
-      const name = str(claims[c.config.claims.name], 200) ?? null;
+      const name = str(claims.name, 200) ?? null;
       let userId: string;
       const identity = await r.ssoIdentities.find(c.id, subject);
       if (identity) {
@@ -272,9 +378,9 @@ export class SsoSigninService {
           await this.#record(trx, tenantId, c, 'user.updated', system, { user_id: userId, fields: ['name'] });
         }
       } else {
-        const raw = str(claims[c.config.claims.email], 254);
+        const raw = str(claims.email, 254);
         if (!raw || !raw.includes('@')) throw new SsoLoginError('email_missing', c);
-        if (claims.email_verified !== true) throw new SsoLoginError('email_unverified', c);
+        if (!claims.emailVerified) throw new SsoLoginError('email_unverified', c);
         const email = normalizeEmail(raw);
         const existing = await r.users.findByEmail(tenantId, email);
         if (existing) {
@@ -288,7 +394,7 @@ export class SsoSigninService {
         await r.ssoIdentities.insert({ connectionId: c.id, subject, tenantId, userId, createdAt: now, lastLoginAt: now });
       }
       if (!(await r.members.find(tenantId, org.id, userId))) {
-        const role = roleFor(c, claims[c.config.claims.groups]);
+        const role = roleFor(c, claims.groups);
         await r.members.insert({ tenantId, organizationId: org.id, userId, role, createdAt: now, updatedAt: now });
         await this.#record(trx, tenantId, c, 'member.added', system, { organization_id: org.id, user_id: userId, role, connection_id: c.id });
       }

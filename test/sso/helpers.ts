@@ -1,5 +1,6 @@
 import type { TxtResolver } from '../../src/egress/dns.js';
 import type { EgressResolver } from '../../src/egress/policy.js';
+import type { Clock } from '../../src/kernel/clock.js';
 import type { CreatedTenant } from '../../src/tenants/service.js';
 import type { HttpResponse } from '../helpers/http.js';
 import { type Browser, PASSWORD, REDIRECT, S256, type SigninTestServer, signIn, startSigninServer, VERIFIER } from '../signin/helpers.js';
@@ -18,7 +19,7 @@ export interface SsoTestServer extends SigninTestServer {
 }
 
 /** The test server with loopback allowed by the egress policy and an upstream tenant on `localhost`. */
-export async function startSsoServer(config: Record<string, unknown> = {}, opts: { txtResolver?: TxtResolver } = {}): Promise<SsoTestServer> {
+export async function startSsoServer(config: Record<string, unknown> = {}, opts: { txtResolver?: TxtResolver; clock?: Clock } = {}): Promise<SsoTestServer> {
   const s = await startSigninServer({ egressResolver: localResolver, ...opts, config: { egressAllow: '127.0.0.1/32', ...config } } as Parameters<typeof startSigninServer>[0]);
   const idp = await s.createTenant(`localhost:${s.port}`);
   return Object.assign(s, {

@@ -1,14 +1,17 @@
 /**
  * The browser side of enterprise SSO (docs/sso.md): `GET /sso/{connectionId}/start` sends the
- * browser to the organization's IdP; `GET /sso/oidc/{connectionId}/callback` comes back with the
- * authorization response and continues the /authorize flow (or the page) that started it.
+ * browser to the organization's IdP; `GET /sso/oidc/{connectionId}/callback` (OIDC) or
+ * `POST /sso/saml/{connectionId}/acs` (SAML, HTTP-POST binding) comes back with the IdP's answer
+ * and continues the /authorize flow (or the page) that started it.
+ * `GET /sso/saml/{connectionId}/metadata` is the SP metadata to give the IdP.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../kernel/errors.js';
 import type { OAuthServer } from '../../oauth/compose.js';
 import { cookieNames, cookieOptions, safeReturnTo } from '../../screens/cookies.js';
 import type { SigninService } from '../../screens/service.js';
-import { newBrowserBinding, SSO_STATE_TTL_SECONDS, type SsoFailureReason, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
+import { MAX_SAML_XML_BYTES } from '../../sso/saml.js';
+import { newBrowserBinding, SSO_STATE_TTL_SECONDS, type SsoFailureReason, type SsoFinish, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
@@ -32,7 +35,17 @@ const MESSAGES: Record<SsoFailureReason, string> = {
   email_missing: 'Your identity provider did not share your email address.',
   email_unverified: 'Your identity provider did not confirm your email address.',
   email_conflict: 'An account with your email address already exists and cannot be linked to this organization. Ask your administrator.',
+  xml_rejected: 'Your identity provider answered with a document that was refused.',
+  signature_invalid: 'Your identity provider answered with a response whose signature could not be verified.',
+  audience_mismatch: 'Your identity provider answered with a response meant for another service.',
+  recipient_mismatch: 'Your identity provider answered with a response meant for another address.',
+  request_unknown: 'This sign-in has expired, was already used, or was not started here. Go back to the application and start again.',
+  assertion_expired: 'Your identity provider answered with a response that has expired. Check the clocks and start again.',
+  assertion_replayed: 'This sign-in response was already used. Go back to the application and start again.',
 };
+
+/** The ACS body: a form with the base64 SAMLResponse (MAX_SAML_XML_BYTES decoded), with room for URL encoding. */
+const ACS_BODY_LIMIT = 2 * MAX_SAML_XML_BYTES;
 
 export const ssoFailure = (reason: SsoFailureReason) => new AppError(reason === 'connection_unknown' ? 404 : 400, reason === 'connection_unknown' ? 'not_found' : 'access_denied', MESSAGES[reason]);
 
@@ -77,13 +90,12 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
     return redirectToIdp(request, reply, sso, request.params.connectionId, { ...(flow ? { flow: flow.id } : {}), ...(returnTo ? { returnTo } : {}) }, hint?.slice(0, 254));
   });
 
-  app.get<{ Params: { connectionId: string } }>('/sso/oidc/:connectionId/callback', async (request, reply) => {
+  /** The IdP's answer, whatever the protocol: a session, then the flow (or page) that started it. */
+  async function finish(request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply, run: () => Promise<SsoFinish>): Promise<FastifyReply> {
     const tenant = tenantOf(request);
-    const name = cookieNames(tenant.issuer).sso;
-    const callbackUrl = new URL(request.url, tenant.issuer);
     let done;
     try {
-      done = await sso.finishOidc(tenant, request.params.connectionId, callbackUrl, request.cookies[name], meta(request), sessionToken(request));
+      done = await run();
     } catch (err) {
       if (err instanceof SsoLoginError) {
         request.log.info({ connection_id: request.params.connectionId, reason: err.reason, detail: err.detail }, 'sso sign-in refused');
@@ -97,5 +109,26 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
     if (flowId !== undefined && !flow) return sendErrorPage(request, reply, ssoFailure('state_invalid'));
     if (!flow) return seeOther(reply, returnTo ?? '/sessions');
     return sendOutcome(request, reply, await oauth.authorize.continue(flow, tenant, done.session, { consented: false }));
+  }
+
+  app.get<{ Params: { connectionId: string } }>('/sso/oidc/:connectionId/callback', async (request, reply) => {
+    const tenant = tenantOf(request);
+    const name = cookieNames(tenant.issuer).sso;
+    const callbackUrl = new URL(request.url, tenant.issuer);
+    return finish(request, reply, () => sso.finishOidc(tenant, request.params.connectionId, callbackUrl, request.cookies[name], meta(request), sessionToken(request)));
+  });
+
+  // The IdP's cross-site form post: no CSRF token (the single-use InResponseTo binds it to a
+  // request we sent) and no browser-binding cookie (SameSite=Lax cookies are not sent on it).
+  app.post<{ Params: { connectionId: string } }>('/sso/saml/:connectionId/acs', { bodyLimit: ACS_BODY_LIMIT }, async (request, reply) => {
+    const tenant = tenantOf(request);
+    const samlResponse = field(request.body, 'SAMLResponse');
+    return finish(request, reply, () => sso.finishSaml(tenant, request.params.connectionId, samlResponse, meta(request), sessionToken(request)));
+  });
+
+  app.get<{ Params: { connectionId: string } }>('/sso/saml/:connectionId/metadata', async (request, reply) => {
+    const xml = await sso.samlMetadata(tenantOf(request), request.params.connectionId);
+    if (xml === undefined) return sendErrorPage(request, reply, ssoFailure('connection_unknown'));
+    return reply.header('content-type', 'application/samlmetadata+xml; charset=utf-8').send(xml);
   });
 }

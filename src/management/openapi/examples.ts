@@ -30,7 +30,43 @@ const organization = {
 
 const user = { id: USER, email: 'ada@acme.test', name: 'Ada Lovelace', email_verified: false, has_password: true, created_at: AT, updated_at: AT };
 
+const SSO = 'sso_01jf8zb1c2d3e4f5g6h7j8k9m0';
+const samlConnection = {
+  id: SSO,
+  organization_id: ORG,
+  protocol: 'saml',
+  name: 'Acme Entra ID',
+  enabled: true,
+  default_role: 'member',
+  group_roles: { admins: 'admin' },
+  saml: {
+    idp_entity_id: 'https://sts.acme.test/3f1c2b8e/',
+    idp_sso_url: 'https://login.acme.test/3f1c2b8e/saml2',
+    idp_certificates: [{ fingerprint_sha256: '5A:1F:0C:93:7B:44:2E:D1:8C:6A:0B:3E:9F:12:74:C8:AD:51:E0:27:96:3B:4C:8D:F2:01:6E:5B:A7:C9:30:DE', not_after: '2029-11-23T09:30:00.000Z' }],
+    metadata_url: 'https://login.acme.test/3f1c2b8e/federationmetadata/2007-06/federationmetadata.xml',
+    sp_entity_id: `https://auth.example.com/sso/saml/${SSO}/metadata`,
+    acs_url: `https://auth.example.com/sso/saml/${SSO}/acs`,
+    sp_metadata_url: `https://auth.example.com/sso/saml/${SSO}/metadata`,
+    allow_signed_response: false,
+    attributes: { email: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress', name: 'http://schemas.microsoft.com/identity/claims/displayname', groups: 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups' },
+  },
+  created_at: AT,
+  updated_at: AT,
+};
+
 export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
+  'POST /v1/organizations/{orgId}/sso/connections': {
+    request: {
+      protocol: 'saml',
+      name: 'Acme Entra ID',
+      group_roles: { Admins: 'admin' },
+      saml: {
+        metadata_url: 'https://login.acme.test/3f1c2b8e/federationmetadata/2007-06/federationmetadata.xml',
+        attributes: samlConnection.saml.attributes,
+      },
+    },
+    response: samlConnection,
+  },
   'POST /v1/organizations': { request: { name: 'Acme Corp', slug: 'acme', domain: 'acme.test' }, response: organization },
   'GET /v1/organizations/{orgId}': { response: organization },
   'PATCH /v1/organizations/{orgId}': {

@@ -104,7 +104,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/organizations/{orgId}/credentials/{vcId}': { operationId: 'getCredential', ok: 'The credential record (never its disclosures)' },
   'POST /v1/organizations/{orgId}/credentials/{vcId}/revoke': { operationId: 'revokeCredential', ok: "Revoked: its status-list bit is set (idempotent)" },
 
-  'POST /v1/organizations/{orgId}/sso/connections': { operationId: 'createSsoConnection', ok: 'The connection created (its client secret is never returned)' },
+  'POST /v1/organizations/{orgId}/sso/connections': { operationId: 'createSsoConnection', ok: 'The connection created (an OIDC client secret is never returned; SAML shows the IdP certificates and the SP URLs to register)' },
   'GET /v1/organizations/{orgId}/sso/connections': { operationId: 'listSsoConnections', ok: "The organization's SSO connections" },
   'GET /v1/organizations/{orgId}/sso/connections/{connectionId}': { operationId: 'getSsoConnection', ok: 'The connection' },
   'PATCH /v1/organizations/{orgId}/sso/connections/{connectionId}': { operationId: 'updateSsoConnection', ok: 'The connection as updated' },

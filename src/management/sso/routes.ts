@@ -15,7 +15,8 @@ const connectionSchema = z.object({
   enabled: z.boolean(),
   default_role: z.string(),
   group_roles: z.record(z.string(), z.string()),
-  oidc: z.object({
+  oidc: z
+    .object({
     issuer: z.string(),
     client_id: z.string(),
     has_client_secret: z.boolean(),
@@ -25,7 +26,23 @@ const connectionSchema = z.object({
     id_token_signed_response_alg: z.string(),
     token_endpoint_auth_method: z.string(),
     redirect_uri: z.string(),
-  }),
+  })
+    .optional()
+    .describe('OIDC settings (protocol `oidc`)'),
+  saml: z
+    .object({
+      idp_entity_id: z.string(),
+      idp_sso_url: z.string(),
+      idp_certificates: z.array(z.object({ fingerprint_sha256: z.string(), not_after: z.string() })),
+      metadata_url: z.string().nullable(),
+      sp_entity_id: z.string(),
+      acs_url: z.string(),
+      sp_metadata_url: z.string(),
+      allow_signed_response: z.boolean(),
+      attributes: z.object({ email: z.string(), name: z.string(), groups: z.string() }),
+    })
+    .optional()
+    .describe('SAML 2.0 settings (protocol `saml`)'),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -46,6 +63,17 @@ const oidcFields = {
 const oidcCreate = z.strictObject({ ...oidcFields, client_secret: oidcFields.client_secret.optional(), scopes: oidcFields.scopes.optional(), pkce: oidcFields.pkce.optional(), claims: oidcFields.claims.optional() });
 const oidcPatch = z.strictObject(Object.fromEntries(Object.entries(oidcFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof oidcFields]: z.ZodOptional<(typeof oidcFields)[K]> });
 
+const attributeName = z.string().trim().min(1).max(256);
+const samlFields = {
+  metadata_xml: z.string().min(1).describe('The IdP metadata document (at most 256 KiB)'),
+  metadata_url: z.string().max(2048).describe('Where to fetch the IdP metadata (through the egress policy)'),
+  sp_entity_id: z.string().trim().min(1).max(1024).nullable().describe('The SP entity id (the audience); default `<issuer>/sso/saml/<id>/metadata`'),
+  allow_signed_response: z.boolean().describe('A signed Response is enough even when its assertion is unsigned (default false)'),
+  attributes: z.strictObject({ email: attributeName.optional(), name: attributeName.optional(), groups: attributeName.optional() }),
+};
+const samlInput = z.strictObject(Object.fromEntries(Object.entries(samlFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof samlFields]: z.ZodOptional<(typeof samlFields)[K]> });
+const common = { name, enabled: z.boolean().optional(), default_role: role.optional(), group_roles: groupRoles.optional() };
+
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('sso') });
 const tags = ['sso'];
@@ -62,16 +90,12 @@ export const ssoRoutes =
       config: write,
       schema: {
         tags,
-        summary: 'Create an SSO connection (OIDC: the issuer is discovered now; the client secret is never returned)',
+        summary: 'Create an SSO connection (OIDC: the issuer is discovered now, the client secret is never returned; SAML: the IdP metadata is imported now)',
         params: orgParams,
-        body: z.strictObject({
-          protocol: z.literal('oidc'),
-          name,
-          enabled: z.boolean().optional(),
-          default_role: role.optional(),
-          group_roles: groupRoles.optional(),
-          oidc: oidcCreate,
-        }),
+        body: z.discriminatedUnion('protocol', [
+          z.strictObject({ protocol: z.literal('oidc'), ...common, oidc: oidcCreate }),
+          z.strictObject({ protocol: z.literal('saml'), ...common, saml: samlInput }),
+        ]),
         response: { 201: connectionSchema, 400: errorResponse, 404: errorResponse },
       },
       handler: async (request, reply) => {
@@ -104,9 +128,16 @@ export const ssoRoutes =
       config: write,
       schema: {
         tags,
-        summary: 'Change an SSO connection (a new issuer is discovered again; client_secret null removes it)',
+        summary: 'Change an SSO connection (a new issuer is discovered again; client_secret null removes it; new SAML metadata is imported again)',
         params: connParams,
-        body: z.strictObject({ name: name.optional(), enabled: z.boolean().optional(), default_role: role.optional(), group_roles: groupRoles.optional(), oidc: oidcPatch.optional() }),
+        body: z.strictObject({
+          name: name.optional(),
+          enabled: z.boolean().optional(),
+          default_role: role.optional(),
+          group_roles: groupRoles.optional(),
+          oidc: oidcPatch.optional(),
+          saml: samlInput.optional(),
+        }),
         response: { 200: connectionSchema, 400: errorResponse, 404: errorResponse },
       },
       handler: async (request) => {

@@ -1,15 +1,18 @@
 /**
  * SSO connections of an organization (docs/sso.md): an OIDC issuer is discovered through the
  * egress policy when the connection is created (and again when its issuer changes); the client
- * secret is stored under envelope encryption and never returned.
+ * secret is stored under envelope encryption and never returned. A SAML connection imports the
+ * IdP's metadata (XML, or a URL fetched through the egress policy).
  */
+import { X509Certificate } from 'node:crypto';
 import type { Actor } from '../../events/catalogue.js';
 import type { Envelope } from '../../kernel/crypto/envelope.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { chooseIdTokenAlg, chooseTokenAuthMethod, discoverIssuer, type UpstreamHttp } from '../../sso/oidc.js';
+import { fetchIdpMetadata, type IdpMetadata, parseIdpMetadata } from '../../sso/saml.js';
 import { sealConnectionSecret } from '../../sso/secrets.js';
-import type { OidcSettings, SsoConnectionPatch, SsoConnectionRecord } from '../../storage/repos/sso-connections.js';
+import { type OidcSettings, oidcSettings, type SamlSettings, type SsoConnectionPatch, type SsoConnectionRecord, samlSettings } from '../../storage/repos/sso-connections.js';
 import { iso, type ManagementDeps, reposOf } from '../common.js';
 import type { Role } from '../members/service.js';
 
@@ -23,6 +26,7 @@ export const MAX_CONNECTIONS_PER_ORGANIZATION = 20;
 
 export const DEFAULT_SCOPES = ['openid', 'email', 'profile'];
 export const DEFAULT_CLAIMS = { email: 'email', name: 'name', groups: 'groups' };
+export const DEFAULT_SAML_ATTRIBUTES = { email: 'email', name: 'name', groups: 'groups' };
 
 export interface OidcInput {
   issuer?: string;
@@ -33,12 +37,57 @@ export interface OidcInput {
   claims?: { email?: string; name?: string; groups?: string };
 }
 
+export interface SamlInput {
+  metadata_xml?: string;
+  metadata_url?: string;
+  sp_entity_id?: string | null;
+  allow_signed_response?: boolean;
+  attributes?: { email?: string; name?: string; groups?: string };
+}
+
 export interface ConnectionInput {
   name?: string;
   enabled?: boolean;
   default_role?: Role;
   group_roles?: Record<string, Role>;
   oidc?: OidcInput;
+  saml?: SamlInput;
+}
+
+export type CreateConnectionInput = ConnectionInput & { name: string } & ({ protocol: 'oidc'; oidc: OidcInput } | { protocol: 'saml'; saml: SamlInput });
+
+function oidcView(c: SsoConnectionRecord, issuer: string) {
+  const config = oidcSettings(c);
+  return {
+    issuer: config.issuer,
+    client_id: config.clientId,
+    has_client_secret: c.secretEnc !== null,
+    scopes: config.scopes,
+    pkce: config.pkce,
+    claims: config.claims,
+    id_token_signed_response_alg: config.idTokenAlg,
+    token_endpoint_auth_method: config.tokenAuthMethod,
+    redirect_uri: `${issuer}/sso/oidc/${c.id}/callback`,
+  };
+}
+
+function samlView(c: SsoConnectionRecord, issuer: string) {
+  const config = samlSettings(c);
+  const metadataUrl = `${issuer}/sso/saml/${c.id}/metadata`;
+  return {
+    idp_entity_id: config.idpEntityId,
+    idp_sso_url: config.idpSsoUrl,
+    idp_certificates: config.idpCertificates.map((der) => {
+      const cert = new X509Certificate(Buffer.from(der, 'base64'));
+      return { fingerprint_sha256: cert.fingerprint256, not_after: new Date(cert.validTo).toISOString() };
+    }),
+    metadata_url: config.metadataUrl,
+    sp_entity_id: config.spEntityId ?? metadataUrl,
+    acs_url: `${issuer}/sso/saml/${c.id}/acs`,
+    sp_metadata_url: metadataUrl,
+    allow_signed_response: config.allowSignedResponse,
+    attributes: config.attributes,
+  };
 }
 
 /** The public view: never the client secret, only whether there is one. */
@@ -51,17 +100,7 @@ export function ssoConnectionView(c: SsoConnectionRecord, issuer: string) {
     enabled: c.enabled,
     default_role: c.defaultRole,
     group_roles: c.groupRoles,
-    oidc: {
-      issuer: c.config.issuer,
-      client_id: c.config.clientId,
-      has_client_secret: c.secretEnc !== null,
-      scopes: c.config.scopes,
-      pkce: c.config.pkce,
-      claims: c.config.claims,
-      id_token_signed_response_alg: c.config.idTokenAlg,
-      token_endpoint_auth_method: c.config.tokenAuthMethod,
-      redirect_uri: `${issuer}/sso/oidc/${c.id}/callback`,
-    },
+    ...(c.protocol === 'saml' ? { saml: samlView(c, issuer) } : { oidc: oidcView(c, issuer) }),
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),
   };
@@ -72,10 +111,12 @@ const lowerKeys = (m: Record<string, string>) => Object.fromEntries(Object.entri
 /** Names (API spelling) of what a patch changes. */
 function changedFields(input: ConnectionInput): string[] {
   const top = (['name', 'enabled', 'default_role', 'group_roles'] as const).filter((k) => input[k] !== undefined);
-  const oidc = Object.entries(input.oidc ?? {})
-    .filter(([, v]) => v !== undefined)
-    .map(([k]) => `oidc.${k}`);
-  return [...top, ...oidc];
+  const nested = (['oidc', 'saml'] as const).flatMap((p) =>
+    Object.entries(input[p] ?? {})
+      .filter(([, v]) => v !== undefined)
+      .map(([k]) => `${p}.${k}`),
+  );
+  return [...top, ...nested];
 }
 
 export class SsoConnectionService {
@@ -111,16 +152,40 @@ export class SsoConnectionService {
     };
   }
 
-  async create(tenantId: string, actor: Actor, orgId: string, input: ConnectionInput & { name: string; oidc: OidcInput }) {
+  /** The SAML settings after `input`: metadata imported again when given (XML or URL, not both). */
+  async #samlSettings(current: SamlSettings | undefined, input: SamlInput): Promise<SamlSettings> {
+    if (input.metadata_xml !== undefined && input.metadata_url !== undefined) throw errors.invalidRequest('saml: give metadata_xml or metadata_url, not both');
+    let idp: IdpMetadata | undefined;
+    let metadataUrl = current?.metadataUrl ?? null;
+    if (input.metadata_xml !== undefined) {
+      idp = await parseIdpMetadata(input.metadata_xml, 'saml.metadata_xml');
+      metadataUrl = null;
+    } else if (input.metadata_url !== undefined) {
+      idp = await fetchIdpMetadata(input.metadata_url, this.deps.upstream, 'saml.metadata_url');
+      metadataUrl = input.metadata_url;
+    }
+    if (!idp && !current) throw errors.invalidRequest('saml: metadata_xml or metadata_url is required');
+    return {
+      idpEntityId: idp?.entityId ?? current!.idpEntityId,
+      idpSsoUrl: idp?.ssoUrl ?? current!.idpSsoUrl,
+      idpCertificates: idp?.certificates ?? current!.idpCertificates,
+      metadataUrl,
+      spEntityId: input.sp_entity_id === undefined ? (current?.spEntityId ?? null) : input.sp_entity_id,
+      allowSignedResponse: input.allow_signed_response ?? current?.allowSignedResponse ?? false,
+      attributes: { ...DEFAULT_SAML_ATTRIBUTES, ...current?.attributes, ...input.attributes },
+    };
+  }
+
+  async create(tenantId: string, actor: Actor, orgId: string, input: CreateConnectionInput) {
     const now = this.deps.clock.now();
     const id = newId('sso', now);
-    const secret = input.oidc.client_secret ?? null;
-    const config = await this.#settings(undefined, input.oidc, secret !== null);
+    const secret = input.protocol === 'oidc' ? (input.oidc.client_secret ?? null) : null;
+    const config = input.protocol === 'oidc' ? await this.#settings(undefined, input.oidc, secret !== null) : await this.#samlSettings(undefined, input.saml);
     const c: SsoConnectionRecord = {
       id,
       tenantId,
       organizationId: orgId,
-      protocol: 'oidc',
+      protocol: input.protocol,
       name: input.name,
       enabled: input.enabled ?? true,
       defaultRole: input.default_role ?? 'member',
@@ -142,7 +207,7 @@ export class SsoConnectionService {
         type: 'sso.connection.created',
         organizationId: orgId,
         actor,
-        data: { connection_id: id, protocol: c.protocol, issuer: config.issuer, enabled: c.enabled },
+        data: { connection_id: id, protocol: c.protocol, issuer: 'issuer' in config ? config.issuer : config.idpEntityId, enabled: c.enabled },
       });
     });
     return c;
@@ -166,11 +231,14 @@ export class SsoConnectionService {
     if (input.enabled !== undefined) patch.enabled = input.enabled;
     if (input.default_role !== undefined) patch.defaultRole = input.default_role;
     if (input.group_roles !== undefined) patch.groupRoles = lowerKeys(input.group_roles);
+    if (input.oidc !== undefined && current.protocol !== 'oidc') throw errors.invalidRequest('oidc: this is a SAML connection');
+    if (input.saml !== undefined && current.protocol !== 'saml') throw errors.invalidRequest('saml: this is an OIDC connection');
+    if (input.saml !== undefined) patch.config = await this.#samlSettings(samlSettings(current), input.saml);
     if (input.oidc !== undefined) {
       const secret = input.oidc.client_secret;
       if (secret !== undefined) patch.secretEnc = secret === null ? null : sealConnectionSecret(this.deps.envelope, tenantId, id, secret);
       const hasSecret = secret === undefined ? current.secretEnc !== null : secret !== null;
-      patch.config = await this.#settings(current.config, input.oidc, hasSecret);
+      patch.config = await this.#settings(oidcSettings(current), input.oidc, hasSecret);
     }
     const fields = changedFields(input);
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {

@@ -31,6 +31,7 @@ import { SigningKeyRepo } from './signing-keys.js';
 import { SsoConnectionRepo } from './sso-connections.js';
 import { SsoIdentityRepo } from './sso-identities.js';
 import { SsoLoginStateRepo } from './sso-login-states.js';
+import { SsoSamlRepo } from './sso-saml.js';
 import { TenantRepo } from './tenants.js';
 import { UserRepo } from './users.js';
 import { WebhookDeliveryRepo } from './webhook-deliveries.js';
@@ -68,6 +69,7 @@ const makers = {
   ssoConnections: (db) => new SsoConnectionRepo(db),
   ssoLoginStates: (db) => new SsoLoginStateRepo(db),
   ssoIdentities: (db) => new SsoIdentityRepo(db),
+  ssoSaml: (db) => new SsoSamlRepo(db),
   credentialTypes: (db) => new CredentialTypeRepo(db),
   credentialOffers: (db) => new CredentialOfferRepo(db),
   credentialNonces: (db) => new CredentialNonceRepo(db),

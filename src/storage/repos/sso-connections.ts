@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { bool, cast, codec, json } from '../codec.js';
 import type { Database } from '../schema.js';
 
-export type SsoProtocol = 'oidc';
+export type SsoProtocol = 'oidc' | 'saml';
 
 /** The upstream's authorization server metadata, as discovered (RFC 8414 / OIDC Discovery). */
 export type UpstreamMetadata = Record<string, unknown> & { issuer: string };
@@ -22,6 +22,24 @@ export interface OidcSettings {
   metadata: UpstreamMetadata;
 }
 
+/** Public settings of a SAML 2.0 connection (Keyhall is the service provider). */
+export interface SamlSettings {
+  /** The IdP's entityID (the Issuer its assertions must carry). */
+  idpEntityId: string;
+  /** The IdP's SingleSignOnService for the HTTP-Redirect binding (where AuthnRequests go). */
+  idpSsoUrl: string;
+  /** The IdP's signing certificates (base64 DER, as in its metadata). */
+  idpCertificates: string[];
+  /** Where the metadata was fetched from (null: imported as XML). */
+  metadataUrl: string | null;
+  /** The SP entity id (the audience); null: `<issuer>/sso/saml/<connectionId>/metadata`. */
+  spEntityId: string | null;
+  /** A signed Response is enough even when its assertion is not signed (default false). */
+  allowSignedResponse: boolean;
+  /** Which assertion attribute carries each attribute (the email falls back to an emailAddress NameID). */
+  attributes: { email: string; name: string; groups: string };
+}
+
 export interface SsoConnectionRecord {
   id: string;
   tenantId: string;
@@ -32,7 +50,8 @@ export interface SsoConnectionRecord {
   defaultRole: string;
   /** upstream group (lower case) → organization role. */
   groupRoles: Record<string, string>;
-  config: OidcSettings;
+  /** OidcSettings for `oidc`, SamlSettings for `saml` (see oidcSettings / samlSettings). */
+  config: OidcSettings | SamlSettings;
   secretEnc: string | null;
   createdAt: number;
   updatedAt: number;
@@ -47,11 +66,23 @@ const stored = codec<SsoConnectionRecord>()('sso_connections', {
   enabled: bool,
   defaultRole: true,
   groupRoles: json<Record<string, string>>(),
-  config: json<OidcSettings>(),
+  config: json<OidcSettings | SamlSettings>(),
   secretEnc: true,
   createdAt: true,
   updatedAt: true,
 });
+
+/** The OIDC settings of an `oidc` connection. */
+export function oidcSettings(c: SsoConnectionRecord): OidcSettings {
+  if (c.protocol !== 'oidc') throw new Error(`connection ${c.id} is not an OIDC connection`);
+  return c.config as OidcSettings;
+}
+
+/** The SAML settings of a `saml` connection. */
+export function samlSettings(c: SsoConnectionRecord): SamlSettings {
+  if (c.protocol !== 'saml') throw new Error(`connection ${c.id} is not a SAML connection`);
+  return c.config as SamlSettings;
+}
 
 const PATCHABLE = ['name', 'enabled', 'defaultRole', 'groupRoles', 'config', 'secretEnc'] as const;
 export type SsoConnectionPatch = Partial<Pick<SsoConnectionRecord, (typeof PATCHABLE)[number]>>;
