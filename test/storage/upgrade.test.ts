@@ -41,7 +41,7 @@ describe('upgrading an installation of the first wave', () => {
 
       const rows = (await k.selectFrom('api_keys').select(['id', 'scopes']).orderBy('id').execute()) as { id: string; scopes: string }[];
       const scopes = Object.fromEntries(rows.map((r) => [r.id, JSON.parse(r.scopes) as string[]]));
-      assert.deepEqual([...scopes.full].sort(), [...PERMISSIONS].sort(), 'the full key holds the whole current catalogue');
+      assert.deepEqual([...(scopes.full ?? [])].sort(), [...PERMISSIONS].sort(), 'the full key holds the whole current catalogue');
       assert.deepEqual(scopes.narrow, ['users:read', 'events:read']);
       assert.deepEqual(scopes.revoked, FIRST_CATALOGUE);
     } finally {
