@@ -17,7 +17,6 @@
  */
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
-import { SettingsService } from '@simplewebauthn/server';
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
@@ -61,8 +60,11 @@ const payloadSchema = z.object({
 const der = (base64: string) => Buffer.from(base64, 'base64');
 
 /** The MDS roots: KEYHALL_WEBAUTHN_MDS_ROOT's certificates, or the library's defaults. */
-export function mdsRoots(config: Pick<Config, 'webauthnMdsRoot'>): X509Certificate[] {
-  const pems = config.webauthnMdsRoot ? pemCertificates(fs.readFileSync(config.webauthnMdsRoot, 'utf8')) : SettingsService.getRootCertificates({ identifier: 'mds' });
+export async function mdsRoots(config: Pick<Config, 'webauthnMdsRoot'>): Promise<X509Certificate[]> {
+  // The library is loaded only when an MDS file is configured (src/screens/mfa/service.ts).
+  const pems = config.webauthnMdsRoot
+    ? pemCertificates(fs.readFileSync(config.webauthnMdsRoot, 'utf8'))
+    : (await import('@simplewebauthn/server')).SettingsService.getRootCertificates({ identifier: 'mds' });
   if (pems.length === 0) throw new Error(`KEYHALL_WEBAUTHN_MDS_ROOT: no PEM certificate in ${config.webauthnMdsRoot}`);
   return pems.map((pem) => new X509Certificate(pem));
 }
@@ -108,7 +110,7 @@ export async function loadMetadata(config: Pick<Config, 'webauthnMdsFile' | 'web
   const blob = fs.readFileSync(config.webauthnMdsFile, 'utf8');
   let m: FidoMetadata;
   try {
-    m = await verifyMdsBlob(blob, mdsRoots(config), now);
+    m = await verifyMdsBlob(blob, await mdsRoots(config), now);
   } catch (err) {
     throw new Error(`KEYHALL_WEBAUTHN_MDS_FILE ${config.webauthnMdsFile}: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -5,15 +5,7 @@
  * same transaction. docs/passkeys.md.
  */
 import { randomBytes, type X509Certificate } from 'node:crypto';
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server';
-import { decodeAttestationObject, parseAuthenticatorData } from '@simplewebauthn/server/helpers';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { generateSecret, generateURI, verify as verifyTotp } from 'otplib';
 import QRCode from 'qrcode';
 import type { Actor, EventType } from '../../events/catalogue.js';
@@ -98,8 +90,14 @@ function parseJson<T>(text: string | undefined): T | undefined {
   }
 }
 
+// @simplewebauthn/server is loaded on first use: its import costs most of a second of start-up,
+// paid by every server start and CLI command otherwise.
+let webauthnLibrary: Promise<[typeof import('@simplewebauthn/server'), typeof import('@simplewebauthn/server/helpers')]> | undefined;
+const webauthn = () => (webauthnLibrary ??= Promise.all([import('@simplewebauthn/server'), import('@simplewebauthn/server/helpers')]));
+
 /** The signature counter of an assertion's authenticator data. */
-function signCount(authenticatorData: string): number | undefined {
+async function signCount(authenticatorData: string): Promise<number | undefined> {
+  const [, { parseAuthenticatorData }] = await webauthn();
   try {
     return parseAuthenticatorData(Buffer.from(authenticatorData, 'base64url') as Parameters<typeof parseAuthenticatorData>[0]).counter;
   } catch {
@@ -305,6 +303,7 @@ export class MfaService {
     // When an allowlist applies, ask for the attestation statement: a `none` AAGUID is only claimed.
     const attestation = (await this.#allowlists(tenant.id, user.id)).length > 0 ? 'direct' : 'none';
     const challenge = await this.#challenge(tenant.id, 'register', binding, user.id, attestation);
+    const [{ generateRegistrationOptions }] = await webauthn();
     return generateRegistrationOptions({
       rpName: new URL(tenant.issuer).host,
       rpID,
@@ -329,6 +328,7 @@ export class MfaService {
     const { rpID, origin } = relyingParty(tenant);
     let verification;
     try {
+      const [{ verifyRegistrationResponse }] = await webauthn();
       verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: true });
     } catch (err) {
       return { kind: 'invalid', message: `The passkey could not be verified: ${err instanceof Error ? err.message : 'invalid response'}` };
@@ -351,7 +351,7 @@ export class MfaService {
     // `none` and self attestation never are.
     const anchored = this.settings.trustAnchors.length > 0 || metadata !== undefined;
     const anchors = [...this.settings.trustAnchors, ...(mds?.roots ?? [])];
-    const attestationVerified = anchors.length > 0 && info.fmt !== 'none' && chainVerifies(x5cOf(info.attestationObject), anchors, now);
+    const attestationVerified = anchors.length > 0 && info.fmt !== 'none' && chainVerifies(await x5cOf(info.attestationObject), anchors, now);
     if (refusing.length > 0 || (lists.length > 0 && anchored && !attestationVerified)) {
       await this.events.transaction(this.db.kysely, async (trx) => {
         for (const l of refusing.length > 0 ? refusing : lists) {
@@ -405,6 +405,7 @@ export class MfaService {
     const { rpID } = relyingParty(tenant);
     const challenge = await this.#challenge(tenant.id, purpose, binding, userId, 'none');
     const allow = purpose === 'second_factor' && userId ? await this.#repos().mfa.listPasskeys(tenant.id, userId) : [];
+    const [{ generateAuthenticationOptions }] = await webauthn();
     return generateAuthenticationOptions({
       rpID,
       challenge: Buffer.from(challenge, 'base64url'),
@@ -444,6 +445,7 @@ export class MfaService {
     const { rpID, origin } = relyingParty(tenant);
     let verification;
     try {
+      const [{ verifyAuthenticationResponse }] = await webauthn();
       verification = await verifyAuthenticationResponse({
         response,
         expectedChallenge: challenge,
@@ -458,7 +460,7 @@ export class MfaService {
       return invalid();
     }
     if (!verification.verified) return invalid();
-    const counter = signCount(response.response.authenticatorData) ?? 0;
+    const counter = (await signCount(response.response.authenticatorData)) ?? 0;
     if ((counter > 0 || passkey.counter > 0) && counter <= passkey.counter) {
       await this.#audit(tenant.id, 'passkey.counter_regressed', userActor(passkey.userId), {
         user_id: passkey.userId,
@@ -500,7 +502,8 @@ export class MfaService {
 }
 
 /** The certificate chain of an attestation statement (empty for none and self attestation). */
-function x5cOf(attestationObject: Uint8Array): Uint8Array[] {
+async function x5cOf(attestationObject: Uint8Array): Promise<Uint8Array[]> {
+  const [, { decodeAttestationObject }] = await webauthn();
   const x5c = decodeAttestationObject(attestationObject as Parameters<typeof decodeAttestationObject>[0]).get('attStmt').get('x5c');
   return Array.isArray(x5c) ? x5c : [];
 }
