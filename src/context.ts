@@ -56,6 +56,8 @@ import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { McpRegistrationService } from './mcp/registration.js';
+import type { McpToolDeps } from './mcp/tools.js';
 import { BrowserOrigins } from './oauth/cors.js';
 import { webhookOutbox } from './webhooks/outbox.js';
 import { RetrySchedule } from './webhooks/schedule.js';
@@ -79,6 +81,8 @@ export interface ManagementServices {
   vault: VaultService;
   sso: SsoConnectionService;
   credentials: CredentialService;
+  /** MCP client onboarding: /register and its policy (also /v1/mcp/settings). */
+  mcp: McpRegistrationService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -100,6 +104,8 @@ export interface Context {
   oauth: OAuthServer;
   /** Hosted sign-in: logins, sessions, consents, profiles, branding. */
   signin: SigninService;
+  /** What the /mcp tools use (src/mcp/tools.ts). */
+  mcpTools: McpToolDeps;
   /** The OID4VCI credential issuer (offers, issuance, status lists). */
   credentials: CredentialService;
   /** Passkeys, TOTP, recovery codes and the MFA policy (docs/passkeys.md). */
@@ -269,25 +275,27 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       },
       onRevokeFailed: (accountId, err) => log.warn({ account_id: accountId, err: (err as Error).message }, 'upstream token revocation failed'),
     });
+    const auth = new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit);
+    const clientService = new ClientService(
+      r.oauthClients,
+      clock,
+      (tenantId, clientId) => {
+        clients.invalidate(tenantId, clientId);
+        browserOrigins.invalidate(tenantId);
+      },
+      jwksUriCheck(policy, opts.egressResolver),
+      r.signinStore,
+      (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
+    );
     const management: ManagementServices = {
-      auth: new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit),
+      auth,
       organizations: new OrganizationService(deps, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
       users: new UserService(deps),
       members: new MemberService(deps),
       apiKeys: new ApiKeyService(deps, r.apiKeys),
       events: new EventFeedService(r.events),
       directory: new DirectoryService(deps),
-      clients: new ClientService(
-        r.oauthClients,
-        clock,
-        (tenantId, clientId) => {
-          clients.invalidate(tenantId, clientId);
-          browserOrigins.invalidate(tenantId);
-        },
-        jwksUriCheck(policy, opts.egressResolver),
-        r.signinStore,
-        (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
-      ),
+      clients: clientService,
       tokenSettings: new TokenSettingsService(r.oauthSettings, lifetimes, clock),
       resourceServers: new ResourceServerService(
         deps,
@@ -300,7 +308,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream: egressUpstream }),
       credentials,
+      mcp: new McpRegistrationService({ db, clock, events, clients: clientService, authenticate: (tenantId, authorization) => auth.authenticate(tenantId, authorization) }),
     };
+    const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };
     const scim: ScimServices = { auth: new ScimAuth(r.directoryConnections, clock), users: new ScimUsers(scimDeps), groups: new ScimGroups(scimDeps) };
@@ -359,6 +369,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       oauth,
       browserOrigins,
       signin,
+      mcpTools,
       credentials,
       mfa,
       sso,

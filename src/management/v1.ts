@@ -22,6 +22,7 @@ import type { Permission } from './permissions.js';
 import { ssoRoutes } from './sso/routes.js';
 import { userRoutes } from './users/routes.js';
 import { webauthnPolicyRoutes } from './webauthn-policy/routes.js';
+import { mcpSettingsRoutes } from './mcp/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
 declare module 'fastify' {
@@ -108,6 +109,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(connectRoutes(services.connectProviders, services.vault));
   await app.register(ssoRoutes(services.sso));
   await app.register(credentialRoutes(services.credentials));
+  await app.register(mcpSettingsRoutes(services.mcp));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;
