@@ -56,6 +56,7 @@ import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { ClientDocuments, DocumentClientStore } from './mcp/cimd.js';
 import { McpRegistrationService } from './mcp/registration.js';
 import type { McpToolDeps } from './mcp/tools.js';
 import { BrowserOrigins } from './oauth/cors.js';
@@ -226,7 +227,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       },
     });
     const oauth = composeOAuth({
-      clients,
+      // A URL client_id names a Client ID Metadata Document (src/mcp/cimd.ts).
+      clients: new DocumentClientStore(clients, { db, clock, events, documents: new ClientDocuments(egress.agent, policy) }),
       refreshTokens: r.refreshTokens,
       replay: r.replay,
       revoked: r.revokedTokens,
