@@ -59,6 +59,18 @@ describe('/mcp with the MCP SDK client: 401 → discovery → DCR → hosted log
     const token = await client.callTool({ name: 'get_connected_account_token', arguments: { account_id: accountId } });
     assert.notEqual((token as { isError?: boolean }).isError, true, JSON.stringify(token));
     assert.equal(typeof toolJson(token).access_token, 'string');
+    // Another member's account of the same organization is not the user's: as if it did not exist.
+    const bob = await bed.createUserPair('bob');
+    const bobsAccount = await bed.connect(bob.email, bob.upstreamEmail);
+    const refused = await client.callTool({ name: 'get_connected_account_token', arguments: { account_id: bobsAccount } });
+    assert.equal((refused as { isError?: boolean }).isError, true);
+    assert.equal(toolJson(refused).error, 'account_not_found');
+    // The retrieval is audited by the vault with the MCP client as the actor.
+    const api = v1(bed.s, bed.s.tenant.platformApiKey);
+    const retrieved = (await api('GET', '/events?types=connected_account.token_retrieved&limit=100')).json().data as Array<{ actor: { type: string; id: string }; data: { account_id: string; caller: Record<string, unknown> } }>;
+    const mine = retrieved.find((e) => e.data.account_id === accountId && e.actor.type === 'oauth_client');
+    assert.equal(mine?.actor.id, clientId);
+    assert.deepEqual(mine?.data.caller, { type: 'oauth_client', client_id: clientId, user_id: u.userId, act: null });
 
     // The access token expires; the SDK refreshes it on the 401 and repeats the call.
     const before = provider.saved!.access_token;
