@@ -287,7 +287,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       },
       jwksUriCheck(policy, opts.egressResolver),
       r.signinStore,
-      (fn) => db.kysely.transaction().execute((trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore)),
+      (fn) => events.transaction(db.kysely, (trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore, (e) => events.record(trx, e))),
     );
     const management: ManagementServices = {
       auth,
@@ -310,7 +310,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream: egressUpstream }),
       credentials,
-      mcp: new McpRegistrationService({ db, clock, events, clients: clientService, authenticate: (tenantId, authorization) => auth.authenticate(tenantId, authorization) }),
+      mcp: new McpRegistrationService({ db, clock, clients: clientService, authenticate: (tenantId, authorization) => auth.authenticate(tenantId, authorization) }),
     };
     const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 

@@ -5,7 +5,6 @@
  * asked to consent), listed and deleted like any client at /v1/clients. Framework-free.
  */
 import { z } from 'zod';
-import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import { AppError, errors } from '../kernel/errors.js';
 import type { ClientService } from '../management/clients/service.js';
@@ -61,7 +60,6 @@ export const mcpSettingsBody = z.strictObject({
 export interface RegistrationDeps {
   db: Db;
   clock: Clock;
-  events: EventRecorder;
   clients: Pick<ClientService, 'create'>;
   /** The initial access token: an API key of this tenant (src/management/auth.ts). */
   authenticate(tenantId: string, authorization: string | undefined): Promise<Principal>;
@@ -141,23 +139,25 @@ export class McpRegistrationService {
     const { input, grants, scopes } = parseRegistration(body);
     const waitMs = await this.#repos().rateLimits.hit(tenant.id, `register:${req.ip}`, REGISTRATIONS_PER_IP_PER_HOUR, HOUR_MS, this.deps.clock.now());
     if (waitMs > 0) throw errors.tooManyRequests(Math.ceil(waitMs / 1000));
-    // The client service applies the rules of every client (redirect URIs, consistency).
-    const created = await this.deps.clients.create(tenant.id, {
-      ...(input.client_name !== undefined ? { client_name: input.client_name } : {}),
-      redirect_uris: input.redirect_uris,
-      grant_types: grants,
-      token_endpoint_auth_method: 'none',
-      scope: scopes.join(' '),
-      allowed_resources: [mcpResource(tenant.issuer)],
-      third_party: true,
-    });
-    await this.deps.events.transaction(this.deps.db.kysely, (trx) =>
-      this.deps.events.record(trx, {
+    // The client service applies the rules of every client (redirect URIs, consistency) and
+    // records the event in the transaction that creates the client.
+    const created = await this.deps.clients.create(
+      tenant.id,
+      {
+        ...(input.client_name !== undefined ? { client_name: input.client_name } : {}),
+        redirect_uris: input.redirect_uris,
+        grant_types: grants,
+        token_endpoint_auth_method: 'none',
+        scope: scopes.join(' '),
+        allowed_resources: [mcpResource(tenant.issuer)],
+        third_party: true,
+      },
+      (c) => ({
         tenantId: tenant.id,
         type: 'mcp.client.registered',
         organizationId: null,
         actor: keyId ? { type: 'api_key', id: keyId } : { type: 'system', id: null },
-        data: { client_id: created.client_id, client_name: created.client_name, redirect_uris: created.redirect_uris, scope: created.scope, via: 'dynamic_registration' },
+        data: { client_id: c.client_id, client_name: c.client_name, redirect_uris: c.redirect_uris, scope: c.scope, via: 'dynamic_registration' },
       }),
     );
     return {

@@ -3,6 +3,7 @@
  * is returned once and stored only as SHA-256.
  */
 import { isDeepStrictEqual } from 'node:util';
+import type { NewEvent } from '../../events/recorder.js';
 import type { Clock } from '../../kernel/clock.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { errors } from '../../kernel/errors.js';
@@ -124,9 +125,11 @@ export class ClientService {
       clientSettings: async () => ({ ...DEFAULT_CLIENT_SETTINGS }),
       saveClientSettings: async () => undefined,
     },
-    /** Runs a client write and its settings write in one transaction. */
-    private readonly atomic: <T>(fn: (clients: OAuthClientRepo, signin: SigninSettingsPort) => Promise<T>) => Promise<T> = (fn) =>
-      fn(this.repo, this.signin),
+    /** Runs a client write, its settings write and its audit events in one transaction. */
+    private readonly atomic: <T>(fn: (clients: OAuthClientRepo, signin: SigninSettingsPort, record: (e: NewEvent) => Promise<unknown>) => Promise<T>) => Promise<T> = (fn) =>
+      fn(this.repo, this.signin, async () => {
+        throw new Error('this ClientService records no events');
+      }),
   ) {}
 
   async #view(c: ClientRecord, secret?: string): Promise<ClientView> {
@@ -139,8 +142,11 @@ export class ClientService {
     next.jwksUri = await this.checkJwksUri(next.jwksUri);
   }
 
-  /** Registers a client; a secret-based client gets its `client_secret` in this response only. */
-  async create(tenantId: string, body: unknown): Promise<ClientView> {
+  /**
+   * Registers a client; a secret-based client gets its `client_secret` in this response only.
+   * `audit` names an event to record with it, in the same transaction (dynamic registration).
+   */
+  async create(tenantId: string, body: unknown, audit?: (created: ClientView) => NewEvent): Promise<ClientView> {
     const input = parse(body);
     const now = this.clock.now();
     const blank: ClientRecord = {
@@ -171,12 +177,14 @@ export class ClientService {
     // One transaction: a client never exists without the settings it was registered with
     // (say, third-party consent).
     const settings = applySettings({ ...DEFAULT_CLIENT_SETTINGS }, input);
-    await this.atomic(async (clients, signin) => {
+    const view = toView(client, secret, settings);
+    await this.atomic(async (clients, signin, record) => {
       await clients.insert(client);
       if (settings) await signin.saveClientSettings(tenantId, client.id, settings, now);
+      if (audit) await record(audit(view));
     });
     this.changed(tenantId, client.id);
-    return toView(client, secret, settings);
+    return view;
   }
 
   async get(tenantId: string, clientId: string): Promise<ClientView> {
