@@ -71,6 +71,9 @@ export async function signInThroughBrowser(port: number, authorizationUrl: URL, 
   if (r.status === 303 && location(r).startsWith('/login/consent')) {
     const page = await b.get(location(r));
     assert.equal(page.status, 200, page.text.slice(0, 300));
+    // The consent page says what the tools' scopes allow, and names the /mcp resource.
+    assert.match(page.text, /Use the accounts you connected/);
+    assert.match(page.text, /\/mcp<\/li>/);
     r = await b.submit(page, { decision: 'allow' });
     consented = true;
   }
