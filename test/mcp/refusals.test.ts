@@ -80,6 +80,14 @@ describe('/mcp refusals: no token, another audience, missing scope, DPoP binding
     assert.equal((await rpc(s, `Bearer ${t}`, 'tools/list', {}, { origin: new URL(s.issuer).origin })).status, 200);
   });
 
+  it('refuses a metadata document at a loopback URL unless the egress allow setting allows it', async () => {
+    const clientId = 'http://127.0.0.1:9/agent/client.json';
+    const r = await s.request({ path: `/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:9/callback' })}` });
+    assert.equal(r.status, 400);
+    assert.equal(/data-error="([^"]+)"/.exec(r.text)?.[1], 'invalid_client');
+    assert.match(r.text, /client metadata document: refused by the egress policy/);
+  });
+
   it('answers GET /mcp with 405 (stateless: no server-sent event stream)', async () => {
     const r = await s.request({ path: '/mcp', headers: { accept: ACCEPT } });
     assert.equal(r.status, 405);
