@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../kernel/errors.js';
 import type { McpRegistrationService } from '../mcp/registration.js';
 import { MCP_CHALLENGE_SCOPE, MCP_METADATA_PATH, MCP_PATH, mcpProtectedResourceMetadata, mcpResource } from '../mcp/resource.js';
-import { buildMcpServer, type McpToolDeps, TOOL_SCOPES } from '../mcp/tools.js';
+import { buildMcpServer, type McpToolDeps, refuseToolCall, TOOL_SCOPES } from '../mcp/tools.js';
 import type { OAuthServer } from '../oauth/compose.js';
 import { resourceErrors } from '../oauth/errors.js';
 import { DPOP_ALGS } from '../oauth/dpop/verify.js';
@@ -23,9 +23,9 @@ export interface McpRouteOptions {
 }
 
 /** The JSON-RPC messages of a POST body (one, or a batch of an older protocol revision). */
-function messages(body: unknown): Array<{ method?: unknown; params?: { name?: unknown } }> {
+function messages(body: unknown): Array<{ method?: unknown; params?: { name?: unknown; arguments?: unknown } }> {
   const list = Array.isArray(body) ? body : [body];
-  return list.filter((m): m is { method?: unknown; params?: { name?: unknown } } => typeof m === 'object' && m !== null);
+  return list.filter((m): m is { method?: unknown; params?: { name?: unknown; arguments?: unknown } } => typeof m === 'object' && m !== null);
 }
 
 /**
@@ -75,6 +75,9 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRouteOptions): Pr
   app.post(MCP_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
     const claims = await guard(request);
     const tenant = tenantOf(request);
+    for (const m of messages(request.body)) {
+      if (m.method === 'tools/call' && typeof m.params?.name === 'string') await refuseToolCall({ tenant, token: claims }, m.params.name, m.params.arguments, opts.tools);
+    }
     const server = buildMcpServer({ tenant, token: claims }, opts.tools);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();

@@ -23,7 +23,7 @@ import type { McpScope } from './resource.js';
 export interface McpToolDeps {
   db: Db;
   events: EventRecorder;
-  vault: Pick<VaultService, 'listForUser' | 'retrieve'>;
+  vault: Pick<VaultService, 'retrieve'>;
   credentials: Pick<CredentialService, 'createOffer'>;
   log: Pick<Logger, 'error'>;
 }
@@ -48,22 +48,41 @@ const ADMIN_ROLE = 'admin';
 
 const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> });
 
+/** The `mcp.tool.called` audit event of one call (never its arguments). */
+function recordCall(deps: McpToolDeps, call: McpCall, tool: string, outcome: 'success' | 'error', organizationId: string | null, error?: string) {
+  const clientId = call.token.client_id;
+  return deps.events.transaction(deps.db.kysely, (trx) =>
+    deps.events.record(trx, {
+      tenantId: call.tenant.id,
+      type: 'mcp.tool.called',
+      organizationId,
+      actor: { type: 'oauth_client', id: clientId },
+      data: { tool, client_id: clientId, user_id: call.token.sub, outcome, ...(error ? { error } : {}) },
+    }),
+  );
+}
+
+/**
+ * Refusals answered in HTTP before the SDK sees a call (like a missing scope): a connected
+ * account of another user is `403 forbidden` (the vault's rule for every caller), audited.
+ */
+export async function refuseToolCall(call: McpCall, tool: string, args: unknown, deps: McpToolDeps): Promise<void> {
+  if (tool !== 'get_connected_account_token') return;
+  const accountId = (args as { account_id?: unknown } | undefined)?.account_id;
+  if (typeof accountId !== 'string') return;
+  const account = await repos(deps.db.kysely, deps.db.dialect).connectedAccounts.find(call.tenant.id, accountId);
+  if (!account || account.userId === call.token.sub) return;
+  await recordCall(deps, call, tool, 'error', account.organizationId, 'forbidden');
+  throw errors.forbidden('this connected account belongs to another user');
+}
+
 export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
   const server = new McpServer({ name: 'keyhall', version: KEYHALL_VERSION }, { capabilities: { tools: {} } });
   const r = () => repos(deps.db.kysely, deps.db.dialect);
   const userId = call.token.sub;
   const clientId = call.token.client_id;
 
-  const audit = (tool: string, outcome: 'success' | 'error', organizationId: string | null, error?: string) =>
-    deps.events.transaction(deps.db.kysely, (trx) =>
-      deps.events.record(trx, {
-        tenantId: call.tenant.id,
-        type: 'mcp.tool.called',
-        organizationId,
-        actor: { type: 'oauth_client', id: clientId },
-        data: { tool, client_id: clientId, user_id: userId, outcome, ...(error ? { error } : {}) },
-      }),
-    );
+  const audit = (tool: string, outcome: 'success' | 'error', organizationId: string | null, error?: string) => recordCall(deps, call, tool, outcome, organizationId, error);
 
   /** Runs a tool: its scope again (belt and braces), the result or a tool error, the audit event. */
   const run = async (tool: string, organizationId: string | null, body: () => Promise<unknown>): Promise<CallToolResult> => {
@@ -135,7 +154,8 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
       inputSchema: { account_id: z.string().regex(/^acct_[0-9a-z]{26}$/, 'must be an acct_ id') },
     },
     async ({ account_id }) => {
-      const own = (await deps.vault.listForUser(call.tenant.id, userId)).find((a) => a.id === account_id);
+      const account = await r().connectedAccounts.find(call.tenant.id, account_id);
+      const own = account?.userId === userId ? account : undefined;
       return run('get_connected_account_token', own?.organizationId ?? null, async () => {
         if (!own) throw errors.accountNotFound();
         await membership(own.organizationId);

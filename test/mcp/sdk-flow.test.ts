@@ -59,14 +59,18 @@ describe('/mcp with the MCP SDK client: 401 → discovery → DCR → hosted log
     const token = await client.callTool({ name: 'get_connected_account_token', arguments: { account_id: accountId } });
     assert.notEqual((token as { isError?: boolean }).isError, true, JSON.stringify(token));
     assert.equal(typeof toolJson(token).access_token, 'string');
-    // Another member's account of the same organization is not the user's: as if it did not exist.
+    // Another member's account of the same organization: 403 forbidden, before any tool runs.
     const bob = await bed.createUserPair('bob');
     const bobsAccount = await bed.connect(bob.email, bob.upstreamEmail);
-    const refused = await client.callTool({ name: 'get_connected_account_token', arguments: { account_id: bobsAccount } });
-    assert.equal((refused as { isError?: boolean }).isError, true);
-    assert.equal(toolJson(refused).error, 'account_not_found');
+    await assert.rejects(client.callTool({ name: 'get_connected_account_token', arguments: { account_id: bobsAccount } }), (err: Error & { code?: number }) => {
+      assert.equal(err.code, 403);
+      assert.match(err.message, /"error":"forbidden"/);
+      return true;
+    });
     // The retrieval is audited by the vault with the MCP client as the actor.
     const api = v1(bed.s, bed.s.tenant.platformApiKey);
+    const calls = (await api('GET', '/events?types=mcp.tool.called&limit=100')).json().data as Array<{ data: Record<string, unknown> }>;
+    assert.ok(calls.some((e) => e.data.tool === 'get_connected_account_token' && e.data.outcome === 'error' && e.data.error === 'forbidden' && e.data.user_id === u.userId));
     const retrieved = (await api('GET', '/events?types=connected_account.token_retrieved&limit=100')).json().data as Array<{ actor: { type: string; id: string }; data: { account_id: string; caller: Record<string, unknown> } }>;
     const mine = retrieved.find((e) => e.data.account_id === accountId && e.actor.type === 'oauth_client');
     assert.equal(mine?.actor.id, clientId);

@@ -50,7 +50,7 @@ describe('/mcp tools: scopes, memberships, tool errors and audit', () => {
     assert.equal(refused.body.error, 'forbidden');
   });
 
-  it('refuses another user\'s (or an unknown) connected account as account_not_found', async () => {
+  it('answers an unknown connected account as account_not_found', async () => {
     const t = await mcpUserToken(s, 'ada@example.com', ALL);
     const r = await callTool(s, t, 'get_connected_account_token', { account_id: 'acct_00000000000000000000000000' });
     assert.equal(r.isError, true);
