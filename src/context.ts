@@ -58,6 +58,9 @@ import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { ClientDocuments, DocumentClientStore } from './mcp/cimd.js';
+import { McpRegistrationService } from './mcp/registration.js';
+import type { McpToolDeps } from './mcp/tools.js';
 import { BrowserOrigins } from './oauth/cors.js';
 import { webhookOutbox } from './webhooks/outbox.js';
 import { RetrySchedule } from './webhooks/schedule.js';
@@ -82,6 +85,8 @@ export interface ManagementServices {
   vault: VaultService;
   sso: SsoConnectionService;
   credentials: CredentialService;
+  /** MCP client onboarding: /register and its policy (also /v1/mcp/settings). */
+  mcp: McpRegistrationService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -103,6 +108,8 @@ export interface Context {
   oauth: OAuthServer;
   /** Hosted sign-in: logins, sessions, consents, profiles, branding. */
   signin: SigninService;
+  /** What the /mcp tools use (src/mcp/tools.ts). */
+  mcpTools: McpToolDeps;
   /** The OID4VCI credential issuer (offers, issuance, status lists). */
   credentials: CredentialService;
   /** Passkeys, TOTP, recovery codes and the MFA policy (docs/passkeys.md). */
@@ -223,7 +230,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       },
     });
     const oauth = composeOAuth({
-      clients,
+      // A URL client_id names a Client ID Metadata Document (src/mcp/cimd.ts).
+      clients: new DocumentClientStore(clients, { db, clock, events, documents: new ClientDocuments(egress.agent, policy) }),
       refreshTokens: r.refreshTokens,
       replay: r.replay,
       revoked: r.revokedTokens,
@@ -272,29 +280,27 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       },
       onRevokeFailed: (accountId, err) => log.warn({ account_id: accountId, err: (err as Error).message }, 'upstream token revocation failed'),
     });
+    const auth = new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit);
+    const clientService = new ClientService(
+      r.oauthClients,
+      clock,
+      (tenantId, clientId) => {
+        clients.invalidate(tenantId, clientId);
+        browserOrigins.invalidate(tenantId);
+      },
+      jwksUriCheck(policy, opts.egressResolver),
+      r.signinStore,
+      (fn) => events.transaction(db.kysely, (trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore, (e) => events.record(trx, e))),
+    );
     const management: ManagementServices = {
-      auth: new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit),
+      auth,
       organizations: new OrganizationService(deps, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
       users: new UserService(deps),
       members: new MemberService(deps),
       apiKeys: new ApiKeyService(deps, r.apiKeys),
       events: new EventFeedService(r.events),
       directory: new DirectoryService(deps),
-      clients: new ClientService(
-        r.oauthClients,
-        clock,
-        (tenantId, clientId) => {
-          clients.invalidate(tenantId, clientId);
-          browserOrigins.invalidate(tenantId);
-        },
-        jwksUriCheck(policy, opts.egressResolver),
-        r.signinStore,
-        (fn) =>
-          events.transaction(db.kysely, (trx) => {
-            const t = repos(trx, db.dialect);
-            return fn(t.oauthClients, t.signinStore, async (e) => void (await events.record(trx, e)));
-          }),
-      ),
+      clients: clientService,
       tokenSettings: new TokenSettingsService(deps, r.oauthSettings, lifetimes),
       resourceServers: new ResourceServerService(
         deps,
@@ -308,7 +314,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream: egressUpstream }),
       credentials,
+      mcp: new McpRegistrationService({ db, clock, clients: clientService, authenticate: (tenantId, authorization) => auth.authenticate(tenantId, authorization) }),
     };
+    const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };
     const scim: ScimServices = { auth: new ScimAuth(r.directoryConnections, clock), users: new ScimUsers(scimDeps), groups: new ScimGroups(scimDeps) };
@@ -367,6 +375,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       oauth,
       browserOrigins,
       signin,
+      mcpTools,
       credentials,
       mfa,
       sso,

@@ -89,6 +89,8 @@ export const EVENT_TYPES = {
   'connected_account.disconnected': { webhook: false, description: 'a connected account was removed (by its user or an administrator)' },
   'connected_account.token_retrieved': { webhook: false, description: "an access token was retrieved from the vault (refreshed upstream first when near expiry)" },
   'connected_account.token_retrieval_failed': { webhook: false, description: 'a vault token retrieval failed (unknown account, upstream refresh failed)' },
+  'mcp.client.registered': { webhook: false, description: 'an MCP client registered itself at /register, or first identified itself by a Client ID Metadata Document' },
+  'mcp.tool.called': { webhook: false, description: 'an MCP client called a tool at /mcp (tool, client, user, outcome; never the arguments)' },
   'connected_account.reauthorization_required': { webhook: false, description: 'the upstream refused the refresh token; the user must connect the account again' },
   'signing_key.rotated': { webhook: false, description: "a new signing key became active (the algorithm's previous key was retired)" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;

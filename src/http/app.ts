@@ -19,6 +19,7 @@ import { metricsRoute, registerRequestMetrics } from './metrics.js';
 import { trackRouteMethods } from './methods.js';
 import { rejectUnstorableText } from './input.js';
 import { jsonBodyProblem, readJsonBody } from './json-body.js';
+import { mcpRoutes } from './mcp-routes.js';
 import { authorizeRoutes } from './oauth/authorize.js';
 import { parRoutes } from './oauth/par.js';
 import { tokenRoutes } from './oauth/token.js';
@@ -108,7 +109,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(healthRoutes, { ping: () => ping(ctx.db), pendingMigrations: () => pendingMigrations(ctx.db), draining: opts.draining ?? (() => false) });
   if (opts.metrics && ctx.config.metricsToken) await app.register(metricsRoute, { metrics: opts.metrics, token: ctx.config.metricsToken });
   registerTenantResolution(app, ctx.tenantResolver);
-  await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore });
+  await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore, tenantMetadata: (tenantId, issuer) => ctx.management.mcp.authorizationServerMetadata(tenantId, issuer) });
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });
   await app.register(scimRoutes, { prefix: '/scim/v2', scim: ctx.scim, bodyLimit: ctx.config.bodyLimit });
   await app.register(tokenRoutes, { oauth: ctx.oauth, cors: ctx.browserOrigins, bodyLimit: ctx.config.bodyLimit });
@@ -119,6 +120,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(mfaRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
   await app.register(ssoRoutes, { oauth: ctx.oauth, signin: ctx.signin, sso: ctx.sso });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
+  await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;
 }

@@ -18,12 +18,20 @@ function publicDocument(reply: FastifyReply): FastifyReply {
     .header('cache-control', CACHE_CONTROL);
 }
 
-export async function documentRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'metadata'>; keys: Pick<KeySource, 'jwks'> }): Promise<void> {
+export interface DocumentRouteOptions {
+  oauth: Pick<OAuthServer, 'metadata'>;
+  keys: Pick<KeySource, 'jwks'>;
+  /** Members that depend on the tenant's settings (client onboarding, src/mcp/registration.ts). */
+  tenantMetadata?: (tenantId: string, issuer: string) => Promise<Record<string, unknown>>;
+}
+
+export async function documentRoutes(app: FastifyInstance, opts: DocumentRouteOptions): Promise<void> {
   const { metadata } = opts.oauth;
+  const asMetadata = async (issuer: string, tenantId: string) => ({ ...metadata.authorizationServer(issuer), ...(await opts.tenantMetadata?.(tenantId, issuer)) });
   const documents: Record<string, (issuer: string, tenantId: string) => Promise<unknown> | unknown> = {
     // The OpenID configuration is the same document as the RFC 8414 metadata.
-    '/.well-known/openid-configuration': (issuer) => metadata.authorizationServer(issuer),
-    '/.well-known/oauth-authorization-server': (issuer) => metadata.authorizationServer(issuer),
+    '/.well-known/openid-configuration': asMetadata,
+    '/.well-known/oauth-authorization-server': asMetadata,
     '/.well-known/oauth-protected-resource': (issuer) => metadata.protectedResource(issuer),
     [JWKS_PATH]: (_issuer, tenantId) => opts.keys.jwks(tenantId),
     // OpenAPI description of the protocol endpoints (docs/api.md).

@@ -13,6 +13,7 @@ export const PERMISSIONS = [
   'api_keys:write',
   'clients:read',
   'clients:write',
+  'clients:register',
   'resource_servers:read',
   'resource_servers:write',
   'webhooks:read',

@@ -23,6 +23,7 @@ import { ssoRoutes } from './sso/routes.js';
 import { userRoutes } from './users/routes.js';
 import { webauthnPolicyRoutes } from './webauthn-policy/routes.js';
 import { mfaPolicyRoutes } from './mfa-policy/routes.js';
+import { mcpSettingsRoutes } from './mcp/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
 declare module 'fastify' {
@@ -110,6 +111,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
   await app.register(connectRoutes(services.connectProviders, services.vault));
   await app.register(ssoRoutes(services.sso));
   await app.register(credentialRoutes(services.credentials));
+  await app.register(mcpSettingsRoutes(services.mcp));
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

@@ -32,6 +32,8 @@ export interface Challenge {
   resourceMetadata: string;
   /** DPoP algorithms, announced on DPoP challenges. */
   algs?: readonly string[];
+  /** The scopes to ask for (RFC 6750 §3), announced when no token came (MCP clients request these). */
+  scope?: string;
 }
 
 function challengeHeader(c: Challenge, error?: string, extra: Record<string, string> = {}): string {
@@ -40,6 +42,7 @@ function challengeHeader(c: Challenge, error?: string, extra: Record<string, str
   if (c.scheme === 'DPoP' && c.algs) params.push(`algs="${c.algs.join(' ')}"`);
   params.push(`resource_metadata="${c.resourceMetadata}"`);
   for (const [k, v] of Object.entries(extra)) params.push(`${k}="${v}"`);
+  if (c.scope && !error) params.push(`scope="${c.scope}"`);
   return `${c.scheme} ${params.join(', ')}`;
 }
 

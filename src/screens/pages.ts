@@ -14,6 +14,10 @@ const SCOPE_TEXT: Record<string, string> = {
   profile: 'See your name and organization memberships',
   email: 'See your email address',
   offline_access: 'Stay signed in to the application when you are away',
+  // The /mcp tools' scopes (docs/mcp.md).
+  'mcp:read': 'See your profile, your organizations and their members',
+  'mcp:connected_accounts': 'Use the accounts you connected (get their access tokens)',
+  'mcp:credentials': 'Offer credentials in organizations you administer',
 };
 
 export function layout(f: PageFrame, body: Html): Html {

@@ -15,7 +15,7 @@ const absoluteUri = z.string().max(2000).refine(isResourceIndicator, 'must be an
  * (`com.example.app:/cb`). Script-capable and local schemes (`javascript:`, `data:`, `file:`…)
  * are refused.
  */
-const redirectUri = z.string().max(2000).refine((v) => {
+export const redirectUri = z.string().max(2000).refine((v) => {
   let u: URL;
   try {
     u = new URL(v);

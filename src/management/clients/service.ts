@@ -130,7 +130,7 @@ export class ClientService {
       saveClientSettings: async () => undefined,
     },
     /** Runs a client write, its settings write and its audit event in one transaction. */
-    private readonly atomic: <T>(fn: (clients: OAuthClientRepo, signin: SigninSettingsPort, record: (e: NewEvent) => Promise<void>) => Promise<T>) => Promise<T> = (fn) =>
+    private readonly atomic: <T>(fn: (clients: OAuthClientRepo, signin: SigninSettingsPort, record: (e: NewEvent) => Promise<unknown>) => Promise<T>) => Promise<T> = (fn) =>
       fn(this.repo, this.signin, async () => undefined),
   ) {}
 
@@ -148,8 +148,11 @@ export class ClientService {
     next.jwksUri = await this.checkJwksUri(next.jwksUri);
   }
 
-  /** Registers a client; a secret-based client gets its `client_secret` in this response only. */
-  async create(tenantId: string, body: unknown, actor: Actor = SYSTEM): Promise<ClientView> {
+  /**
+   * Registers a client; a secret-based client gets its `client_secret` in this response only.
+   * `audit` names one more event to record with it, in the same transaction (dynamic registration).
+   */
+  async create(tenantId: string, body: unknown, actor: Actor = SYSTEM, audit?: (created: ClientView) => NewEvent): Promise<ClientView> {
     const input = parse(body);
     const now = this.clock.now();
     const blank: ClientRecord = {
@@ -180,10 +183,10 @@ export class ClientService {
     // One transaction: a client never exists without the settings it was registered with
     // (say, third-party consent).
     const settings = applySettings({ ...DEFAULT_CLIENT_SETTINGS }, input);
+    const view = toView(client, secret, settings);
     await this.atomic(async (clients, signin, record) => {
       await clients.insert(client);
       if (settings) await signin.saveClientSettings(tenantId, client.id, settings, now);
-      const view = toView(client, undefined, settings);
       await record(
         this.#event(tenantId, 'client.created', actor, {
           client_id: client.id,
@@ -194,9 +197,10 @@ export class ClientService {
           third_party: view.third_party,
         }),
       );
+      if (audit) await record(audit(view));
     });
     this.changed(tenantId, client.id);
-    return toView(client, secret, settings);
+    return view;
   }
 
   async get(tenantId: string, clientId: string): Promise<ClientView> {

@@ -63,6 +63,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'POST /v1/clients/{clientId}/secret': { operationId: 'rotateClientSecret', ok: 'The client with its new `client_secret`, shown only here' },
   'GET /v1/oauth/settings': { operationId: 'getOAuthSettings', ok: "The tenant's OAuth settings and the values in effect" },
   'PUT /v1/oauth/settings': { operationId: 'setOAuthSettings', ok: 'The settings as stored and the values in effect' },
+  'GET /v1/mcp/settings': { operationId: 'getMcpSettings', ok: "The tenant's MCP client-onboarding policy" },
+  'PUT /v1/mcp/settings': { operationId: 'setMcpSettings', ok: 'The policy as stored' },
 
   'POST /v1/resource_servers': { operationId: 'createResourceServer', ok: 'The resource server registered', errors: [409] },
   'GET /v1/resource_servers': { operationId: 'listResourceServers', ok: 'A page of resource servers' },

@@ -2,6 +2,7 @@
  * Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636, RFC 8707, OIDC Core
  * §3.1.2), one check per function. Shared by GET/POST /authorize and POST /par.
  */
+import { AppError } from '../../kernel/errors.js';
 import { isAcr } from './acr.js';
 import { params, type RawParams, readParam } from '../params.js';
 import { parseScope } from '../scope.js';
@@ -31,7 +32,14 @@ export function single(raw: RawParams, name: string, page = false): string | und
 export async function resolveClient(raw: RawParams, tenant: OAuthTenant, clients: ClientStore): Promise<ClientRecord> {
   const id = single(raw, 'client_id', true);
   if (id === undefined) throw E.badClient('missing client_id');
-  const client = await clients.find(tenant.id, id);
+  let client: ClientRecord | undefined;
+  try {
+    client = await clients.find(tenant.id, id);
+  } catch (err) {
+    // A client_id naming a metadata document that cannot be used (src/mcp/cimd.ts): say why, on the page.
+    if (err instanceof AppError && err.code === 'invalid_client') throw E.badClient(err.description ?? 'unusable client_id');
+    throw err;
+  }
   if (!client) throw E.badClient('unknown client_id');
   return client;
 }

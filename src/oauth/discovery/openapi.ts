@@ -150,6 +150,7 @@ export function oauthOpenApiDocument(issuer: string): Json {
       { name: 'authorization', description: 'The authorization code flow: /authorize and pushed authorization requests' },
       { name: 'token', description: 'Issuing, introspecting and revoking tokens' },
       { name: 'userinfo', description: 'Claims about the signed-in user' },
+      { name: 'mcp', description: 'The MCP server for AI agents and how its clients onboard (docs/mcp.md)' },
     ],
     paths: {
       '/.well-known/openid-configuration': { get: metadataOperation('getOpenIdConfiguration', 'OpenID Connect Discovery 1.0 configuration') },
@@ -283,11 +284,93 @@ export function oauthOpenApiDocument(issuer: string): Json {
         },
       },
       '/userinfo': { get: userinfo('getUserInfo', 'The signed-in user’s claims (OpenID Connect Core §5.3)'), post: userinfo('postUserInfo', 'The same, with the token in a form body or header') },
+      '/.well-known/oauth-protected-resource/mcp': {
+        get: {
+          operationId: 'getMcpProtectedResourceMetadata',
+          summary: 'RFC 9728 metadata of /mcp: its resource identifier, authorization server and scopes',
+          tags: ['mcp'],
+          security: [],
+          responses: {
+            200: {
+              description: 'The metadata document',
+              content: {
+                'application/json': {
+                  schema: { type: 'object', required: ['resource', 'authorization_servers', 'scopes_supported'], properties: { resource: { type: 'string' }, authorization_servers: { type: 'array', items: { type: 'string' } }, scopes_supported: { type: 'array', items: { type: 'string' } } } },
+                },
+              },
+            },
+            404: unknownTenant,
+          },
+        },
+      },
+      '/register': {
+        post: {
+          operationId: 'registerClient',
+          summary: 'Dynamic Client Registration (RFC 7591) of a public MCP client, under the tenant’s policy',
+          description: 'Policy `open`, `initial_access_token` (a platform API key holding `clients:register` as Bearer) or `off` (`/v1/mcp/settings`). The response echoes every registered field.',
+          tags: ['mcp'],
+          security: [{ initialAccessToken: [] }, {}],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['redirect_uris'],
+                  properties: {
+                    redirect_uris: { type: 'array', items: { type: 'string' } },
+                    client_name: { type: 'string' },
+                    token_endpoint_auth_method: { type: 'string', enum: ['none'] },
+                    grant_types: { type: 'array', items: { type: 'string', enum: ['authorization_code', 'refresh_token'] } },
+                    response_types: { type: 'array', items: { type: 'string', enum: ['code'] } },
+                    scope: { type: 'string' },
+                  },
+                },
+                example: { client_name: 'Agent', redirect_uris: ['http://127.0.0.1:33418/callback'], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none', scope: 'mcp:read offline_access' },
+              },
+            },
+          },
+          responses: {
+            201: {
+              description: 'Registered',
+              content: {
+                'application/json': {
+                  schema: { type: 'object', required: ['client_id', 'redirect_uris'], properties: { client_id: { type: 'string' }, client_id_issued_at: { type: 'integer' }, redirect_uris: { type: 'array', items: { type: 'string' } } } },
+                },
+              },
+            },
+            400: oauthError('The metadata is invalid', ['invalid_client_metadata', 'invalid_redirect_uri', 'invalid_request'], 'token_endpoint_auth_method: only public clients (none) may register'),
+            401: oauthError('An initial access token is required (policy initial_access_token), or it is unknown', ['invalid_token'], 'an initial access token is required'),
+            403: oauthError('Registration is off, or the token may not register', ['access_denied', 'insufficient_scope', 'forbidden'], 'dynamic client registration is turned off for this tenant'),
+            429: oauthError('Too many registrations from this address', ['rate_limited'], 'too many requests; retry later'),
+          },
+        },
+      },
+      '/mcp': {
+        post: {
+          operationId: 'mcp',
+          summary: 'The MCP server (Streamable HTTP, stateless): one JSON-RPC message per request',
+          tags: ['mcp'],
+          security: [{ accessToken: [] }, { dpopAccessToken: [] }],
+          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['jsonrpc', 'method'], properties: { jsonrpc: { type: 'string' }, id: { type: ['integer', 'string'] }, method: { type: 'string' }, params: { type: 'object' } } }, example: { jsonrpc: '2.0', id: 1, method: 'tools/list' } } } },
+          responses: {
+            200: { description: 'The JSON-RPC response', content: { 'application/json': { schema: { type: 'object' } } } },
+            202: { description: 'A notification was accepted' },
+            401: {
+              description: 'No access token for <issuer>/mcp, or an invalid one: the challenge names the metadata and the scopes to ask for',
+              headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+              content: { 'application/json': { schema: ref('OAuthError') } },
+            },
+            403: oauthError('The token lacks the called tool’s scope (named in the challenge), or a foreign Origin', ['insufficient_scope', 'forbidden'], 'requires scope mcp:connected_accounts'),
+          },
+        },
+      },
     },
     components: {
       securitySchemes: {
         clientSecretBasic: { type: 'http', scheme: 'basic', description: 'client_secret_basic: form-urlencoded client_id and client_secret (RFC 6749 §2.3.1)' },
         accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token issued by /token (RFC 6750)' },
+        initialAccessToken: { type: 'http', scheme: 'bearer', description: 'An initial access token for /register: a platform API key holding clients:register' },
         dpopAccessToken: { type: 'http', scheme: 'dpop', description: `A DPoP-bound access token with its proof in the DPoP header (RFC 9449; ${DPOP_ALGS.join(', ')})` },
       },
       responses: {

@@ -13,6 +13,7 @@ const FIRST_CATALOGUE = [
 const ADDED = [
   'resource_servers:read', 'resource_servers:write', 'connect_providers:read', 'connect_providers:write',
   'sso:read', 'sso:write', 'connected_accounts:write', 'webauthn_policy:read', 'mfa_policy:read', 'mfa_policy:write',
+  'clients:register',
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -34,6 +34,7 @@ import { SsoLoginStateRepo } from './sso-login-states.js';
 import { SsoSamlRepo } from './sso-saml.js';
 import { TenantRepo } from './tenants.js';
 import { UserRepo } from './users.js';
+import { McpSettingsRepo } from './mcp-settings.js';
 import { WebhookDeliveryRepo } from './webhook-deliveries.js';
 import { WebhookEndpointRepo } from './webhook-endpoints.js';
 
@@ -75,6 +76,7 @@ const makers = {
   credentialNonces: (db) => new CredentialNonceRepo(db),
   statusLists: (db) => new StatusListRepo(db),
   credentials: (db) => new CredentialRepo(db),
+  mcpSettings: (db) => new McpSettingsRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
