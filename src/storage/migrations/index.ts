@@ -14,6 +14,7 @@ import * as m0013 from './0013_mfa.js';
 import * as m0014 from './0014_connected_accounts.js';
 import * as m0015 from './0015_credentials.js';
 import * as m0017 from './0017_sso.js';
+import * as m0019 from './0019_console.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0014_connected_accounts': m0014,
   '0015_credentials': m0015,
   '0017_sso': m0017,
+  '0019_console': m0019,
 };
 
 export const migrationProvider: MigrationProvider = {
