@@ -6,6 +6,7 @@ import { Events } from './screens/Events';
 import { Organizations } from './screens/Organizations';
 import { Overview } from './screens/Overview';
 import { Setup } from './screens/Setup';
+import { Users } from './screens/Users';
 import { Webhooks } from './screens/Webhooks';
 import { describeError, Loading } from './ui';
 
@@ -19,6 +20,7 @@ interface Session {
 const SCREENS: Array<{ path: string; title: string; render: (s: Session) => JSX.Element }> = [
   { path: '/console/', title: 'Overview', render: () => <Overview /> },
   { path: '/console/organizations', title: 'Organizations', render: () => <Organizations /> },
+  { path: '/console/users', title: 'Users', render: () => <Users /> },
   { path: '/console/api-keys', title: 'API keys', render: (s: Session) => <ApiKeys permissions={s.permissions} /> },
   { path: '/console/webhooks', title: 'Webhooks', render: () => <Webhooks /> },
   { path: '/console/events', title: 'Events', render: () => <Events /> },

@@ -51,6 +51,31 @@ export interface Organization {
   created_at: string;
 }
 
+export interface User {
+  id: string;
+  email: string;
+  name: string | null;
+  email_verified: boolean;
+  has_password: boolean;
+  created_at: string;
+}
+
+export interface Passkey {
+  id: string;
+  name: string | null;
+  aaguid: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface Member {
+  organization_id: string;
+  user_id: string;
+  role: string;
+  user?: { id: string; email: string; name: string | null };
+  created_at: string;
+}
+
 export interface ApiKey {
   id: string;
   name: string;

@@ -234,9 +234,44 @@ describe('console in a browser', () => {
     assert.equal(refused.json().error, 'invalid_token');
   });
 
+  it('creates a user, ends their sessions, and adds them to an organization with a role', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
+    await nav('Users');
+    await page.getByLabel('Email', { exact: true }).fill('ada@console.test');
+    await page.getByLabel('Name (optional)').fill('Ada');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('heading', { level: 2, name: 'ada@console.test' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await page.getByRole('button', { name: 'Yes, sign out' }).click();
+    await page.getByText('Every session was ended.').waitFor();
+    await page.getByRole('button', { name: 'Create user' }).waitFor();
+    await page.getByLabel('Email', { exact: true }).fill('ada@console.test');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('alert').filter({ hasText: 'already exists' }).waitFor();
+    await shot(page, '07-users');
+    await accessible(page, 'users');
+
+    await nav('Organizations');
+    await page.getByRole('button', { name: /Acme/ }).click();
+    await page.getByLabel('Add a user by email').fill('ada@console.test');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByLabel('Role of ada@console.test').selectOption('admin');
+    const org = (await v1('GET', '/v1/organizations')).json().data[0];
+    for (let i = 0; i < 50; i++) {
+      const members = (await v1('GET', `/v1/organizations/${org.id}/members`)).json().data;
+      if (members[0]?.role === 'admin') break;
+      await page.waitForTimeout(100);
+    }
+    const members = (await v1('GET', `/v1/organizations/${org.id}/members`)).json().data;
+    assert.equal(members[0].role, 'admin');
+    const added = (await v1('GET', '/v1/events?types=member.added')).json().data[0];
+    assert.equal(added.actor.type, 'user');
+    await shot(page, '08-organization-members');
+    await accessible(page, 'organization members');
+  });
+
   it('is usable at 390 px wide, and nothing broke the CSP', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [name, file] of [['Overview', '07-overview-390'], ['Organizations', '08-organizations-390'], ['API keys', '09-api-keys-390']] as const) {
+    for (const [name, file] of [['Overview', '09-overview-390'], ['Organizations', '10-organizations-390'], ['Users', '11-users-390'], ['API keys', '12-api-keys-390']] as const) {
       await nav(name);
       await page.waitForLoadState('networkidle');
       await shot(page, file);

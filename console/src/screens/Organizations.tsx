@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Organization, type Page, query } from '../api';
 import { Empty, ErrorNote, Field, Loading, useLoad, when } from '../ui';
+import { Members } from './Members';
 
 export function Organizations() {
   const [after, setAfter] = useState<string[]>([]);
@@ -97,6 +98,7 @@ function OrganizationDetail({ id, onChanged }: { id: string; onChanged: () => vo
           onChanged();
         }}
       />
+      <Members org={o.id} />
       <WebauthnPolicy org={o} />
     </section>
   );
