@@ -269,9 +269,32 @@ describe('console in a browser', () => {
     await accessible(page, 'organization members');
   });
 
+  it('registers an OAuth client (secret once) and a resource server', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
+    await nav('Applications');
+    await page.getByText('No OAuth clients yet.').waitFor();
+    await page.getByLabel('Name', { exact: true }).first().fill('Shop');
+    await page.getByLabel(/Redirect URIs/).fill('https://shop.example/callback');
+    await page.getByRole('button', { name: 'Register client' }).click();
+    const secret = page.getByRole('textbox', { name: /Client secret of/ });
+    await secret.waitFor();
+    assert.ok((await secret.inputValue()).length >= 32);
+    await page.getByRole('cell', { name: 'Shop' }).waitFor();
+    await page.getByLabel('Identifier (the audience URI)').fill('not a uri');
+    await page.getByLabel('Name', { exact: true }).nth(1).fill('Orders API');
+    await page.getByRole('button', { name: 'Register API' }).click();
+    await page.getByRole('alert').filter({ hasText: 'absolute URI' }).waitFor();
+    await page.getByLabel('Identifier (the audience URI)').fill('https://orders.example');
+    await page.getByRole('button', { name: 'Register API' }).click();
+    await page.getByText('https://orders.example').waitFor();
+    await shot(page, '09-applications');
+    await accessible(page, 'applications');
+    const clients = (await v1('GET', '/v1/clients')).json().data;
+    assert.equal(clients[0].client_name, 'Shop');
+  });
+
   it('is usable at 390 px wide, and nothing broke the CSP', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [name, file] of [['Overview', '09-overview-390'], ['Organizations', '10-organizations-390'], ['Users', '11-users-390'], ['API keys', '12-api-keys-390']] as const) {
+    for (const [name, file] of [['Overview', '10-overview-390'], ['Organizations', '11-organizations-390'], ['Users', '12-users-390'], ['API keys', '13-api-keys-390'], ['Applications', '14-applications-390']] as const) {
       await nav(name);
       await page.waitForLoadState('networkidle');
       await shot(page, file);
