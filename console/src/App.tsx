@@ -2,6 +2,7 @@ import { type JSX, type MouseEvent, useEffect, useRef, useState } from 'react';
 import { api, ApiError, setCsrf } from './api';
 import { navigate, usePath } from './router';
 import { ApiKeys } from './screens/ApiKeys';
+import { Directory } from './screens/Directory';
 import { Applications } from './screens/Applications';
 import { Events } from './screens/Events';
 import { Organizations } from './screens/Organizations';
@@ -24,6 +25,7 @@ const SCREENS: Array<{ path: string; title: string; render: (s: Session) => JSX.
   { path: '/console/users', title: 'Users', render: () => <Users /> },
   { path: '/console/api-keys', title: 'API keys', render: (s: Session) => <ApiKeys permissions={s.permissions} /> },
   { path: '/console/webhooks', title: 'Webhooks', render: () => <Webhooks /> },
+  { path: '/console/directory', title: 'Directory', render: () => <Directory /> },
   { path: '/console/applications', title: 'Applications', render: () => <Applications /> },
   { path: '/console/events', title: 'Events', render: () => <Events /> },
 ];

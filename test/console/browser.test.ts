@@ -292,9 +292,24 @@ describe('console in a browser', () => {
     assert.equal(clients[0].client_name, 'Shop');
   });
 
+  it('creates a directory connection and mints its SCIM token (shown once)', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
+    await nav('Directory');
+    await page.getByText('No directory connections in this organization.').waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Okta');
+    await page.getByRole('button', { name: 'Create connection' }).click();
+    await page.getByText('no token yet').waitFor();
+    await page.getByRole('button', { name: 'Mint SCIM token' }).click();
+    await page.getByRole('button', { name: 'Yes, mint' }).click();
+    const token = await page.getByRole('textbox', { name: 'SCIM token' }).inputValue();
+    const scim = await s.request({ path: '/scim/v2/Users', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(scim.status, 200, scim.text);
+    await shot(page, '10-directory');
+    await accessible(page, 'directory');
+  });
+
   it('is usable at 390 px wide, and nothing broke the CSP', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [name, file] of [['Overview', '10-overview-390'], ['Organizations', '11-organizations-390'], ['Users', '12-users-390'], ['API keys', '13-api-keys-390'], ['Applications', '14-applications-390']] as const) {
+    for (const [name, file] of [['Overview', '11-overview-390'], ['Organizations', '12-organizations-390'], ['Users', '13-users-390'], ['API keys', '14-api-keys-390'], ['Directory', '15-directory-390'], ['Applications', '16-applications-390']] as const) {
       await nav(name);
       await page.waitForLoadState('networkidle');
       await shot(page, file);
