@@ -1,4 +1,4 @@
-// The console's build (docs/console.md): console/ → dist/console, served under /console with
+// The console's build (docs/console.md): console/ → dist/console-assets, served under /console with
 // hashed asset names and no inline script (the CSP allows only 'self').
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
@@ -9,7 +9,7 @@ export default defineConfig({
   publicDir: false,
   esbuild: { jsx: 'automatic' },
   build: {
-    outDir: fileURLToPath(new URL('../dist/console', import.meta.url)),
+    outDir: fileURLToPath(new URL('../dist/console-assets', import.meta.url)),
     emptyOutDir: true,
     assetsDir: 'assets',
     // The preload polyfill would be fine under the CSP, but nothing needs it (modern browsers).

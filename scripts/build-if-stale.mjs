@@ -3,7 +3,7 @@
 // - the server: when any src/**/*.ts, tsconfig.json or package.json is newer than the last
 //   successful build (dist/.build-stamp);
 // - the console (issue 18, docs/console.md), when the project has one: when any console/ source
-//   or package.json is newer than dist/console/.build-stamp.
+//   or package.json is newer than dist/console-assets/.build-stamp.
 // A restart with an up-to-date dist/ starts at once instead of recompiling. `--force` always
 // builds; `--console` looks at the console only (tests that drive the built console use it).
 import { spawnSync } from 'node:child_process';
@@ -49,10 +49,10 @@ if (!process.argv.includes('--console')) {
 }
 
 if (existsSync(join('console', 'vite.config.ts'))) {
-  const stamp = join('dist', 'console', '.build-stamp');
+  const stamp = join('dist', 'console-assets', '.build-stamp');
   const inputs = Math.max(newestMtime('console', ['.ts', '.tsx', '.css', '.html', '.json']), statSync('package.json').mtimeMs);
   if (force || stampTime(stamp) < inputs) {
-    run('dist/console/', [join('node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join('console', 'vite.config.ts')]);
+    run('dist/console-assets/', [join('node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join('console', 'vite.config.ts')]);
     writeFileSync(stamp, `${new Date().toISOString()}\n`);
   }
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { setupLink } from '../../src/console/service.js';
+import { CONSOLE_DIST } from '../../src/http/console/assets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { fail500, ok, startReceiver, type Receiver } from '../helpers/receiver.js';
 import { CHROMIUM } from '../mfa/browser-helpers.js';
@@ -75,6 +76,8 @@ describe('console in a browser', () => {
   });
 
   it('serves hashed assets under a strict CSP: no inline script, never framed', async () => {
+    // Vite empties its output directory: it must not be where tsc puts a src/ folder.
+    assert.ok(!existsSync(path.join(root, 'src', path.basename(CONSOLE_DIST))), `${CONSOLE_DIST} would wipe compiled server code`);
     const index = await s.request({ path: '/console/' });
     assert.equal(index.status, 200);
     const csp = String(index.headers['content-security-policy']);

@@ -83,7 +83,8 @@ export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOpt
     authed.get('/session', async (request, rep) => {
       const tenant = tenantOf(request);
       const user = await services.users.get(tenant.id, request.principal!.actor.id!);
-      return rep.send({ user: { id: user.id, email: user.email }, tenant: { id: tenant.id, issuer: tenant.issuer }, csrf_token: csrfFor(request, rep) });
+      // The permissions list lets the API-key screen offer every scope without a copy of it.
+      return rep.send({ user: { id: user.id, email: user.email }, tenant: { id: tenant.id, issuer: tenant.issuer }, permissions: PERMISSIONS, csrf_token: csrfFor(request, rep) });
     });
 
     await managementRoutes(authed, services);

@@ -1,5 +1,5 @@
 /**
- * The console's built screens (console/, built by `npm run build` into dist/console) served
+ * The console's built screens (console/, built by `npm run build` into dist/console-assets) served
  * under /console with a strict CSP: scripts and styles only from this origin (no inline script),
  * never framed. Hashed assets are cached for good; the page itself never.
  */
@@ -8,8 +8,8 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../../kernel/errors.js';
 
-/** Where the build puts the console (the repository's or package's dist/console). */
-export const CONSOLE_DIST = path.resolve(import.meta.dirname, '../../../dist/console');
+/** Where the build puts the console (the repository's or package's dist/console-assets). */
+export const CONSOLE_DIST = path.resolve(import.meta.dirname, '../../../dist/console-assets');
 
 /** Logos in the branding preview may come from any https origin. */
 export const CONSOLE_CSP = [
