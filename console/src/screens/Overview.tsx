@@ -64,7 +64,8 @@ export function Overview() {
             <>
               <p className="warning">
                 {failures.data.total}
-                {failures.data.more ? '+' : ''} failed deliveries. Replay them from the Webhooks screen.
+                {failures.data.more ? '+' : ''} {failures.data.total === 1 ? 'delivery' : 'deliveries'} used up every attempt (a replayed one is listed too). Replay from the Webhooks
+                screen; the latest:
               </p>
               <ul>
                 {failures.data.tail.map((e) => (

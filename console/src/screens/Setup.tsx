@@ -48,11 +48,15 @@ export function Setup() {
       {open === undefined ? <Loading what="the setup link" /> : null}
       {done ? (
         <>
-          <p role="status">Your administrator account is ready. Sign in with it to open the console; you can add a passkey or an authenticator app on the sign-in pages afterwards.</p>
+          <p role="status">Your administrator account is ready. Sign in with it to open the console.</p>
           <p>
             <a className="button" href={done}>
               Continue to sign in
             </a>
+          </p>
+          <p>
+            Recommended: protect the account with a second factor. <a href="/login?return_to=%2Fmfa">Sign in and add a passkey or an authenticator app</a>, then open{' '}
+            <a href="/console/">the console</a>.
           </p>
         </>
       ) : open ? (
