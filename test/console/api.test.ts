@@ -151,6 +151,28 @@ describe('console API', () => {
     assert.equal(unknown.json().error, 'not_found');
   });
 
+  it('a setup link refused for a taken email stays usable; a removed administrator is refused at once', async () => {
+    const token = await s.server.ctx.admins.issueSetupToken(s.tenant.tenant.id);
+    const c = new ConsoleClient(s);
+    c.csrf = (await c.call('GET', `/console/api/setup?token=${token}`)).json().csrf_token;
+    const taken = await c.call('POST', '/console/api/setup', { token, email: ADMIN, password: PASSWORD });
+    assert.equal(taken.status, 409);
+    assert.equal(taken.json().error, 'conflict');
+    assert.equal((await c.call('GET', `/console/api/setup?token=${token}`)).json().open, true, 'not consumed');
+    const second = await c.call('POST', '/console/api/setup', { token, email: 'second-admin@console.test', password: PASSWORD });
+    assert.equal(second.status, 201, second.text);
+
+    const b = new ConsoleClient(s);
+    await b.signIn('second-admin@console.test');
+    assert.equal((await b.call('GET', '/console/api/organizations')).status, 200);
+    assert.equal(await s.server.ctx.admins.revoke(s.tenant.tenant.id, second.json().user.id), true);
+    const after = await b.call('GET', '/console/api/organizations');
+    assert.equal(after.status, 403);
+    assert.equal(after.json().error, 'forbidden');
+    const revoked = (await v1('GET', '/v1/events?types=tenant_admin.revoked')).json().data;
+    assert.equal(revoked[0].data.user_id, second.json().user.id);
+  });
+
   it('tokens of connected accounts go to API keys only, never to the console', async () => {
     const c = new ConsoleClient(s);
     await c.signIn(ADMIN);
