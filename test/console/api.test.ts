@@ -173,6 +173,16 @@ describe('console API', () => {
     assert.equal(revoked[0].data.user_id, second.json().user.id);
   });
 
+  it("another tenant's session cookie is not a session here", async () => {
+    const c = new ConsoleClient(s);
+    await c.signIn(ADMIN);
+    const other = await s.createTenant(`localhost:${s.port}`);
+    const cookie = [...c.browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const r = await s.request({ host: other.tenant.host, path: '/console/api/organizations', headers: { cookie } });
+    assert.equal(r.status, 401);
+    assert.equal(r.json().error, 'login_required');
+  });
+
   it('tokens of connected accounts go to API keys only, never to the console', async () => {
     const c = new ConsoleClient(s);
     await c.signIn(ADMIN);
