@@ -41,6 +41,9 @@ describe('console API', () => {
     assert.equal(crossSite.status, 403);
     assert.equal(crossSite.json().error, 'csrf_failed');
 
+    const form = await c.call('POST', '/console/api/setup', new URLSearchParams(body).toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+    assert.equal(form.status, 415);
+    assert.equal(form.json().error, 'unsupported_media_type');
     const short = await c.call('POST', '/console/api/setup', { ...body, password: 'short' });
     assert.equal(short.status, 400);
     assert.equal(short.json().error, 'invalid_request');

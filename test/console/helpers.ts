@@ -16,13 +16,14 @@ export class ConsoleClient {
     return `http://${this.browser.host}`;
   }
 
-  /** A console API call; mutations carry Origin and the CSRF header unless `headers` says otherwise. */
+  /** A console API call (a string body is sent as it is); Origin and the CSRF header unless `headers` says otherwise. */
   async call(method: string, path: string, body?: unknown, headers: Record<string, string | undefined> = {}): Promise<HttpResponse> {
     const base: Record<string, string | undefined> = { origin: this.origin, 'x-csrf-token': this.csrf, 'sec-fetch-site': 'same-origin' };
     if (body !== undefined) base['content-type'] = 'application/json';
     if (this.browser.cookies.size) base.cookie = [...this.browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     const all = Object.fromEntries(Object.entries({ ...base, ...headers }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
-    const r = await request(this.server.port, { host: this.browser.host, method, path, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
+    const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const r = await request(this.server.port, { host: this.browser.host, method, path, headers: all, body: raw });
     for (const c of r.headers['set-cookie'] ?? []) {
       const [pair] = c.split(';');
       const eq = pair!.indexOf('=');

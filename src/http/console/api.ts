@@ -55,6 +55,8 @@ export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOpt
   app.addHook('onRequest', async (request) => {
     if (!SAFE_METHODS.has(request.method)) checkMutation(request);
   });
+  // JSON bodies only, like /v1: anything else is 415 unsupported_media_type.
+  app.removeContentTypeParser(['text/plain', 'application/x-www-form-urlencoded']);
 
   // The setup link: no session yet, only the link's token (and CSRF on the post).
   await app.register(async (setup) => {
