@@ -17,6 +17,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 FROM ${NODE_IMAGE} AS runtime

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from './config/index.js';
+import { ConsoleAdmins } from './console/service.js';
 import { ProviderService } from './connect/providers.js';
 import { UpstreamClient } from './connect/upstream.js';
 import { VaultService } from './connect/vault.js';
@@ -117,6 +118,8 @@ export interface Context {
   /** Enterprise SSO sign-in: upstream round trips and just-in-time provisioning. */
   sso: SsoSigninService;
   management: ManagementServices;
+  /** The console's administrators and setup links (docs/console.md). */
+  admins: ConsoleAdmins;
   /** SCIM 2.0: token authentication and the Users/Groups services. */
   scim: ScimServices;
   /** Outbound HTTP: the egress policy, the resolver it checks with, and the guarded agent. */
@@ -380,6 +383,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       mfa,
       sso,
       management,
+      admins: new ConsoleAdmins(deps, management.users),
       scim,
       egress,
       dispatcher,

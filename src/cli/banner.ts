@@ -1,9 +1,10 @@
+import { setupLink } from '../console/service.js';
 import type { Tenant } from '../kernel/tenancy.js';
 import type { CreatedTenant } from '../tenants/service.js';
 
 /** The first-start message: the new tenant, its API key (shown this once) and next steps. */
 export function newcomerBanner(created: CreatedTenant, port: number): string {
-  const { tenant, platformApiKey } = created;
+  const { tenant, platformApiKey, setupToken } = created;
   return [
     '',
     '  Keyhall is running. This empty database now has its first tenant:',
@@ -13,6 +14,9 @@ export function newcomerBanner(created: CreatedTenant, port: number): string {
     `    API key  ${platformApiKey}`,
     '',
     '  The API key is shown only this once: store it now.',
+    '',
+    '  Create the first console administrator (one-time link, valid 24 hours):',
+    `    ${setupLink(tenant.issuer, setupToken)}`,
     '',
     '  Next steps:',
     `    curl ${tenant.issuer}/.well-known/openid-configuration`,

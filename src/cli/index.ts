@@ -8,6 +8,7 @@ import { TenantInputError } from '../kernel/tenancy.js';
 import { isPermission, PERMISSIONS } from '../management/permissions.js';
 import { startServer } from '../server.js';
 import { migrate, openDatabase } from '../storage/db.js';
+import { adminView, setupLink } from '../console/service.js';
 import { newcomerBanner, servedTenantsNotice } from './banner.js';
 
 const USAGE = `Usage: keyhall <command> [options]
@@ -25,6 +26,13 @@ Commands:
                                                      mint an API key (shown once; default: every
                                                      permission, platform-bound)
   keys rotate --tenant <id|host> [--alg EdDSA|ES256|RS256|PS256] add new active signing keys
+  admin create --tenant <id|host> (--email <email> [--password-stdin] | --link) [--json]
+                                                     make a user a console administrator (a new
+                                                     user takes its password from stdin), or
+                                                     print a new one-time setup link
+  admin list --tenant <id|host> [--json]             list the console administrators
+  admin remove --tenant <id|host> --email <email> [--json]
+                                                     take the administrator role away
   help                                               show this text
 
 Configuration comes from KEYHALL_* environment variables (see docs/configuration.md).`;
@@ -127,11 +135,13 @@ async function tenantCommand(args: string[], io: Io): Promise<void> {
       host: created.tenant.host,
       issuer: created.tenant.issuer,
       platform_api_key: created.platformApiKey,
+      console_setup_link: setupLink(created.tenant.issuer, created.setupToken),
     };
     if (values.json) io.out(JSON.stringify(out));
     else {
       io.out(`Created tenant ${out.tenant_id} on ${out.host} (issuer ${out.issuer}).`);
       io.out(`Platform API key (shown once, store it now): ${out.platform_api_key}`);
+      io.out(`Console setup link for the first administrator (one-time, valid 24 hours): ${out.console_setup_link}`);
     }
     return;
   }
@@ -237,6 +247,61 @@ async function keysCommand(args: string[], io: Io): Promise<void> {
   else io.out(`Rotated signing keys of ${result.tenant_id}; new key ids: ${result.new_kids.join(', ')}`);
 }
 
+/** Reads the whole of stdin (a password piped in, never on the command line). */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function adminCommand(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  const usage = 'keyhall admin create|list|remove --tenant <id|host> …';
+  if (sub !== 'create' && sub !== 'list' && sub !== 'remove') throw new UsageError(`usage: ${usage}`);
+  const { values } = parse(rest, { tenant: { type: 'string' }, email: { type: 'string' }, 'password-stdin': { type: 'boolean' }, link: { type: 'boolean' }, json: { type: 'boolean' } });
+  const which = flag(values, 'tenant');
+  if (!which) throw new UsageError(`admin ${sub} needs --tenant <id|host>`);
+  const email = flag(values, 'email');
+  if (sub === 'list' && (email !== undefined || values.link || values['password-stdin'])) throw new UsageError('admin list takes only --tenant and --json');
+  if (sub === 'remove' && (email === undefined || values.link || values['password-stdin'])) throw new UsageError('usage: keyhall admin remove --tenant <id|host> --email <email>');
+  if (sub === 'create' && (email === undefined) === !values.link) throw new UsageError('admin create needs --email <email> or --link (not both)');
+  if (values.link && values['password-stdin']) throw new UsageError('--password-stdin goes with --email');
+  const password = values['password-stdin'] ? await readStdin() : undefined;
+  if (password !== undefined && (password.length < 8 || password.length > 256)) throw new UsageError('the password must be 8 to 256 characters');
+
+  await withContext(async (ctx) => {
+    const tenant = await ctx.tenants.find(which);
+    if (!tenant) throw new UsageError(`--tenant: no tenant ${which} (see keyhall tenant list)`);
+    if (sub === 'list') {
+      const rows = (await ctx.admins.list(tenant.id)).map(adminView);
+      if (values.json) io.out(JSON.stringify(rows));
+      else if (rows.length === 0) io.out(`No administrators yet: keyhall admin create --tenant ${tenant.host} --link`);
+      else for (const r of rows) io.out(`${r.user_id}  ${r.email}  ${r.admin_since}`);
+      return;
+    }
+    if (sub === 'create' && values.link) {
+      const link = setupLink(tenant.issuer, await ctx.admins.issueSetupToken(tenant.id));
+      if (values.json) io.out(JSON.stringify({ tenant_id: tenant.id, console_setup_link: link }));
+      else io.out(`Console setup link (one-time, valid 24 hours): ${link}`);
+      return;
+    }
+    const user = await ctx.management.users.list(tenant.id, undefined, 1, email!).then((users) => users[0]);
+    if (sub === 'remove') {
+      if (!user || !(await ctx.admins.revoke(tenant.id, user.id))) throw new UsageError(`${email} is not an administrator of ${tenant.host} (see keyhall admin list)`);
+      if (values.json) io.out(JSON.stringify({ tenant_id: tenant.id, user_id: user.id, removed: true }));
+      else io.out(`${user.email} is no longer an administrator of ${tenant.host}.`);
+      return;
+    }
+    if (user && password !== undefined) throw new UsageError(`${user.email} already exists and keeps its password; drop --password-stdin`);
+    if (!user && password === undefined) throw new UsageError(`no user ${email} in ${tenant.host}; pipe a password in with --password-stdin to create one`);
+    const result = await ctx.admins.grant(tenant.id, email!, password);
+    const out = { tenant_id: tenant.id, user_id: result.user.id, email: result.user.email, created_user: result.created, already_admin: !result.granted };
+    if (values.json) io.out(JSON.stringify(out));
+    else if (!result.granted) io.out(`${out.email} already is an administrator of ${tenant.host}.`);
+    else io.out(`${out.email} (${out.user_id}${result.created ? ', new user' : ''}) is now an administrator of ${tenant.host}: sign in at ${tenant.issuer}/console/`);
+  });
+}
+
 async function migrateCommand(io: Io): Promise<void> {
   const config = loadConfig();
   const db = openDatabase(config);
@@ -272,6 +337,9 @@ export async function runCli(argv: string[], io: Io = defaultIo): Promise<number
         return 0;
       case 'api-keys':
         await apiKeysCommand(args, io);
+        return 0;
+      case 'admin':
+        await adminCommand(args, io);
         return 0;
       case 'help':
       case '--help':

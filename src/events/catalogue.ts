@@ -13,6 +13,9 @@ export const EVENT_TYPES = {
   'user.created': { webhook: false, description: 'a user was created' },
   'user.updated': { webhook: false, description: 'a user was changed (password changes included, never the password)' },
   'user.deleted': { webhook: false, description: 'a user was deleted' },
+  // Tenant-wide (organization_id null): the console's administrators (docs/console.md).
+  'tenant_admin.granted': { webhook: false, description: 'a user was made a tenant administrator (console setup link or keyhall admin create)' },
+  'tenant_admin.revoked': { webhook: false, description: 'a user is no longer a tenant administrator (keyhall admin remove)' },
   'member.added': { webhook: true, description: 'a user was added to an organization' },
   'member.removed': { webhook: true, description: 'a user was removed from an organization' },
   'member.role_changed': { webhook: true, description: "a member's role changed" },

@@ -24,6 +24,8 @@ import { authorizeRoutes } from './oauth/authorize.js';
 import { parRoutes } from './oauth/par.js';
 import { tokenRoutes } from './oauth/token.js';
 import { userinfoRoutes } from './oauth/userinfo.js';
+import { consoleApiRoutes } from './console/api.js';
+import { consoleAssetRoutes } from './console/assets.js';
 import { connectScreenRoutes } from './screens/connect-routes.js';
 import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
@@ -121,6 +123,9 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(ssoRoutes, { oauth: ctx.oauth, signin: ctx.signin, sso: ctx.sso });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });
+  // The administrators' console: its JSON API and its built screens (docs/console.md).
+  await app.register(consoleApiRoutes, { prefix: '/console/api', services: ctx.management, signin: ctx.signin, admins: ctx.admins });
+  await app.register(consoleAssetRoutes);
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;
 }

@@ -1,3 +1,4 @@
+import type { Actor } from '../events/catalogue.js';
 import type { Clock } from '../kernel/clock.js';
 import { sha256Hex } from '../kernel/crypto/hash.js';
 import { errors } from '../kernel/errors.js';
@@ -6,9 +7,16 @@ import type { RateLimitRepo } from '../storage/repos/rate-limits.js';
 import { API_KEY_PREFIX } from './api-keys/service.js';
 import { isPermission, type Permission } from './permissions.js';
 
-/** Who is calling /v1: an API key, bound to one organization or to the platform (tenant). */
+/**
+ * Who is calling the management routes: an API key over /v1 (bound to one organization or to the
+ * platform), or a tenant administrator signed in to the console (/console/api, docs/console.md),
+ * who acts like a platform key holding every permission.
+ */
 export interface Principal {
-  keyId: string;
+  /** The actor recorded in audit events: the API key, or the administrator (`user`). */
+  actor: Actor;
+  /** The calling API key; null for a console administrator. */
+  keyId: string | null;
   tenantId: string;
   organizationId: string | null;
   scopes: ReadonlySet<Permission>;
@@ -42,6 +50,7 @@ export async function authenticateApiKey(
     await repo.touch(key.id, now, LAST_USED_RESOLUTION_MS);
   }
   return {
+    actor: { type: 'api_key', id: key.id },
     keyId: key.id,
     tenantId,
     organizationId: key.organizationId,
@@ -89,7 +98,7 @@ export class ManagementAuth {
 
   /** One limit per key across all instances; `429 rate_limited` before any work is done. */
   async checkRateLimit(p: Principal): Promise<void> {
-    const waitMs = await this.limits.hit(p.tenantId, `api_key:${p.keyId}`, this.perMinute, 60_000, this.clock.now());
+    const waitMs = await this.limits.hit(p.tenantId, `${p.actor.type}:${p.actor.id}`, this.perMinute, 60_000, this.clock.now());
     if (waitMs > 0) throw errors.tooManyRequests(Math.ceil(waitMs / 1000));
   }
 }

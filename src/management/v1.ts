@@ -46,7 +46,35 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-export const actorOf = (request: FastifyRequest): Actor => ({ type: 'api_key', id: principalOf(request).keyId });
+/** The actor of audit events: the API key over /v1, the administrator in the console. */
+export const actorOf = (request: FastifyRequest): Actor => principalOf(request).actor;
+
+/**
+ * The management routes themselves, without authentication: /v1 mounts them behind API keys,
+ * the console (/console/api, src/http/console/api.ts) behind an administrator's session, so both
+ * run the same validation, services, audit events and views.
+ */
+export async function managementRoutes(app: FastifyInstance, services: ManagementServices): Promise<void> {
+  // JSON bodies only: anything else is 415 unsupported_media_type.
+  app.removeContentTypeParser(['text/plain', 'application/x-www-form-urlencoded']);
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  await app.register(organizationRoutes(services.organizations));
+  await app.register(userRoutes(services.users));
+  await app.register(memberRoutes(services.members));
+  await app.register(apiKeyRoutes(services.apiKeys));
+  await app.register(eventRoutes(services.events));
+  await app.register(directoryRoutes(services.directory));
+  await app.register(clientRoutes(services.clients, services.tokenSettings));
+  await app.register(resourceServerRoutes(services.resourceServers));
+  await app.register(webhookRoutes(services.webhooks));
+  await app.register(webauthnPolicyRoutes(services.webauthnPolicy));
+  await app.register(mfaPolicyRoutes(services.mfaPolicy));
+  await app.register(connectRoutes(services.connectProviders, services.vault));
+  await app.register(ssoRoutes(services.sso));
+  await app.register(credentialRoutes(services.credentials));
+  await app.register(mcpSettingsRoutes(services.mcp));
+}
 
 /**
  * The management API under /v1: API-key authentication and per-route authorization, zod
@@ -55,10 +83,6 @@ export const actorOf = (request: FastifyRequest): Actor => ({ type: 'api_key', i
 export async function v1Routes(app: FastifyInstance, opts: { services: ManagementServices }): Promise<void> {
   const { services } = opts;
 
-  // /v1 takes JSON bodies only: anything else is 415 unsupported_media_type.
-  app.removeContentTypeParser(['text/plain', 'application/x-www-form-urlencoded']);
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -97,21 +121,7 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
     authorize(principal, { permission: config.permission, access: config.access, orgId: params.orgId });
   });
 
-  await app.register(organizationRoutes(services.organizations));
-  await app.register(userRoutes(services.users));
-  await app.register(memberRoutes(services.members));
-  await app.register(apiKeyRoutes(services.apiKeys));
-  await app.register(eventRoutes(services.events));
-  await app.register(directoryRoutes(services.directory));
-  await app.register(clientRoutes(services.clients, services.tokenSettings));
-  await app.register(resourceServerRoutes(services.resourceServers));
-  await app.register(webhookRoutes(services.webhooks));
-  await app.register(webauthnPolicyRoutes(services.webauthnPolicy));
-  await app.register(mfaPolicyRoutes(services.mfaPolicy));
-  await app.register(connectRoutes(services.connectProviders, services.vault));
-  await app.register(ssoRoutes(services.sso));
-  await app.register(credentialRoutes(services.credentials));
-  await app.register(mcpSettingsRoutes(services.mcp));
+  await managementRoutes(app, services);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const doc = app.swagger() as Record<string, unknown>;

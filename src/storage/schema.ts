@@ -10,10 +10,11 @@ import type { ConnectTables } from './tables/connect.js';
 import type { SsoTables } from './tables/sso.js';
 import type { MfaTables } from './tables/mfa.js';
 import type { McpTables } from './tables/mcp.js';
+import type { ConsoleTables } from './tables/console.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
  * Conventions (both dialects): times are integer epoch milliseconds, JSON is text, booleans are
  * 0/1 integers, secrets are stored only as SHA-256 hex or as envelope ciphertext.
  */
-export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables, LimitTables, ConnectTables, SsoTables, CredentialTables, MfaTables, McpTables {}
+export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables, LimitTables, ConnectTables, SsoTables, CredentialTables, MfaTables, McpTables, ConsoleTables {}

@@ -4,6 +4,7 @@ import type { Clock } from '../kernel/clock.js';
 import { type Keystore, type SigningAlg, TENANT_KEY_ALGS } from '../kernel/crypto/keystore.js';
 import { newId } from '../kernel/ids.js';
 import { checkTenantAddress, normalizeHost, TenantInputError } from '../kernel/tenancy.js';
+import { newSetupToken } from '../console/service.js';
 import { mintApiKey } from '../management/api-keys/service.js';
 import { PERMISSIONS } from '../management/permissions.js';
 import { type Db, isUniqueViolation } from '../storage/db.js';
@@ -13,6 +14,8 @@ import type { TenantRecord, TenantRepo } from '../storage/repos/tenants.js';
 export interface CreatedTenant {
   tenant: TenantRecord;
   platformApiKey: string;
+  /** The one-time console setup link's token (docs/console.md): shown once, 24 hours. */
+  setupToken: string;
 }
 
 /** Tenant administration: used by the CLI and by the first-start bootstrap. */
@@ -30,8 +33,9 @@ export class TenantService {
   }
 
   /**
-   * Creates a tenant with its signing keys (Ed25519 and RSA-2048) and one platform-bound API key
-   * holding every permission, all in one transaction.
+   * Creates a tenant with its signing keys (Ed25519 and RSA-2048), one platform-bound API key
+   * holding every permission and a console setup link for its first administrator, all in one
+   * transaction.
    */
   async create(input: { host: string; issuer?: string }): Promise<CreatedTenant> {
     const { host, issuer } = checkTenantAddress(input.host, input.issuer);
@@ -49,7 +53,9 @@ export class TenantService {
           name: 'platform (created with the tenant)',
           scopes: PERMISSIONS,
         });
-        return { tenant, platformApiKey: minted.key };
+        const setup = newSetupToken(tenant.id, now);
+        await r.consoleSetupTokens.insert(setup.record);
+        return { tenant, platformApiKey: minted.key, setupToken: setup.token };
       });
     } catch (err) {
       if (isUniqueViolation(err)) throw new TenantInputError(`a tenant already serves host ${host}`);

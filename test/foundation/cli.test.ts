@@ -23,7 +23,7 @@ describe('keyhall CLI', () => {
     const r = runCli(['tenant', 'create', '--host', 'Auth.Acme.test', '--json'], env);
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.deepEqual(Object.keys(out).sort(), ['host', 'issuer', 'platform_api_key', 'tenant_id']);
+    assert.deepEqual(Object.keys(out).sort(), ['console_setup_link', 'host', 'issuer', 'platform_api_key', 'tenant_id']);
     assert.match(out.tenant_id, /^ten_/);
     assert.equal(out.host, 'auth.acme.test');
     assert.equal(out.issuer, 'https://auth.acme.test');

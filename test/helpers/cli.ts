@@ -11,12 +11,13 @@ export interface CliResult {
 }
 
 /** Runs `keyhall <args>` as a separate process (TypeScript sources through tsx). */
-export function runCli(args: string[], env: Record<string, string>): CliResult {
+export function runCli(args: string[], env: Record<string, string>, input?: string): CliResult {
   const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: root,
     env: { ...process.env, KEYHALL_LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
     timeout: 60_000,
+    ...(input !== undefined ? { input } : {}),
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -74,7 +74,7 @@ export class ApiKeyService {
     }
     const missing = scopes.filter((s) => !caller.scopes.has(s));
     if (missing.length) throw errors.insufficientScope(`the calling key does not hold: ${missing.join(', ')}`);
-    return this.#mint(caller.tenantId, organizationId, { name: input.name, scopes }, { type: 'api_key', id: caller.keyId });
+    return this.#mint(caller.tenantId, organizationId, { name: input.name, scopes }, caller.actor);
   }
 
   /**
@@ -128,7 +128,7 @@ export class ApiKeyService {
         tenantId: caller.tenantId,
         type: 'api_key.revoked',
         organizationId,
-        actor: { type: 'api_key', id: caller.keyId },
+        actor: caller.actor,
         data: { key_id: keyId, name: revoked.name },
       });
     });

@@ -5,6 +5,7 @@ import { PRESET_NAMES, type PresetName } from '../../connect/presets.js';
 import { type ProviderService, providerView } from '../../connect/providers.js';
 import { accountView, type VaultService } from '../../connect/vault.js';
 import { tenantOf } from '../../http/tenant.js';
+import { errors } from '../../kernel/errors.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { actorOf, principalOf } from '../v1.js';
 
@@ -179,7 +180,10 @@ export const connectRoutes =
         },
       },
       handler: async (request, reply) => {
-        const t = await vault.retrieve(tenantOf(request).id, request.params.orgId, request.params.accountId, { type: 'api_key', keyId: principalOf(request).keyId });
+        const keyId = principalOf(request).keyId;
+        // Tokens go to API keys only: the console shows accounts, never their tokens.
+        if (keyId === null) throw errors.forbidden('retrieving a token needs an API key');
+        const t = await vault.retrieve(tenantOf(request).id, request.params.orgId, request.params.accountId, { type: 'api_key', keyId });
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({ access_token: t.accessToken, expires_at: t.expiresAt, scopes: t.scopes });
       },
     });

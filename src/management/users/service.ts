@@ -4,7 +4,7 @@ import type { Actor } from '../../events/catalogue.js';
 import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { isUniqueViolation } from '../../storage/db.js';
+import { type Executor, isUniqueViolation } from '../../storage/db.js';
 import type { UserPatch, UserRecord } from '../../storage/repos/users.js';
 import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
 
@@ -44,7 +44,8 @@ export function passkeyView(p: PasskeyRecord) {
 export class UserService {
   constructor(private readonly deps: ManagementDeps) {}
 
-  async create(tenantId: string, actor: Actor, input: { email: string; name?: string; password?: string }) {
+  /** `also` runs in the creating transaction (the console setup link makes the user an administrator there). */
+  async create(tenantId: string, actor: Actor, input: { email: string; name?: string; password?: string }, also?: (trx: Executor, user: UserRecord) => Promise<void>) {
     const now = this.deps.clock.now();
     const user: UserRecord = {
       id: newId('user', now),
@@ -60,6 +61,7 @@ export class UserService {
       await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         await reposOf(this.deps, trx).users.insert(user);
         await this.deps.events.record(trx, { tenantId, type: 'user.created', organizationId: null, actor, data: { user_id: user.id } });
+        await also?.(trx, user);
       });
     } catch (err) {
       throw emailTaken(err);

@@ -15,6 +15,7 @@ import * as m0014 from './0014_connected_accounts.js';
 import * as m0015 from './0015_credentials.js';
 import * as m0017 from './0017_sso.js';
 import * as m0018 from './0018_mcp.js';
+import * as m0019 from './0019_console.js';
 import * as m0020 from './0020_saml.js';
 import * as m0022 from './0022_full_keys_new_permissions.js';
 import * as m0023 from './0023_signing_keys_published_until.js';
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0015_credentials': m0015,
   '0017_sso': m0017,
   '0018_mcp': m0018,
+  '0019_console': m0019,
   '0020_saml': m0020,
   '0022_full_keys_new_permissions': m0022,
   '0023_signing_keys_published_until': m0023,

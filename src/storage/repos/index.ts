@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 import { ApiKeyRepo } from './api-keys.js';
+import { ConsoleSetupTokenRepo, TenantAdminRepo } from './console.js';
 import { ConnectFlowRepo, ConnectProviderRepo, ConnectedAccountRepo } from './connect.js';
 import { CredentialNonceRepo, CredentialOfferRepo, CredentialRepo, CredentialTypeRepo, StatusListRepo } from './credentials.js';
 import { DirectoryConnectionRepo } from './directory-connections.js';
@@ -77,6 +78,8 @@ const makers = {
   statusLists: (db) => new StatusListRepo(db),
   credentials: (db) => new CredentialRepo(db),
   mcpSettings: (db) => new McpSettingsRepo(db),
+  tenantAdmins: (db) => new TenantAdminRepo(db),
+  consoleSetupTokens: (db) => new ConsoleSetupTokenRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };

@@ -1,0 +1,117 @@
+import { type JSX, type MouseEvent, useEffect, useRef, useState } from 'react';
+import { api, ApiError, setCsrf } from './api';
+import { navigate, usePath } from './router';
+import { ApiKeys } from './screens/ApiKeys';
+import { Directory } from './screens/Directory';
+import { Applications } from './screens/Applications';
+import { Events } from './screens/Events';
+import { Organizations } from './screens/Organizations';
+import { Overview } from './screens/Overview';
+import { Setup } from './screens/Setup';
+import { Users } from './screens/Users';
+import { Webhooks } from './screens/Webhooks';
+import { describeError, Loading } from './ui';
+
+interface Session {
+  user: { id: string; email: string };
+  tenant: { id: string; issuer: string };
+  permissions: string[];
+  csrf_token: string;
+}
+
+const SCREENS: Array<{ path: string; title: string; render: (s: Session) => JSX.Element }> = [
+  { path: '/console/', title: 'Overview', render: () => <Overview /> },
+  { path: '/console/organizations', title: 'Organizations', render: () => <Organizations /> },
+  { path: '/console/users', title: 'Users', render: () => <Users /> },
+  { path: '/console/api-keys', title: 'API keys', render: (s: Session) => <ApiKeys permissions={s.permissions} /> },
+  { path: '/console/webhooks', title: 'Webhooks', render: () => <Webhooks /> },
+  { path: '/console/directory', title: 'Directory', render: () => <Directory /> },
+  { path: '/console/applications', title: 'Applications', render: () => <Applications /> },
+  { path: '/console/events', title: 'Events', render: () => <Events /> },
+];
+
+export function App() {
+  const path = usePath();
+  if (path === '/console/setup') return <Setup />;
+  return <Signed path={path} />;
+}
+
+function Signed({ path }: { path: string }) {
+  const [session, setSession] = useState<Session>();
+  const [problem, setProblem] = useState<unknown>();
+  useEffect(() => {
+    api<Session>('GET', '/session').then(
+      (s) => {
+        setCsrf(s.csrf_token);
+        setSession(s);
+      },
+      (err: unknown) => {
+        // Not signed in: the tenant's own hosted login, back here afterwards.
+        if (err instanceof ApiError && err.status === 401) window.location.assign(`/login?return_to=${encodeURIComponent(window.location.pathname)}`);
+        else setProblem(err);
+      },
+    );
+  }, []);
+  const screen = SCREENS.find((s) => s.path === path) ?? SCREENS[0]!;
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${screen.title} · Keyhall console`;
+  }, [screen.title]);
+
+  if (problem) {
+    return (
+      <main className="narrow">
+        <h1>Keyhall console</h1>
+        <p className="error" role="alert">
+          {describeError(problem)}
+        </p>
+        <p>
+          <a href="/logout">Sign out</a> and sign in with an administrator account.
+        </p>
+      </main>
+    );
+  }
+  if (!session) {
+    return (
+      <main className="narrow">
+        <Loading what="the console" />
+      </main>
+    );
+  }
+  const go = (e: MouseEvent<HTMLAnchorElement>, to: string) => {
+    if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+    e.preventDefault();
+    navigate(to);
+    heading.current?.focus();
+  };
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <span className="brand">Keyhall console</span>
+        <nav aria-label="Console">
+          <ul>
+            {SCREENS.map((s) => (
+              <li key={s.path}>
+                <a href={s.path} aria-current={s.path === screen.path ? 'page' : undefined} onClick={(e) => go(e, s.path)}>
+                  {s.title}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span className="who">
+          <span className="muted">{session.user.email}</span> <a href="/logout">Sign out</a>
+        </span>
+      </header>
+      <main id="main">
+        <h1 ref={heading} tabIndex={-1}>
+          {screen.title}
+        </h1>
+        {screen.render(session)}
+      </main>
+    </>
+  );
+}
