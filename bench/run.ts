@@ -10,8 +10,9 @@
  * run of /token and /introspect; other scenarios get 60 % of it), BENCH_ROUNDS, BENCH_CONNECTIONS
  * (default 32), BENCH_TENANTS (default 1000), BENCH_DATABASE_URL (PostgreSQL admin URL, default
  * postgres://postgres@127.0.0.1:5432/postgres; `none` skips PostgreSQL), BENCH_ONLY (comma-separated
- * scenario names), BENCH_PROFILE (a target kind to run under `node --cpu-prof`; profiles land in
- * bench/profiles/).
+ * scenario names as printed, or `tenants`), BENCH_PROFILE (comma-separated target kinds, e.g.
+ * `keyhall-sqlite,baseline`: a CPU profile of each one's first measured run of every scenario,
+ * startup and warm-up excluded, in bench/profiles/; summarise with bench/profile-summary.ts).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,7 +33,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const tenantCount = Number(process.env.BENCH_TENANTS ?? (quick ? 100 : 1000));
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
-const profile = process.env.BENCH_PROFILE;
+const profile = process.env.BENCH_PROFILE?.split(',').map((s) => s.trim());
 
 /** A child process answering numbered requests over IPC. */
 class Rpc {
@@ -84,7 +85,7 @@ interface Target {
 }
 
 async function startTarget(name: string, kind: string, env: Record<string, string> = {}): Promise<Target> {
-  const execArgv = ['--expose-gc', ...(profile === kind ? ['--cpu-prof', `--cpu-prof-dir=${path.join(here, 'profiles')}`] : [])];
+  const execArgv = ['--expose-gc'];
   const { rpc, hello } = await spawn('target.ts', [kind], { NODE_ENV: 'production', BENCH_REFRESH_CHAINS: process.env.BENCH_REFRESH_CHAINS ?? String(connections * (rounds + 2) * 2), ...env }, execArgv);
   return { name, kind, rpc, port: hello.port as number, fixtures: hello.fixtures as Fixtures, extra: {} };
 }
@@ -189,10 +190,16 @@ interface Measured extends LoadResult {
   cpuMicrosPerRequest: number;
 }
 
-async function measure(client: Rpc, t: Target, spec: LoadSpec): Promise<Measured> {
+async function measure(client: Rpc, t: Target, spec: LoadSpec, profileAs?: string): Promise<Measured> {
+  const profiling = profileAs && profile?.includes(t.kind);
+  if (profiling) await t.rpc.call({ op: 'profile-start' });
   const before = await t.rpc.call<number>({ op: 'cpu' });
   const r = await client.call<LoadResult>({ spec });
   const after = await t.rpc.call<number>({ op: 'cpu' });
+  if (profiling) {
+    const file = path.join(here, 'profiles', `${t.kind}-${profileAs.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}.cpuprofile`);
+    console.error(`profile: ${await t.rpc.call<string>({ op: 'profile-stop', file })}`);
+  }
   return { ...r, cpuMicrosPerRequest: r.total > 0 ? (after - before) / r.total : 0 };
 }
 
@@ -271,7 +278,7 @@ async function main(): Promise<void> {
       t.cleanup = database.drop;
       targets.push(t);
     }
-    const active = scenarios.filter((s) => !only || only.some((o) => s.name.includes(o)));
+    const active = scenarios.filter((s) => !only || only.includes(s.name));
     const runs = new Map<string, Measured[]>();
     const key = (s: Scenario, t: Target) => `${s.name}\u0000${t.name}`;
     // Warm-up (JIT, caches, connection pools), then interleaved rounds.
@@ -283,7 +290,7 @@ async function main(): Promise<void> {
       for (const s of active) for (const t of targets) {
         const spec = s.spec(t);
         if (!spec) continue;
-        const m = await measure(client, t, { ...spec, durationSeconds: s.seconds });
+        const m = await measure(client, t, { ...spec, durationSeconds: s.seconds }, r === 0 ? s.name : undefined);
         if (m.failures) console.error(`${s.name} on ${t.name}: ${m.failures} failed (${m.sample ?? ''})`);
         runs.set(key(s, t), [...(runs.get(key(s, t)) ?? []), m]);
       }

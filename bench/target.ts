@@ -8,6 +8,7 @@
  * `{ id, op: 'cpu' | 'rss' | 'tenants' | 'stop' }` with `{ id, value }`.
  */
 import fs from 'node:fs';
+import inspector from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config/index.js';
@@ -102,7 +103,10 @@ async function main(): Promise<void> {
       fs.rmSync(k.dataDir, { recursive: true, force: true });
     };
   }
-  process.on('message', (m: { id: number; op: string; count?: number }) => {
+    // A CPU profile of exactly one measured run (BENCH_PROFILE): startup and warm-up excluded.
+  const profiler = new inspector.Session();
+  profiler.connect();
+  process.on('message', (m: { id: number; op: string; count?: number; file?: string }) => {
     const answer = (value: unknown) => process.send!({ id: m.id, value });
     if (m.op === 'cpu') {
       const u = process.cpuUsage();
@@ -112,6 +116,16 @@ async function main(): Promise<void> {
       answer(process.memoryUsage().rss);
     } else if (m.op === 'tenants' && server) {
       growTenants(server, fixtures, m.count ?? 1).then(() => answer(fixtures.tenants), (err: Error) => answer({ error: err.message }));
+    } else if (m.op === 'profile-start') {
+      profiler.post('Profiler.enable', () => profiler.post('Profiler.start', () => answer(true)));
+    } else if (m.op === 'profile-stop') {
+      profiler.post('Profiler.stop', (err, result) => {
+        if (!err) {
+          fs.mkdirSync(path.dirname(m.file!), { recursive: true });
+          fs.writeFileSync(m.file!, JSON.stringify(result.profile));
+        }
+        answer(err ? { error: err.message } : m.file);
+      });
     } else if (m.op === 'stop') {
       stop().then(() => {
         answer(true);

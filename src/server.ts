@@ -40,7 +40,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   const metrics = metricsOf(ctx);
   let app: FastifyInstance;
   try {
-    app = await buildApp(ctx, { logStream: opts.logStream, metrics, draining: () => draining });
+    app = await buildApp(ctx, { metrics, draining: () => draining });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await ctx.close();

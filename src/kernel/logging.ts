@@ -34,3 +34,31 @@ export type { Logger };
 export function createLogger(level: string, stream?: NodeJS.WritableStream): Logger {
   return stream ? pino(loggerOptions(level), stream) : pino(loggerOptions(level));
 }
+
+/** Where log lines go, and how to push out what is still buffered. */
+export interface LogDestination {
+  stream: NodeJS.WritableStream;
+  /** Writes out buffered lines synchronously (shutdown, fatal errors); a no-op for a caller's stream. */
+  flush(): void;
+}
+
+/**
+ * The log destination of a process: the caller's stream (tests capture lines), or stdout written
+ * asynchronously (pino's sonic-boom, `sync: false`): a request never waits for a write system
+ * call, and lines logged while a write is in flight go out together in the next one. Buffered
+ * lines are flushed on shutdown and on fatal errors (`flush`).
+ */
+export function openLogDestination(stream?: NodeJS.WritableStream): LogDestination {
+  if (stream) return { stream, flush: () => undefined };
+  const dest = pino.destination({ dest: 1, sync: false });
+  return {
+    stream: dest as unknown as NodeJS.WritableStream,
+    flush: () => {
+      try {
+        dest.flushSync();
+      } catch {
+        // Not open yet, or already closed: nothing is buffered that could still be written.
+      }
+    },
+  };
+}

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
+import { Lru } from '../lru.js';
 import type { Envelope } from './envelope.js';
 
 /**
@@ -51,14 +52,17 @@ const encryptionContext = (tenantId: string, kid: string) => `signing_key:${tena
  * process (the CLI, another instance) is picked up within that time without a restart.
  */
 export class Keystore {
-  readonly #cache = new Map<string, CacheEntry>();
+  readonly #cache: Lru<string, CacheEntry>;
 
   constructor(
     private readonly store: SigningKeyStore,
     private readonly envelope: Envelope,
     private readonly clock: Clock,
     private readonly cacheTtlMs: number,
-  ) {}
+    maxTenants = 10_000,
+  ) {
+    this.#cache = new Lru(maxTenants);
+  }
 
   /** Generates a new key pair for a tenant, ready to be stored. */
   async generate(tenantId: string, alg: SigningAlg): Promise<StoredSigningKey> {
