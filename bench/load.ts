@@ -56,7 +56,7 @@ function cannon(spec: Common & { method: string; path: string; headers: Record<s
         resolve({ rate: r.requests.average, total: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors, sample });
       },
     );
-    instance.on('response', (client: { resData?: unknown }, status: number) => {
+    (instance as unknown as NodeJS.EventEmitter).on('response', (_client: unknown, status: number) => {
       if (status >= 300 && !sample) sample = `status ${status}`;
     });
   });
