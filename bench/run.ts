@@ -221,7 +221,7 @@ async function peerOpaqueToken(t: Target): Promise<string> {
   return body.access_token;
 }
 
-async function tenantsScenario(client: Rpc): Promise<string> {
+async function tenantsScenario(client: Rpc): Promise<{ text: string; ratio: number; rssDeltaMb: number; failures: number }> {
   const t = await startTarget('Keyhall SQLite, tenants', 'tenants');
   try {
     const one = [{ host: t.fixtures.host, authorization: t.fixtures.authorization }];
@@ -250,7 +250,7 @@ async function tenantsScenario(client: Rpc): Promise<string> {
       String(runs.reduce((a, x) => a + x.failures, 0)),
     ];
     const ratio = median(allRuns.map((x) => x.rate)) / median(oneRuns.map((x) => x.rate));
-    return [
+    const text = [
       `\n### ${tenantCount} tenants on one instance (SQLite): /token client_credentials round-robin across tenants (created in ${createSeconds.toFixed(1)} s)\n`,
       table(
         ['tenants', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS after warm-up', 'failed'],
@@ -258,6 +258,8 @@ async function tenantsScenario(client: Rpc): Promise<string> {
       ),
       `\nthroughput ${tenantCount} ÷ 1: ${ratio.toFixed(2)}×; RSS +${mb(rssAll - rssOne)}`,
     ].join('\n');
+    const failures = [...oneRuns, ...allRuns].reduce((a, x) => a + x.failures, 0);
+    return { text, ratio, rssDeltaMb: (rssAll - rssOne) / 1024 / 1024, failures };
   } finally {
     await stopTarget(t);
   }
@@ -324,7 +326,39 @@ async function main(): Promise<void> {
     }
     console.log(`\n### Side by side (medians of ${rounds} interleaved round(s))\n`);
     console.log(table(['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'ours ÷ ceiling', 'ours ÷ peer', 'failed'], lines));
-    if (!only || only.includes('tenants')) console.log(await tenantsScenario(client));
+    // The goals of issue 13, checked on this run's medians.
+    const med = (scenario: string, kind: string, f: (m: Measured) => number) => {
+      const t = targets.find((x) => x.kind === kind);
+      const rs = t && runs.get(`${scenario}\u0000${t.name}`);
+      return rs ? median(rs.map(f)) : undefined;
+    };
+    const rate = (scenario: string, kind: string) => med(scenario, kind, (m) => m.rate);
+    const ratioOf = (scenario: string, kind: string, versus: string) => {
+      const a = rate(scenario, kind);
+      const b = rate(scenario, versus);
+      return a !== undefined && b !== undefined ? a / b : undefined;
+    };
+    const goals: Array<[string, number | undefined, (v: number) => boolean]> = [
+      ['/token client_credentials, SQLite ÷ ceiling ≥ 0.8', ratioOf('/token client_credentials', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.8],
+      ['/token client_credentials, SQLite ÷ peer ≥ 2', ratioOf('/token client_credentials', 'keyhall-sqlite', 'peer'), (v) => v >= 2],
+      ['/token client_credentials, SQLite p99 ÷ peer p99 ≤ 1', (() => {
+        const a = med('/token client_credentials', 'keyhall-sqlite', (m) => m.p99);
+        const b = med('/token client_credentials', 'peer', (m) => m.p99);
+        return a !== undefined && b ? a / b : undefined;
+      })(), (v) => v <= 1],
+      ['/token client_credentials, PostgreSQL ÷ ceiling ≥ 0.65', ratioOf('/token client_credentials', 'keyhall-postgres', 'baseline'), (v) => v >= 0.65],
+      ['/introspect, SQLite ÷ ceiling ≥ 0.8', ratioOf('/introspect', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.8],
+      ['code flow, SQLite ÷ argon2 ceiling ≥ 0.9', ratioOf('code flow + PKCE (logins/s)', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.9],
+    ];
+    if (!only || only.includes('tenants')) {
+      const tenants = await tenantsScenario(client);
+      console.log(tenants.text);
+      failed ||= tenants.failures > 0;
+      goals.push([`${tenantCount} tenants: RSS growth ≤ 64 MB`, tenants.rssDeltaMb, (v) => v <= 64]);
+      goals.push([`${tenantCount} tenants: throughput ÷ one tenant ≥ 0.9`, tenants.ratio, (v) => v >= 0.9]);
+    }
+    console.log('\n### Goals (issue 13) on this run\n');
+    for (const [name, value, ok] of goals) console.log(`- ${value === undefined ? '–' : ok(value) ? 'met' : 'NOT met'}: ${name} (${value === undefined ? 'not measured' : value.toFixed(2)})`);
     if (failed) {
       console.error('some requests failed');
       process.exitCode = 1;
