@@ -20,14 +20,6 @@ function take(n: number): number {
   return start;
 }
 
-/** `n` fresh random bytes (a copy: the pool's are zeroed). */
-export function randomBytesPooled(n: number): Buffer {
-  const start = take(n);
-  const out = Buffer.from(pool.subarray(start, start + n));
-  pool.fill(0, start, start + n);
-  return out;
-}
-
 /** `n` fresh random bytes as base64url (tokens, nonces, jti). */
 export function randomBase64url(n: number): string {
   const start = take(n);
