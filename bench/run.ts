@@ -162,7 +162,7 @@ const scenarios: Scenario[] = [
     spec: (t) =>
       t.kind === 'baseline'
         ? undefined
-        : { kind: 'dpop', port: t.port, durationSeconds: 0, connections, path: '/token', headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization }, body: tokenBody(t), htu: `http://${t.fixtures.host}/token`, expectedRate: 8000 },
+        : { kind: 'dpop', port: t.port, durationSeconds: 0, connections, path: '/token', headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization }, body: tokenBody(t), htu: `http://${t.fixtures.host}/token`, expectedRate: 5000 },
   },
   {
     name: '/userinfo',
