@@ -1,28 +1,98 @@
 /**
- * `npm run bench`: /token (client_credentials, client_secret_basic) and /introspect throughput
- * and latency on loopback, on SQLite and on PostgreSQL, against a bare Fastify route that only
- * signs one EdDSA JWT. Options (environment): BENCH_DURATION (seconds per run, default 10),
- * BENCH_CONNECTIONS (default 32), BENCH_DATABASE_URL (PostgreSQL admin URL, default
- * postgres://postgres@127.0.0.1:5432/postgres; set to `none` to skip PostgreSQL).
+ * `npm run bench`: the ceiling (bare Fastify routes), the peer (node-oidc-provider 9) and Keyhall
+ * on SQLite and on PostgreSQL, side by side, in rounds interleaved across targets; then Keyhall
+ * with many tenants. Every server runs in its own process (bench/target.ts) started with
+ * NODE_ENV=production, its logs (default level) to /dev/null; the load client is another process
+ * (bench/load.ts). Server CPU per request is that process's own CPU time (process.cpuUsage over
+ * IPC) divided by the requests completed: far less disturbed by other load than req/s.
+ *
+ * Environment: BENCH_QUICK=1 (one short round, 100 tenants), BENCH_DURATION (seconds per timed
+ * run of /token and /introspect; other scenarios get 60 % of it), BENCH_ROUNDS, BENCH_CONNECTIONS
+ * (default 32), BENCH_TENANTS (default 1000), BENCH_DATABASE_URL (PostgreSQL admin URL, default
+ * postgres://postgres@127.0.0.1:5432/postgres; `none` skips PostgreSQL), BENCH_ONLY (comma-separated
+ * scenario names as printed, or `tenants`), BENCH_PROFILE (comma-separated target kinds, e.g.
+ * `keyhall-sqlite,baseline`: a CPU profile of each one's first measured run of every scenario,
+ * startup and warm-up excluded, in bench/profiles/; summarise with bench/profile-summary.ts).
  */
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { loadConfig } from '../src/config/index.js';
-import { startServer } from '../src/server.js';
-import { startBaseline } from './baseline.js';
-import { type LoadResult, runMeasuredLoad } from './load.js';
+import { BASELINE_PASSWORD } from './baseline.js';
+import type { LoadResult, LoadSpec } from './load.js';
+import { type Fixtures, PASSWORD, REDIRECT } from './fixtures.js';
 
-const duration = Number(process.env.BENCH_DURATION ?? 10);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const quick = process.env.BENCH_QUICK === '1';
+const duration = Number(process.env.BENCH_DURATION ?? (quick ? 3 : 10));
+const shortDuration = Math.max(2, Math.round(duration * 0.6));
+const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const tenantCount = Number(process.env.BENCH_TENANTS ?? (quick ? 100 : 1000));
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+const profile = process.env.BENCH_PROFILE?.split(',').map((s) => s.trim());
 
-interface Row {
-  scenario: string;
-  db: string;
-  result: LoadResult;
+/** A child process answering numbered requests over IPC. */
+class Rpc {
+  #next = 0;
+  readonly #waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (m: { id?: number; value?: unknown; error?: string }) => {
+      if (m.id === undefined) return;
+      const w = this.#waiting.get(m.id);
+      this.#waiting.delete(m.id);
+      if (m.error !== undefined) w?.reject(new Error(m.error));
+      else w?.resolve(m.value);
+    });
+    child.on('exit', (code) => {
+      for (const w of this.#waiting.values()) w.reject(new Error(`child exited with ${code}`));
+      this.#waiting.clear();
+    });
+  }
+  call<T>(message: Record<string, unknown>): Promise<T> {
+    const id = this.#next++;
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.child.send({ id, ...message });
+    });
+  }
+}
+
+function spawn(script: string, args: string[], env: Record<string, string>, execArgv: string[] = []): Promise<{ rpc: Rpc; hello: Record<string, unknown> }> {
+  const child = fork(path.join(here, script), args, {
+    execArgv: ['--import', 'tsx', ...execArgv],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', (hello: Record<string, unknown>) => resolve({ rpc: new Rpc(child), hello }));
+    child.once('exit', (code) => reject(new Error(`${script} ${args.join(' ')} exited with ${code} before it was ready`)));
+  });
+}
+
+interface Target {
+  name: string;
+  kind: string;
+  rpc: Rpc;
+  port: number;
+  fixtures: Fixtures;
+  /** Extra fixtures the parent fetched (the peer's opaque token for /introspect). */
+  extra: Record<string, string>;
+  cleanup?: () => Promise<void>;
+}
+
+async function startTarget(name: string, kind: string, env: Record<string, string> = {}): Promise<Target> {
+  const execArgv = ['--expose-gc'];
+  const { rpc, hello } = await spawn('target.ts', [kind], { NODE_ENV: 'production', BENCH_REFRESH_CHAINS: process.env.BENCH_REFRESH_CHAINS ?? String(connections * (rounds + 2) * 2), ...env }, execArgv);
+  return { name, kind, rpc, port: hello.port as number, fixtures: hello.fixtures as Fixtures, extra: {} };
+}
+
+async function stopTarget(t: Target): Promise<void> {
+  await t.rpc.call({ op: 'stop' }).catch(() => undefined);
+  await t.cleanup?.();
 }
 
 async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
@@ -49,76 +119,253 @@ async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void>
   return { url: url.toString(), drop };
 }
 
-async function benchKeyhall(db: 'sqlite' | 'postgres'): Promise<Row[]> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-bench-'));
-  const env: Record<string, string> = { KEYHALL_DATA_DIR: dataDir };
-  let drop: (() => Promise<void>) | undefined;
-  if (db === 'postgres') {
-    const database = await freshPostgres();
-    if (!database) return [];
-    drop = database.drop;
-    env.KEYHALL_DATABASE_URL = database.url;
-    env.KEYHALL_MASTER_KEY = randomBytes(32).toString('base64');
-  }
-  const server = await startServer(loadConfig(env, { port: 0, host: '127.0.0.1', bootstrap: 'false', logLevel: 'silent' }));
-  try {
-    const host = `127.0.0.1:${server.port}`;
-    const { tenant } = await server.ctx.tenants.create({ host });
-    const client = await server.ctx.management.clients.create(tenant.id, { grant_types: ['client_credentials'], scope: 'read' });
-    const authorization = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
-    const form = { 'content-type': 'application/x-www-form-urlencoded', authorization };
-    const first = await fetch(`http://${host}/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' });
-    const { access_token } = (await first.json()) as { access_token: string };
-    const token = await runMeasuredLoad({ url: `http://${host}/token`, method: 'POST', headers: form, body: 'grant_type=client_credentials', durationSeconds: duration, connections });
-    const introspect = await runMeasuredLoad({ url: `http://${host}/introspect`, method: 'POST', headers: form, body: `token=${access_token}`, durationSeconds: duration, connections });
-    return [
-      { scenario: '/token client_credentials', db, result: token },
-      { scenario: '/introspect', db, result: introspect },
-    ];
-  } finally {
-    await server.close();
-    await drop?.();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
+const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** The peer's client_credentials body: its JWT access tokens need a resource indicator. */
+function tokenBody(t: Target, resource?: string): string {
+  return t.kind === 'peer' ? `grant_type=client_credentials&scope=read&resource=${encodeURIComponent(resource ?? t.fixtures.resource!)}` : 'grant_type=client_credentials';
 }
 
-function printTable(rows: Row[], baseline: LoadResult): void {
-  const header = ['scenario', 'db', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'non-2xx', 'baseline req/s ÷ req/s', 'CPU ÷ baseline CPU'];
-  const lines = rows.map((r) => [
-    r.scenario,
-    r.db,
-    r.result.requestsPerSecond.toFixed(0),
-    String(r.result.p50),
-    String(r.result.p99),
-    r.result.cpuMicrosPerRequest?.toFixed(0) ?? '-',
-    String(r.result.non2xx + r.result.errors),
-    `${(baseline.requestsPerSecond / r.result.requestsPerSecond).toFixed(2)}x`,
-    r.result.cpuMicrosPerRequest && baseline.cpuMicrosPerRequest ? `${(r.result.cpuMicrosPerRequest / baseline.cpuMicrosPerRequest).toFixed(2)}x` : '-',
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+interface Scenario {
+  name: string;
+  /** The target whose req/s is the ceiling for this scenario, if any. */
+  ceiling?: string;
+  seconds: number;
+  spec(t: Target): LoadSpec | undefined;
+}
+
+const scenarios: Scenario[] = [
+  {
+    name: '/token client_credentials',
+    ceiling: 'ceiling',
+    seconds: duration,
+    spec: (t) => ({ kind: 'static', port: t.port, durationSeconds: 0, connections, method: 'POST', path: '/token', headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization }, body: tokenBody(t) }),
+  },
+  {
+    name: '/introspect',
+    ceiling: 'ceiling',
+    seconds: duration,
+    spec: (t) => ({
+      kind: 'static',
+      port: t.port,
+      durationSeconds: 0,
+      connections,
+      method: 'POST',
+      path: t.kind === 'peer' ? '/token/introspection' : '/introspect',
+      headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization },
+      body: `token=${t.kind === 'peer' ? t.extra.opaqueToken : t.fixtures.introspectToken}`,
+    }),
+  },
+  {
+    name: '/token client_credentials + DPoP',
+    seconds: shortDuration,
+    spec: (t) =>
+      t.kind === 'baseline'
+        ? undefined
+        : { kind: 'dpop', port: t.port, durationSeconds: 0, connections, path: '/token', headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization }, body: tokenBody(t), htu: `http://${t.fixtures.host}/token`, expectedRate: 5000 },
+  },
+  {
+    name: '/userinfo',
+    seconds: shortDuration,
+    spec: (t) => (t.fixtures.userinfoToken ? { kind: 'static', port: t.port, durationSeconds: 0, connections, method: 'GET', path: '/userinfo', headers: { host: t.fixtures.host, authorization: `Bearer ${t.fixtures.userinfoToken}` } } : undefined),
+  },
+  {
+    name: '/token refresh rotation',
+    seconds: shortDuration,
+    spec: (t) => (t.fixtures.refreshTokens ? { kind: 'refresh', port: t.port, durationSeconds: 0, connections, path: '/token', headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.web!.authorization }, refreshTokens: t.fixtures.refreshTokens } : undefined),
+  },
+  {
+    name: 'code flow + PKCE (logins/s)',
+    ceiling: 'ceiling',
+    seconds: shortDuration,
+    spec: (t) => {
+      if (t.kind === 'baseline') return { kind: 'static', port: t.port, durationSeconds: 0, connections: 2, method: 'POST', path: '/argon2', headers: { ...form }, body: `password=${encodeURIComponent(BASELINE_PASSWORD)}` };
+      if (!t.fixtures.web) return undefined;
+      return { kind: 'codeflow', port: t.port, durationSeconds: 0, connections: 4, host: t.fixtures.host, clientId: t.fixtures.web.clientId, authorization: t.fixtures.web.authorization, email: t.fixtures.web.email, password: PASSWORD, redirectUri: REDIRECT };
+    },
+  },
+];
+
+interface Measured extends LoadResult {
+  cpuMicrosPerRequest: number;
+}
+
+async function measure(client: Rpc, t: Target, spec: LoadSpec, profileAs?: string): Promise<Measured> {
+  const profiling = profileAs && profile?.includes(t.kind);
+  if (profiling) await t.rpc.call({ op: 'profile-start' });
+  const before = await t.rpc.call<number>({ op: 'cpu' });
+  const r = await client.call<LoadResult>({ spec });
+  const after = await t.rpc.call<number>({ op: 'cpu' });
+  if (profiling) {
+    const file = path.join(here, 'profiles', `${t.kind}-${profileAs.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}.cpuprofile`);
+    console.error(`profile: ${await t.rpc.call<string>({ op: 'profile-stop', file })}`);
+  }
+  return { ...r, cpuMicrosPerRequest: r.total > 0 ? (after - before) / r.total : 0 };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+function table(header: string[], lines: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
   const fmt = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(fmt(header));
-  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-  for (const l of lines) console.log(fmt(l));
+  return [fmt(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
+}
+
+async function peerOpaqueToken(t: Target): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${t.port}/token`, { method: 'POST', headers: { ...form, authorization: t.fixtures.authorization }, body: tokenBody(t, t.fixtures.opaqueResource) });
+  const body = (await res.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`peer token: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+async function tenantsScenario(client: Rpc): Promise<{ text: string; ratio: number; rssDeltaMb: number; failures: number }> {
+  const t = await startTarget('Keyhall SQLite, tenants', 'tenants');
+  try {
+    const one = [{ host: t.fixtures.host, authorization: t.fixtures.authorization }];
+    const rr = (targets: typeof one, seconds: number): LoadSpec => ({ kind: 'roundrobin', port: t.port, durationSeconds: seconds, connections, path: '/token', targets, body: 'grant_type=client_credentials' });
+    await client.call({ spec: rr(one, 2) });
+    const rssOne = await t.rpc.call<number>({ op: 'rss' });
+    const started = performance.now();
+    const all = await t.rpc.call<typeof one>({ op: 'tenants', count: tenantCount });
+    const createSeconds = (performance.now() - started) / 1000;
+    await client.call({ spec: rr(all, Math.max(2, shortDuration)) });
+    const rssAll = await t.rpc.call<number>({ op: 'rss' });
+    const oneRuns: Measured[] = [];
+    const allRuns: Measured[] = [];
+    for (let r = 0; r < rounds; r++) {
+      oneRuns.push(await measure(client, t, rr(one, shortDuration)));
+      allRuns.push(await measure(client, t, rr(all, shortDuration)));
+    }
+    const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
+    const row = (label: string, runs: Measured[], rss: number) => [
+      label,
+      median(runs.map((x) => x.rate)).toFixed(0),
+      median(runs.map((x) => x.p50)).toFixed(1),
+      median(runs.map((x) => x.p99)).toFixed(1),
+      median(runs.map((x) => x.cpuMicrosPerRequest)).toFixed(0),
+      mb(rss),
+      String(runs.reduce((a, x) => a + x.failures, 0)),
+    ];
+    const ratio = median(allRuns.map((x) => x.rate)) / median(oneRuns.map((x) => x.rate));
+    const text = [
+      `\n### ${tenantCount} tenants on one instance (SQLite): /token client_credentials round-robin across tenants (created in ${createSeconds.toFixed(1)} s)\n`,
+      table(
+        ['tenants', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS after warm-up', 'failed'],
+        [row('1', oneRuns, rssOne), row(String(all.length), allRuns, rssAll)],
+      ),
+      `\nthroughput ${tenantCount} ÷ 1: ${ratio.toFixed(2)}×; RSS +${mb(rssAll - rssOne)}`,
+    ].join('\n');
+    const failures = [...oneRuns, ...allRuns].reduce((a, x) => a + x.failures, 0);
+    return { text, ratio, rssDeltaMb: (rssAll - rssOne) / 1024 / 1024, failures };
+  } finally {
+    await stopTarget(t);
+  }
 }
 
 async function main(): Promise<void> {
-  console.log(`bench: ${duration}s per run, ${connections} connections, Node ${process.version}, ${os.cpus().length} CPUs`);
-  const base = await startBaseline();
-  let baseline: LoadResult;
+  console.log(`bench: ${rounds} round(s), ${duration}/${shortDuration} s per run, ${connections} connections, Node ${process.version}, ${os.cpus().length}× ${os.cpus()[0]?.model ?? 'CPU'}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const { rpc: client } = await spawn('load.ts', [], {});
+  const targets: Target[] = [];
   try {
-    baseline = await runMeasuredLoad({ url: base.url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials', durationSeconds: duration, connections });
+    targets.push(await startTarget('ceiling', 'baseline'));
+    targets.push(await startTarget('peer (oidc-provider 9)', 'peer'));
+    targets[1]!.extra.opaqueToken = await peerOpaqueToken(targets[1]!);
+    targets.push(await startTarget('Keyhall SQLite', 'keyhall-sqlite'));
+    const database = await freshPostgres();
+    if (database) {
+      const t = await startTarget('Keyhall PostgreSQL', 'keyhall-postgres', { KEYHALL_DATABASE_URL: database.url, KEYHALL_MASTER_KEY: randomBytes(32).toString('base64') });
+      t.cleanup = database.drop;
+      targets.push(t);
+    }
+    const active = scenarios.filter((s) => !only || only.includes(s.name));
+    const runs = new Map<string, Measured[]>();
+    const key = (s: Scenario, t: Target) => `${s.name}\u0000${t.name}`;
+    // Warm-up (JIT, caches, connection pools), then interleaved rounds.
+    for (const s of active) for (const t of targets) {
+      const spec = s.spec(t);
+      if (spec) await client.call({ spec: { ...spec, durationSeconds: quick ? 1 : 2 } });
+    }
+    for (let r = 0; r < rounds; r++) {
+      for (const s of active) for (const t of targets) {
+        const spec = s.spec(t);
+        if (!spec) continue;
+        const m = await measure(client, t, { ...spec, durationSeconds: s.seconds }, r === 0 ? s.name : undefined);
+        if (m.failures) console.error(`${s.name} on ${t.name}: ${m.failures} failed (${m.sample ?? ''})`);
+        runs.set(key(s, t), [...(runs.get(key(s, t)) ?? []), m]);
+      }
+      console.error(`round ${r + 1}/${rounds} done`);
+    }
+    const lines: string[][] = [];
+    let failed = false;
+    for (const s of active) {
+      const rate = (t: Target | undefined) => (t && runs.get(key(s, t)) ? median(runs.get(key(s, t))!.map((x) => x.rate)) : undefined);
+      const ceiling = rate(targets.find((t) => t.kind === 'baseline'));
+      const peer = rate(targets.find((t) => t.kind === 'peer'));
+      for (const t of targets) {
+        const rs = runs.get(key(s, t));
+        if (!rs) continue;
+        const own = median(rs.map((x) => x.rate));
+        const ours = t.kind.startsWith('keyhall');
+        const fails = rs.reduce((a, x) => a + x.failures, 0);
+        failed ||= fails > 0;
+        lines.push([
+          s.name,
+          t.kind === 'baseline' && s.name.startsWith('code flow') ? 'ceiling: 2 parallel argon2id' : t.name,
+          own.toFixed(0),
+          median(rs.map((x) => x.p50)).toFixed(1),
+          median(rs.map((x) => x.p99)).toFixed(1),
+          median(rs.map((x) => x.cpuMicrosPerRequest)).toFixed(0),
+          ours && ceiling && s.ceiling ? `${(own / ceiling).toFixed(2)}×` : '',
+          ours && peer && s.name !== 'code flow + PKCE (logins/s)' ? `${(own / peer).toFixed(2)}×` : '',
+          String(fails),
+        ]);
+      }
+    }
+    console.log(`\n### Side by side (medians of ${rounds} interleaved round(s))\n`);
+    console.log(table(['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'ours ÷ ceiling', 'ours ÷ peer', 'failed'], lines));
+    // The goals of issue 13, checked on this run's medians.
+    const med = (scenario: string, kind: string, f: (m: Measured) => number) => {
+      const t = targets.find((x) => x.kind === kind);
+      const rs = t && runs.get(`${scenario}\u0000${t.name}`);
+      return rs ? median(rs.map(f)) : undefined;
+    };
+    const rate = (scenario: string, kind: string) => med(scenario, kind, (m) => m.rate);
+    const ratioOf = (scenario: string, kind: string, versus: string) => {
+      const a = rate(scenario, kind);
+      const b = rate(scenario, versus);
+      return a !== undefined && b !== undefined ? a / b : undefined;
+    };
+    const goals: Array<[string, number | undefined, (v: number) => boolean]> = [
+      ['/token client_credentials, SQLite ÷ ceiling ≥ 0.8', ratioOf('/token client_credentials', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.8],
+      ['/token client_credentials, SQLite ÷ peer ≥ 2', ratioOf('/token client_credentials', 'keyhall-sqlite', 'peer'), (v) => v >= 2],
+      ['/token client_credentials, SQLite p99 ÷ peer p99 ≤ 1', (() => {
+        const a = med('/token client_credentials', 'keyhall-sqlite', (m) => m.p99);
+        const b = med('/token client_credentials', 'peer', (m) => m.p99);
+        return a !== undefined && b ? a / b : undefined;
+      })(), (v) => v <= 1],
+      ['/token client_credentials, PostgreSQL ÷ ceiling ≥ 0.65', ratioOf('/token client_credentials', 'keyhall-postgres', 'baseline'), (v) => v >= 0.65],
+      ['/introspect, SQLite ÷ ceiling ≥ 0.8', ratioOf('/introspect', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.8],
+      ['code flow, SQLite ÷ argon2 ceiling ≥ 0.9', ratioOf('code flow + PKCE (logins/s)', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.9],
+    ];
+    if (!only || only.includes('tenants')) {
+      const tenants = await tenantsScenario(client);
+      console.log(tenants.text);
+      failed ||= tenants.failures > 0;
+      goals.push([`${tenantCount} tenants: RSS growth ≤ 64 MB`, tenants.rssDeltaMb, (v) => v <= 64]);
+      goals.push([`${tenantCount} tenants: throughput ÷ one tenant ≥ 0.9`, tenants.ratio, (v) => v >= 0.9]);
+    }
+    console.log('\n### Goals (issue 13) on this run\n');
+    for (const [name, value, ok] of goals) console.log(`- ${value === undefined ? '–' : ok(value) ? 'met' : 'NOT met'}: ${name} (${value === undefined ? 'not measured' : value.toFixed(2)})`);
+    if (failed) {
+      console.error('some requests failed');
+      process.exitCode = 1;
+    }
   } finally {
-    await base.app.close();
-  }
-  const rows: Row[] = [{ scenario: 'baseline: bare Fastify + 1 EdDSA sign', db: '-', result: baseline }];
-  rows.push(...(await benchKeyhall('sqlite')));
-  rows.push(...(await benchKeyhall('postgres')));
-  printTable(rows, baseline);
-  const failed = rows.some((r) => r.result.non2xx + r.result.errors > 0);
-  if (failed) {
-    console.error('some requests failed');
-    process.exitCode = 1;
+    for (const t of targets) await stopTarget(t);
+    client.child.send({ stop: true });
   }
 }
 

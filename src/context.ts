@@ -21,7 +21,7 @@ import { type Clock, monotonicClock, systemClock } from './kernel/clock.js';
 import { Envelope, EnvelopeError } from './kernel/crypto/envelope.js';
 import { Keystore } from './kernel/crypto/keystore.js';
 import { loadMasterKey, MasterKeyError } from './kernel/crypto/master-key.js';
-import { createLogger, type Logger } from './kernel/logging.js';
+import { createLogger, type LogDestination, type Logger, openLogDestination } from './kernel/logging.js';
 import { TenantResolver } from './kernel/tenancy.js';
 import { ApiKeyService } from './management/api-keys/service.js';
 import { ManagementAuth } from './management/auth.js';
@@ -95,6 +95,8 @@ export interface Context {
   config: Config;
   clock: Clock;
   log: Logger;
+  /** Where this process's log lines go (the HTTP access log too); flushed on close. */
+  logs: LogDestination;
   db: Db;
   envelope: Envelope;
   keystore: Keystore;
@@ -201,7 +203,8 @@ function dispatcherClock(db: Db, injected: boolean): (() => Promise<number>) | u
 /** Opens the database, migrates it, checks the master key, and wires every module. */
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<Context> {
   const clock = opts.clock ?? systemClock;
-  const log = createLogger(config.logLevel, opts.logStream);
+  const logs = openLogDestination(opts.logStream);
+  const log = createLogger(config.logLevel, logs.stream);
   const masterKey = loadMasterKey({ env: config.masterKey, dataDir: config.dataDir, allowKeyFile: !config.databaseUrl });
   const envelope = new Envelope(masterKey);
   masterKey.fill(0);
@@ -210,7 +213,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     await migrate(db);
     await checkMasterKey(db, envelope);
     const r = repos(db.kysely, db.dialect);
-    const keystore = new Keystore(r.signingKeys, envelope, clock, config.cacheTtlMs);
+    const keystore = new Keystore(r.signingKeys, envelope, clock, config.cacheTtlMs, config.cacheMaxTenants);
     const events = new EventRecorder(r.events, clock);
     const schedule = new RetrySchedule(config.webhookRetrySchedule);
     events.onRecorded(webhookOutbox(clock, db.dialect, schedule));
@@ -219,12 +222,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
     const egressUpstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
 
-    const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs);
-    const browserOrigins = new BrowserOrigins(r.oauthClients, clients, config.cacheTtlMs);
-    const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs);
+    const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs, config.cacheMaxClients);
+    const browserOrigins = new BrowserOrigins(r.oauthClients, clients, config.cacheTtlMs, config.cacheMaxTenants);
+    const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs, config.cacheMaxClients);
     const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
     const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
-    const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs);
+    const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs, config.cacheMaxTenants);
     const credentials = new CredentialService({ db, clock, events, envelope, keys: keystore, settings: {
         offerTtlSeconds: config.credentialOfferTtlSeconds,
         nonceTtlSeconds: config.credentialNonceTtlSeconds,
@@ -361,13 +364,14 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         ),
     });
 
-    const tenantResolver = new TenantResolver(r.tenants, config.cacheTtlMs, () => performance.now());
+    const tenantResolver = new TenantResolver(r.tenants, config.cacheTtlMs, () => performance.now(), config.cacheMaxTenants);
     tenants.onChanged((id) => tenantResolver.invalidate(id));
 
     return {
       config,
       clock,
       log,
+      logs,
       db,
       envelope,
       keystore,
@@ -390,6 +394,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       close: async () => {
         await egress.agent.close();
         await db.close();
+        logs.flush();
       },
     };
   } catch (err) {

@@ -49,7 +49,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   const metrics = metricsOf(ctx);
   let app: FastifyInstance;
   try {
-    app = await buildApp(ctx, { logStream: opts.logStream, metrics, draining: () => draining });
+    app = await buildApp(ctx, { metrics, draining: () => draining });
     await app.ready();
     await boot.close();
     await app.listen({ port: boot.port, host: config.host });

@@ -120,6 +120,14 @@ async function serve(args: string[], io: Io): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Log lines are written asynchronously: whatever is still buffered goes out before the
+  // process ends, a fatal error included.
+  process.once('exit', () => server.ctx.logs.flush());
+  process.once('uncaughtException', (err) => {
+    server.app.log.fatal({ err }, 'uncaught exception');
+    server.ctx.logs.flush();
+    process.exit(1);
+  });
 }
 
 async function tenantCommand(args: string[], io: Io): Promise<void> {

@@ -46,6 +46,13 @@ const schema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   /** KEYHALL_CACHE_TTL_MS: how long an instance caches tenants and signing keys. */
   cacheTtlMs: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /**
+   * KEYHALL_CACHE_MAX_TENANTS: how many tenants each per-tenant cache holds (hosts, signing keys,
+   * token lifetimes, browser origins); least recently used first out.
+   */
+  cacheMaxTenants: z.coerce.number().int().min(1).default(10_000),
+  /** KEYHALL_CACHE_MAX_CLIENTS: how many clients (and, separately, resource servers) an instance caches; LRU. */
+  cacheMaxClients: z.coerce.number().int().min(1).default(50_000),
   /** KEYHALL_SHUTDOWN_TIMEOUT_MS: in-flight requests get this long to finish on SIGTERM. */
   shutdownTimeoutMs: z.coerce.number().int().min(0).default(10_000),
   /**
@@ -157,6 +164,8 @@ const envNames: Record<keyof Config, string> = {
   refreshTokenTtlSeconds: 'KEYHALL_REFRESH_TOKEN_TTL_SECONDS',
   dpopNonce: 'KEYHALL_DPOP_NONCE',
   cacheTtlMs: 'KEYHALL_CACHE_TTL_MS',
+  cacheMaxTenants: 'KEYHALL_CACHE_MAX_TENANTS',
+  cacheMaxClients: 'KEYHALL_CACHE_MAX_CLIENTS',
   shutdownTimeoutMs: 'KEYHALL_SHUTDOWN_TIMEOUT_MS',
   bootstrap: 'KEYHALL_BOOTSTRAP',
   apiRateLimit: 'KEYHALL_API_RATE_LIMIT',

@@ -1,6 +1,6 @@
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Context } from '../context.js';
 import { errors } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
@@ -9,6 +9,7 @@ import { v1Routes } from '../management/v1.js';
 import { scimRoutes } from '../scim/routes.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { pendingMigrations, ping } from '../storage/db.js';
+import { registerAccessLog } from './access-log.js';
 import { drainUnreadBodies } from './body-limit.js';
 import { clientErrorHandler } from './client-errors.js';
 import { credentialRoutes } from './credentials.js';
@@ -44,7 +45,6 @@ function trustProxySetting(value: string | undefined): boolean | string[] {
  * services it uses. The only place (with routes.ts files) that knows Fastify.
  */
 export interface AppOptions {
-  logStream?: NodeJS.WritableStream;
   /** This instance's metrics, when enabled (KEYHALL_METRICS_PORT or KEYHALL_METRICS_TOKEN). */
   metrics?: Metrics;
   /** True once the instance is shutting down: /readyz answers 503 from then on. */
@@ -55,12 +55,14 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   const app = Fastify({
     logger: {
       ...loggerOptions(ctx.config.logLevel),
-      ...(opts.logStream ? { stream: opts.logStream } : {}),
+      stream: ctx.logs.stream,
       serializers: {
         // Query strings may carry codes or tokens: log the path only.
         req: (req) => ({ method: req.method, url: req.url.split('?')[0], host: req.host, remoteAddress: req.ip }),
       },
     },
+    // One line per request, written by access-log.ts instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
     trustProxy: trustProxySetting(ctx.config.trustProxy),
@@ -81,6 +83,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
       ),
   });
 
+  registerAccessLog(app, ctx.config.logLevel, ctx.logs.stream);
   app.setErrorHandler((err, request, reply) => renderError(err, request, reply));
   // A known path with another method is 405 with Allow on every surface (SCIM renders its own).
   trackRouteMethods(app);

@@ -57,12 +57,16 @@ function claimedClientId(request: FastifyRequest): string | undefined {
   return id !== undefined && CLIENT_ID_SHAPE.test(id) ? id : undefined;
 }
 
+/** The error code each failed request was answered with, for its access-log line (access-log.ts). */
+export const errorCodes = new WeakMap<FastifyRequest, string>();
+
 /**
  * Logs why a protocol endpoint refused a request (every 4xx): the OAuth `error` code, the claimed
  * `client_id` and the tenant. Descriptions are not logged here (they may echo input); the
  * request's own log line carries method, path and status.
  */
 export function logProtocolRefusal(request: FastifyRequest, status: number, code: string): void {
+  errorCodes.set(request, code);
   if (status < 400 || status >= 500) return;
   if (!PROTOCOL_PATHS.has(request.url.split('?')[0]!)) return;
   request.log.info({ oauth_error: code, status, client_id: claimedClientId(request) ?? null, tenant: request.tenant?.id ?? null }, 'oauth request refused');

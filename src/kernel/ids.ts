@@ -1,4 +1,32 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+
+/**
+ * Random bytes for ids, tokens and nonces come from one pooled buffer refilled from the CSPRNG
+ * 8 KiB at a time (one system call per ~400 ids instead of one each, like Node's own
+ * randomUUID). Every byte is handed out once and zeroed as it leaves the pool.
+ */
+const POOL_SIZE = 8192;
+const pool = Buffer.alloc(POOL_SIZE);
+let offset = POOL_SIZE;
+
+function take(n: number): number {
+  if (n > POOL_SIZE) throw new RangeError(`at most ${POOL_SIZE} random bytes at once`);
+  if (offset + n > POOL_SIZE) {
+    randomFillSync(pool);
+    offset = 0;
+  }
+  const start = offset;
+  offset += n;
+  return start;
+}
+
+/** `n` fresh random bytes as base64url (tokens, nonces, jti). */
+export function randomBase64url(n: number): string {
+  const start = take(n);
+  const out = pool.toString('base64url', start, start + n);
+  pool.fill(0, start, start + n);
+  return out;
+}
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
 
@@ -30,11 +58,13 @@ export function newId(prefix: string, nowMs: number = Date.now()): string {
     bytes[i] = t % 256;
     t = Math.floor(t / 256);
   }
-  bytes.set(randomBytes(10), 6);
+  const start = take(10);
+  bytes.set(pool.subarray(start, start + 10), 6);
+  pool.fill(0, start, start + 10);
   return `${prefix}_${base32(bytes)}`;
 }
 
 /** A secret with 256 bits of entropy, base64url, behind a recognisable prefix (`sk_live_`). */
 export function newSecret(prefix: string): string {
-  return `${prefix}${randomBytes(32).toString('base64url')}`;
+  return `${prefix}${randomBase64url(32)}`;
 }

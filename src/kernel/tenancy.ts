@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { Lru } from './lru.js';
 
 /** A tenant as every request sees it. */
 export interface Tenant {
@@ -89,18 +90,20 @@ export interface TenantLookup {
  * for `ttlMs`; unknown hosts are not cached, so a tenant created elsewhere is served at once.
  */
 export class TenantResolver {
-  readonly #cache = new Map<string, { at: number; tenant: Tenant }>();
+  readonly #cache: Lru<string, { at: number; tenant: Tenant }>;
 
   constructor(
     private readonly lookup: TenantLookup,
     private readonly ttlMs: number,
     private readonly monotonicNow: () => number,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.#cache = new Lru(maxEntries);
+  }
 
   /** Forgets a tenant (its host or issuer changed, or it was deleted): the next request looks it up. */
   invalidate(tenantId: string): void {
-    for (const [host, entry] of this.#cache) if (entry.tenant.id === tenantId) this.#cache.delete(host);
+    for (const [host, entry] of [...this.#cache.entries()]) if (entry.tenant.id === tenantId) this.#cache.delete(host);
   }
 
   async resolve(host: string): Promise<Tenant | undefined> {
@@ -113,7 +116,6 @@ export class TenantResolver {
       return undefined;
     }
     const tenant: Tenant = { id: found.id, host: found.host, issuer: found.issuer };
-    if (this.#cache.size >= this.maxEntries) this.#cache.clear();
     this.#cache.set(host, { at: now, tenant });
     return tenant;
   }

@@ -4,16 +4,19 @@
  * instance within `ttlMs` (KEYHALL_CACHE_TTL_MS). Unknown client_ids are never cached.
  */
 import { performance } from 'node:perf_hooks';
+import { Lru } from '../kernel/lru.js';
 import type { ClientRecord, ClientStore } from './types.js';
 
 export class CachedClientStore implements ClientStore {
-  readonly #cache = new Map<string, { at: number; client: ClientRecord }>();
+  readonly #cache: Lru<string, { at: number; client: ClientRecord }>;
 
   constructor(
     private readonly store: ClientStore,
     private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.#cache = new Lru(maxEntries);
+  }
 
   async find(tenantId: string, clientId: string): Promise<ClientRecord | undefined> {
     const key = `${tenantId}\u0000${clientId}`;
@@ -25,7 +28,6 @@ export class CachedClientStore implements ClientStore {
       this.#cache.delete(key);
       return undefined;
     }
-    if (this.#cache.size >= this.maxEntries) this.#cache.clear();
     this.#cache.set(key, { at: now, client });
     return client;
   }

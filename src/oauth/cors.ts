@@ -4,6 +4,7 @@
  * the HTTP binding is http/oauth/cors.ts. docs/oauth.md "Browser apps (CORS)".
  */
 import { performance } from 'node:perf_hooks';
+import { Lru } from '../kernel/lru.js';
 import { isLoopbackHost } from '../kernel/tenancy.js';
 import type { ClientStore } from './types.js';
 
@@ -36,14 +37,16 @@ export interface TenantOriginSource {
  * clients changes. Client-level checks read the (cached) client store.
  */
 export class BrowserOrigins {
-  readonly #cache = new Map<string, { at: number; origins: ReadonlySet<string> }>();
+  readonly #cache: Lru<string, { at: number; origins: ReadonlySet<string> }>;
 
   constructor(
     private readonly source: TenantOriginSource,
     private readonly clients: ClientStore,
     private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.#cache = new Lru(maxEntries);
+  }
 
   /** True when some client of the tenant lists `origin` (preflights know only the origin). */
   async tenantAllows(tenantId: string, origin: string): Promise<boolean> {
@@ -65,7 +68,6 @@ export class BrowserOrigins {
     const hit = this.#cache.get(tenantId);
     if (hit && now - hit.at < this.ttlMs) return hit.origins;
     const origins = new Set(await this.source.allowedOrigins(tenantId));
-    if (this.#cache.size >= this.maxEntries) this.#cache.clear();
     this.#cache.set(tenantId, { at: now, origins });
     return origins;
   }

@@ -5,16 +5,19 @@
  * resource server is the common case), so a token request costs at most one look-up per TTL.
  */
 import { performance } from 'node:perf_hooks';
+import { Lru } from '../kernel/lru.js';
 import type { ResourceServerRecord, ResourceServerStore } from './types.js';
 
 export class CachedResourceServers implements ResourceServerStore {
-  readonly #cache = new Map<string, { at: number; found: Promise<ResourceServerRecord | undefined> }>();
+  readonly #cache: Lru<string, { at: number; found: Promise<ResourceServerRecord | undefined> }>;
 
   constructor(
     private readonly store: ResourceServerStore,
     private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.#cache = new Lru(maxEntries);
+  }
 
   findByIdentifier(tenantId: string, identifier: string): Promise<ResourceServerRecord | undefined> {
     const key = `${tenantId}\u0000${identifier}`;
@@ -23,7 +26,6 @@ export class CachedResourceServers implements ResourceServerStore {
     if (hit && now - hit.at < this.ttlMs) return hit.found;
     const found = this.store.findByIdentifier(tenantId, identifier);
     const entry = { at: now, found };
-    if (this.#cache.size >= this.maxEntries) this.#cache.clear();
     this.#cache.set(key, entry);
     found.catch(() => {
       if (this.#cache.get(key) === entry) this.#cache.delete(key);

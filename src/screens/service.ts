@@ -8,7 +8,7 @@ import type { Actor, EventType } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import { sha256Hex } from '../kernel/crypto/hash.js';
-import { newId } from '../kernel/ids.js';
+import { newId, randomBase64url } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { UserInfoSource } from '../oauth/userinfo/claims.js';
@@ -173,7 +173,7 @@ export class SigninService {
     auth: { amr: string[]; pending: boolean },
     previousToken?: string,
   ): Promise<{ session: SessionRecord; token: string }> {
-    const token = randomBytes(32).toString('base64url');
+    const token = randomBase64url(32);
     const session: SessionRecord = {
       id: newId('ses', now),
       tenantId,

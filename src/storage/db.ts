@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import pg from 'pg';
+import { Lru } from '../kernel/lru.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -54,6 +55,30 @@ function sqliteBinding(): typeof SQLite {
   }
 }
 
+/** How many prepared SQLite statements are kept for reuse (distinct query texts; LRU). */
+const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * The SQLite handle as Kysely sees it, with prepared statements reused: Kysely prepares every
+ * query it runs, and preparing (parsing, planning) costs more than running most of ours. A query
+ * text maps to one statement; Kysely's SQLite driver runs one query at a time (its connection
+ * mutex), so a statement is never used by two queries at once.
+ */
+function reusingStatements(database: SqliteDatabase): SqliteDatabase {
+  const statements = new Lru<string, ReturnType<SqliteDatabase['prepare']>>(STATEMENT_CACHE_SIZE);
+  return {
+    close: () => database.close(),
+    prepare: (text: string) => {
+      let statement = statements.get(text);
+      if (!statement) {
+        statement = database.prepare(text);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 /** Opens the database: PostgreSQL when a URL is given, else the embedded SQLite file. */
 export function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Db {
   if (opts.databaseUrl) {
@@ -85,7 +110,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; data
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
   return { kysely, dialect: 'sqlite', poolStats: () => undefined, close: () => kysely.destroy() };
 }
 

@@ -66,4 +66,29 @@ describe('protocol refusals are logged with the OAuth error, the client_id and t
     assert.ok(log.refusals().some((l) => l.client_id === c.client_id && l.oauth_error !== 'invalid_client'), `/authorize: ${JSON.stringify(log.refusals().slice(-1))}`);
     for (const secret of ['at_secret_value', 'rt_secret_value', 'cs_bad']) assert.ok(!log.raw.includes(secret), secret);
   });
+
+  it('every request gets exactly one access line: request id, tenant, route, status, duration, error code; never the query', async () => {
+    const c = await serviceClient(s);
+    const ok = await s.post('/token?probe=query-secret-1', { grant_type: 'client_credentials' }, { authorization: basic(c.client_id, c.client_secret!) });
+    assert.equal(ok.status, 200);
+    const refused = await s.post('/token', { grant_type: 'client_credentials', scope: 'admin' }, { authorization: basic(c.client_id, c.client_secret!) });
+    assert.equal(refused.status, 400);
+    const linesOf = (r: { headers: Record<string, unknown> }) => log.lines.filter((l) => l.reqId === r.headers['x-request-id']);
+    const [okLine, ...moreOk] = linesOf(ok);
+    assert.equal(moreOk.length, 0, 'one line for a served request');
+    assert.equal(okLine!.msg, 'request completed');
+    assert.equal(okLine!.tenant, s.tenant.tenant.id);
+    assert.equal(okLine!.method, 'POST');
+    assert.equal(okLine!.url, '/token');
+    assert.equal(okLine!.route, '/token');
+    assert.equal(okLine!.status, 200);
+    assert.equal(okLine!.oauth_error, null);
+    assert.equal(typeof okLine!.ms, 'number');
+    assert.ok(!log.raw.includes('query-secret-1'), 'the query string is never logged');
+    const access = linesOf(refused).filter((l) => l.msg === 'request completed');
+    assert.equal(access.length, 1);
+    assert.equal(access[0]!.status, 400);
+    assert.equal(access[0]!.oauth_error, 'invalid_scope');
+    assert.ok(!log.lines.some((l) => l.msg === 'incoming request'), "Fastify's own request lines are off");
+  });
 });

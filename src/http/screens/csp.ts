@@ -1,6 +1,6 @@
 /** Hosted pages are sent with a strict per-page Content-Security-Policy and are never framed. */
-import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { randomBase64url } from '../../kernel/ids.js';
 import { type Brand, DEFAULT_BRAND } from '../../screens/brand.js';
 import type { Html } from '../../screens/html.js';
 import type { PageFrame } from '../../screens/pages.js';
@@ -51,7 +51,7 @@ export interface PageOptions {
 
 /** Renders a page with its headers; `body` builds the HTML from the frame (for its CSP nonce). */
 export function sendPage(reply: FastifyReply, status: number, o: PageOptions, body: (f: PageFrame) => Html): FastifyReply {
-  const nonce = randomBytes(16).toString('base64url');
+  const nonce = randomBase64url(16);
   const brand = o.brand ?? DEFAULT_BRAND;
   securityHeaders(reply, nonce, brand, o.formTargets ?? [], o.script === true);
   return reply.code(status).type('text/html; charset=utf-8').send(body({ title: o.title, brand, nonce }).value);

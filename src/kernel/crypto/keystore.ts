@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
+import { Lru } from '../lru.js';
 import type { Envelope } from './envelope.js';
 
 /**
@@ -51,14 +52,20 @@ const encryptionContext = (tenantId: string, kid: string) => `signing_key:${tena
  * process (the CLI, another instance) is picked up within that time without a restart.
  */
 export class Keystore {
-  readonly #cache = new Map<string, CacheEntry>();
+  readonly #cache: Lru<string, CacheEntry>;
+  /** Imported private keys by tenant, kid and algorithm (a kid names one key pair for good). */
+  readonly #imported: Lru<string, ActiveKey['privateKey']>;
 
   constructor(
     private readonly store: SigningKeyStore,
     private readonly envelope: Envelope,
     private readonly clock: Clock,
     private readonly cacheTtlMs: number,
-  ) {}
+    maxTenants = 10_000,
+  ) {
+    this.#cache = new Lru(maxTenants);
+    this.#imported = new Lru(maxTenants * SIGNING_ALGS.length);
+  }
 
   /** Generates a new key pair for a tenant, ready to be stored. */
   async generate(tenantId: string, alg: SigningAlg): Promise<StoredSigningKey> {
@@ -124,8 +131,15 @@ export class Keystore {
     // A key another instance just added (a resource server's new algorithm): look once more.
     if (!key) key = (await this.store.listPublished(tenantId, this.clock.now())).find((k) => k.alg === alg && k.status === 'active');
     if (!key) throw new Error(`tenant ${tenantId} has no active ${alg} key`);
-    const jwk = JSON.parse(this.envelope.decrypt(key.privateJwkEnc, encryptionContext(tenantId, key.kid))) as JWK;
-    return { kid: key.kid, alg, privateKey: await importJWK(jwk, alg) };
+    // The key list is re-read every TTL; a key it still holds is not decrypted and imported again.
+    const importedAs = `${tenantId}\u0000${key.kid}\u0000${alg}`;
+    let privateKey = this.#imported.get(importedAs);
+    if (!privateKey) {
+      const jwk = JSON.parse(this.envelope.decrypt(key.privateJwkEnc, encryptionContext(tenantId, key.kid))) as JWK;
+      privateKey = await importJWK(jwk, alg);
+      this.#imported.set(importedAs, privateKey);
+    }
+    return { kid: key.kid, alg, privateKey };
   }
 
   #entry(tenantId: string): CacheEntry {

@@ -3,8 +3,8 @@
  * single-use `request_uri` bound to it. A DPoP proof sent here binds the future code to its key
  * (RFC 9449 §10.1).
  */
-import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
+import { randomBase64url } from '../../kernel/ids.js';
 import { AuthorizeError } from '../authorize/errors.js';
 import type { SigninStore } from '../authorize/types.js';
 import { checkRedirectUri, PAR_URN, validateAuthorizationRequest } from '../authorize/validate.js';
@@ -45,7 +45,7 @@ export async function handlePushedAuthorizationRequest(
   } catch (err) {
     throw asJson(err);
   }
-  const requestUri = `${PAR_URN}${randomBytes(32).toString('base64url')}`;
+  const requestUri = `${PAR_URN}${randomBase64url(32)}`;
   await signin.store.savePar(sha256Hex(requestUri), { tenantId: tenant.id, clientId: client.id, request, expiresAt: now + signin.parTtlSeconds * 1000, consumedAt: null }, now);
   return { request_uri: requestUri, expires_in: signin.parTtlSeconds };
 }

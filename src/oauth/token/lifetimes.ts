@@ -3,6 +3,7 @@
  * instance like clients (a change is seen at once here, within `ttlMs` on other instances).
  */
 import { performance } from 'node:perf_hooks';
+import { Lru } from '../../kernel/lru.js';
 import type { IdTokenClaimsPolicy, OAuthSettings } from './types.js';
 
 export interface LifetimeOverrides {
@@ -16,13 +17,16 @@ export interface LifetimeStore {
 }
 
 export class TenantLifetimes {
-  readonly #cache = new Map<string, { at: number; settings: Promise<OAuthSettings> }>();
+  readonly #cache: Lru<string, { at: number; settings: Promise<OAuthSettings> }>;
 
   constructor(
     private readonly store: LifetimeStore,
     readonly defaults: OAuthSettings,
     private readonly ttlMs: number,
-  ) {}
+    maxTenants = 10_000,
+  ) {
+    this.#cache = new Lru(maxTenants);
+  }
 
   /** The effective lifetimes of a tenant. */
   forTenant(tenantId: string): Promise<OAuthSettings> {
@@ -35,7 +39,6 @@ export class TenantLifetimes {
       idTokenClaims: o.idTokenClaims ?? this.defaults.idTokenClaims,
     }));
     const entry = { at: now, settings };
-    if (this.#cache.size >= 10_000) this.#cache.clear();
     this.#cache.set(tenantId, entry);
     settings.catch(() => {
       if (this.#cache.get(tenantId) === entry) this.#cache.delete(tenantId);

@@ -1,5 +1,5 @@
 /** JWT access tokens (RFC 9068), signed with the tenant's active key of the resource server's algorithm (EdDSA by default). */
-import { randomBytes } from 'node:crypto';
+import { randomBase64url } from '../../kernel/ids.js';
 import type { ActiveKey, SigningAlg } from '../../kernel/crypto/keystore.js';
 import type { OAuthTenant } from '../types.js';
 import { type AccessTokenAlg, signJwt } from './jws.js';
@@ -55,7 +55,7 @@ export async function issueAccessToken(
   const alg = input.alg ?? 'EdDSA';
   const key = await deps.keys.activeKey(tenant.id, alg);
   const iat = Math.floor(deps.now / 1000);
-  const jti = randomBytes(16).toString('base64url');
+  const jti = randomBase64url(16);
   const aud = input.audience.length === 0 ? tenant.issuer : input.audience.length === 1 ? input.audience[0]! : input.audience;
   const claims: Record<string, unknown> = { client_id: input.clientId, jti };
   if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
