@@ -6,11 +6,13 @@ export function sha256Hex(value: string): string {
 }
 
 /**
- * Constant-time equality of two strings. The inputs are hashed first, so the comparison takes
- * the same time whatever their lengths.
+ * Constant-time equality of two strings: the time depends only on their byte length, never on
+ * where they differ. Unequal lengths answer false at once; every secret compared here (a stored
+ * hash against the hash of what was presented, a token of a fixed format) has a fixed, public
+ * length.
  */
 export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a, 'utf8').digest();
-  const hb = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(ha, hb) && a.length === b.length;
+  const ba = Buffer.from(a, 'utf8');
+  const bb = Buffer.from(b, 'utf8');
+  return ba.length === bb.length && timingSafeEqual(ba, bb);
 }
