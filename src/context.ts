@@ -307,7 +307,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       events: new EventFeedService(r.events),
       directory: new DirectoryService(deps),
       clients: clientService,
-      tokenSettings: new TokenSettingsService(deps, r.oauthSettings, lifetimes),
+      tokenSettings: new TokenSettingsService(deps, lifetimes),
       resourceServers: new ResourceServerService(
         deps,
         (tenantId, alg, actor) => tenants.ensureKeys(tenantId, [alg], actor),

@@ -6,15 +6,9 @@ import { describe, it } from 'node:test';
 import { Migrator } from 'kysely';
 import { PERMISSIONS } from '../../src/management/permissions.js';
 import { migrate, openDatabase } from '../../src/storage/db.js';
+import { FIRST_CATALOGUE } from '../../src/storage/migrations/0022_full_keys_new_permissions.js';
 import { migrationProvider } from '../../src/storage/migrations/index.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
-
-const FIRST_CATALOGUE = [
-  'organizations:read', 'organizations:write', 'users:read', 'users:write', 'members:read', 'members:write',
-  'api_keys:read', 'api_keys:write', 'clients:read', 'clients:write', 'webhooks:read', 'webhooks:write',
-  'directory:write', 'connected_accounts:read', 'connected_accounts:token', 'webauthn_policy:write',
-  'credentials:issue', 'credentials:read', 'credentials:revoke', 'events:read',
-];
 
 describe('upgrading an installation of the first wave', () => {
   it('a key that held every permission then holds every permission now; narrower and revoked keys are untouched', async () => {

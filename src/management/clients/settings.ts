@@ -3,7 +3,6 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from '../../events/catalogue.js';
 import type { TenantLifetimes } from '../../oauth/token/lifetimes.js';
 import type { IdTokenClaimsPolicy } from '../../oauth/token/types.js';
-import type { OAuthSettingsRepo } from '../../storage/repos/oauth-settings.js';
 import { type ManagementDeps, reposOf } from '../common.js';
 
 export interface TokenSettingsView {
@@ -23,12 +22,11 @@ export interface TokenSettingsInput {
 export class TokenSettingsService {
   constructor(
     private readonly deps: ManagementDeps,
-    private readonly repo: OAuthSettingsRepo,
     private readonly lifetimes: TenantLifetimes,
   ) {}
 
   async get(tenantId: string): Promise<TokenSettingsView> {
-    const own = await this.repo.get(tenantId);
+    const own = await reposOf(this.deps).oauthSettings.get(tenantId);
     const d = this.lifetimes.defaults;
     return {
       access_token_ttl_seconds: own.accessTokenTtlSeconds,
@@ -43,7 +41,7 @@ export class TokenSettingsService {
   }
 
   async put(tenantId: string, input: TokenSettingsInput, actor: Actor = { type: 'system', id: null }): Promise<TokenSettingsView> {
-    const own = await this.repo.get(tenantId);
+    const own = await reposOf(this.deps).oauthSettings.get(tenantId);
     const next = {
       accessTokenTtlSeconds: input.access_token_ttl_seconds,
       refreshTokenTtlSeconds: input.refresh_token_ttl_seconds,

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 // all) keep holding every permission: the second wave added these, and without this an upgraded
 // installation's platform key could not reach the new routes (docs/permissions.md, "Upgrades").
 // Both lists are frozen here: a later release that adds permissions ships its own migration.
-const FIRST_CATALOGUE = [
+export const FIRST_CATALOGUE = [
   'organizations:read', 'organizations:write', 'users:read', 'users:write', 'members:read', 'members:write',
   'api_keys:read', 'api_keys:write', 'clients:read', 'clients:write', 'webhooks:read', 'webhooks:write',
   'directory:write', 'connected_accounts:read', 'connected_accounts:token', 'webauthn_policy:write',
