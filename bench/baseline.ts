@@ -9,12 +9,14 @@ import { hash, verify } from '@node-rs/argon2';
 import Fastify, { type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import { generateKeyPair } from 'jose';
-import { safeEqual } from '../src/kernel/crypto/hash.js';
-import { newId } from '../src/kernel/ids.js';
-import { decodeCompactJws, signEdDsaJwt, verifyEdDsaSignature } from '../src/oauth/tokens/jws.js';
 import { KeyObject } from 'node:crypto';
+import { compiled } from './compiled.js';
+import { BASELINE_PASSWORD } from './fixtures.js';
 
-export const BASELINE_PASSWORD = 'correct horse battery staple';
+const { safeEqual } = await compiled<typeof import('../src/kernel/crypto/hash.js')>('kernel/crypto/hash.js');
+const { newId } = await compiled<typeof import('../src/kernel/ids.js')>('kernel/ids.js');
+const { decodeCompactJws, signEdDsaJwt, verifyEdDsaSignature } = await compiled<typeof import('../src/oauth/tokens/jws.js')>('oauth/tokens/jws.js');
+
 
 export async function startBaseline(): Promise<{ app: FastifyInstance; port: number; authorization: string; sampleToken: string }> {
   const { privateKey, publicKey } = await generateKeyPair('EdDSA');

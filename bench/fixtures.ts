@@ -1,5 +1,7 @@
 /** What a bench target (bench/target.ts) hands the parent once it is set up. */
 export const PASSWORD = 'correct horse battery staple';
+/** The ceiling's argon2 route verifies this one. */
+export const BASELINE_PASSWORD = PASSWORD;
 export const REDIRECT = 'https://app.example/cb';
 
 export interface Fixtures {

@@ -25,7 +25,7 @@ const areaOf = (url: string) => {
   if (!url) return '(native/gc/idle)';
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm) return nm[1]!;
-  const src = /\/(src|bench)\/(.*)\/[^/]+$/.exec(url);
+  const src = /\/(src|dist|bench)\/(.*)\/[^/]+$/.exec(url);
   if (src) return `${src[1]}/${src[2]}`;
   if (url.startsWith('node:')) return url;
   return url.split('/').slice(-2).join('/');
@@ -38,7 +38,8 @@ for (const [id, t] of self) {
   const a = areaOf(n.callFrame.url);
   area.set(a, (area.get(a) ?? 0) + t);
 }
-// Inclusive time of each of our own functions (src/): how much a step costs with what it calls.
+// Inclusive time of each of our own functions (src/, or dist/ as the bench runs them): how much a
+// step costs with what it calls.
 const parent = new Map<number, number>();
 for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const inclusive = new Map<string, number>();
@@ -46,8 +47,9 @@ for (const [id, t] of self) {
   const seen = new Set<string>();
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const n = byId.get(cur)!;
-    if (!n.callFrame.url.includes('/src/')) continue;
-    const name = `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.split('/src/')[1]}`;
+    const own = /\/(?:src|dist)\/(.*)$/.exec(n.callFrame.url);
+    if (!own || own[1]!.startsWith('console-assets/')) continue;
+    const name = `${n.callFrame.functionName || '(anonymous)'} ${own[1]}`;
     if (seen.has(name)) continue;
     seen.add(name);
     inclusive.set(name, (inclusive.get(name) ?? 0) + t);
@@ -58,7 +60,7 @@ const pct = (t: number) => `${((100 * t) / total).toFixed(1).padStart(5)} %`;
 console.log(`${(total / 1e6).toFixed(1)} s busy (idle excluded)`);
 console.log('\nself time by function');
 for (const [k, v] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v)}  ${k}`);
-console.log('\ninclusive time of our functions (src/)');
+console.log('\ninclusive time of our functions (src/ or dist/)');
 for (const [k, v] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v)}  ${k}`);
 console.log('\nself time by area');
 for (const [k, v] of [...area].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v)}  ${k}`);

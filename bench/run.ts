@@ -4,27 +4,32 @@
  * with many tenants. Every server runs in its own process (bench/target.ts) started with
  * NODE_ENV=production, its logs (default level) to /dev/null; the load client is another process
  * (bench/load.ts). Server CPU per request is that process's own CPU time (process.cpuUsage over
- * IPC) divided by the requests completed: far less disturbed by other load than req/s.
+ * IPC) divided by the requests completed: far less disturbed by other load than req/s; the main
+ * thread's share of it (from /proc) is shown apart, the rest being the thread pool (argon2,
+ * WebCrypto) and GC helpers. The targets run the compiled server from dist/ (bench/compiled.ts).
  *
  * Environment: BENCH_QUICK=1 (one short round, 100 tenants), BENCH_DURATION (seconds per timed
  * run of /token and /introspect; other scenarios get 60 % of it), BENCH_ROUNDS, BENCH_CONNECTIONS
- * (default 32), BENCH_TENANTS (default 1000), BENCH_DATABASE_URL (PostgreSQL admin URL, default
+ * (default 32), BENCH_LOGIN_USERS (virtual users of the code flow, default 4), BENCH_TENANTS (default 1000), BENCH_DATABASE_URL (PostgreSQL admin URL, default
  * postgres://postgres@127.0.0.1:5432/postgres; `none` skips PostgreSQL), BENCH_ONLY (comma-separated
  * scenario names as printed, or `tenants`), BENCH_PROFILE (comma-separated target kinds, e.g.
  * `keyhall-sqlite,baseline`: a CPU profile of each one's first measured run of every scenario,
  * startup and warm-up excluded, in bench/profiles/; summarise with bench/profile-summary.ts).
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { BASELINE_PASSWORD } from './baseline.js';
 import type { LoadResult, LoadSpec } from './load.js';
-import { type Fixtures, PASSWORD, REDIRECT } from './fixtures.js';
+import { BASELINE_PASSWORD, type Fixtures, PASSWORD, REDIRECT } from './fixtures.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+// The targets run the compiled server (bench/compiled.ts): build dist/ first if it is stale.
+const built = spawnSync(process.execPath, [path.join(here, '..', 'scripts', 'build-if-stale.mjs'), '--server'], { cwd: path.join(here, '..'), stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
 const quick = process.env.BENCH_QUICK === '1';
 const duration = Number(process.env.BENCH_DURATION ?? (quick ? 3 : 10));
 const shortDuration = Math.max(2, Math.round(duration * 0.6));
@@ -181,26 +186,31 @@ const scenarios: Scenario[] = [
     spec: (t) => {
       if (t.kind === 'baseline') return { kind: 'static', port: t.port, durationSeconds: 0, connections: 2, method: 'POST', path: '/argon2', headers: { ...form }, body: `password=${encodeURIComponent(BASELINE_PASSWORD)}` };
       if (!t.fixtures.web) return undefined;
-      return { kind: 'codeflow', port: t.port, durationSeconds: 0, connections: 4, host: t.fixtures.host, clientId: t.fixtures.web.clientId, authorization: t.fixtures.web.authorization, email: t.fixtures.web.email, password: PASSWORD, redirectUri: REDIRECT };
+      return { kind: 'codeflow', port: t.port, durationSeconds: 0, connections: Number(process.env.BENCH_LOGIN_USERS ?? 4), host: t.fixtures.host, clientId: t.fixtures.web.clientId, authorization: t.fixtures.web.authorization, email: t.fixtures.web.email, password: PASSWORD, redirectUri: REDIRECT };
     },
   },
 ];
 
 interface Measured extends LoadResult {
   cpuMicrosPerRequest: number;
+  /** The main (JavaScript) thread's share: the rest is the thread pool (argon2, WebCrypto) and GC helpers. */
+  mainCpuMicrosPerRequest: number;
 }
 
 async function measure(client: Rpc, t: Target, spec: LoadSpec, profileAs?: string): Promise<Measured> {
   const profiling = profileAs && profile?.includes(t.kind);
   if (profiling) await t.rpc.call({ op: 'profile-start' });
   const before = await t.rpc.call<number>({ op: 'cpu' });
+  const mainBefore = await t.rpc.call<number>({ op: 'cpu-main' });
   const r = await client.call<LoadResult>({ spec });
+  const mainAfter = await t.rpc.call<number>({ op: 'cpu-main' });
   const after = await t.rpc.call<number>({ op: 'cpu' });
   if (profiling) {
     const file = path.join(here, 'profiles', `${t.kind}-${profileAs.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}.cpuprofile`);
     console.error(`profile: ${await t.rpc.call<string>({ op: 'profile-stop', file })}`);
   }
-  return { ...r, cpuMicrosPerRequest: r.total > 0 ? (after - before) / r.total : 0 };
+  const per = (micros: number) => (r.total > 0 ? micros / r.total : 0);
+  return { ...r, cpuMicrosPerRequest: per(after - before), mainCpuMicrosPerRequest: per(mainAfter - mainBefore) };
 }
 
 const median = (xs: number[]) => {
@@ -236,8 +246,8 @@ async function tenantsScenario(client: Rpc): Promise<{ text: string; ratio: numb
     const oneRuns: Measured[] = [];
     const allRuns: Measured[] = [];
     for (let r = 0; r < rounds; r++) {
-      oneRuns.push(await measure(client, t, rr(one, shortDuration)));
-      allRuns.push(await measure(client, t, rr(all, shortDuration)));
+      oneRuns.push(await measure(client, t, rr(one, shortDuration), r === 0 ? 'one tenant' : undefined));
+      allRuns.push(await measure(client, t, rr(all, shortDuration), r === 0 ? 'all tenants' : undefined));
     }
     const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
     const row = (label: string, runs: Measured[], rss: number) => [
@@ -318,6 +328,7 @@ async function main(): Promise<void> {
           median(rs.map((x) => x.p50)).toFixed(1),
           median(rs.map((x) => x.p99)).toFixed(1),
           median(rs.map((x) => x.cpuMicrosPerRequest)).toFixed(0),
+          median(rs.map((x) => x.mainCpuMicrosPerRequest)).toFixed(0),
           ours && ceiling && s.ceiling ? `${(own / ceiling).toFixed(2)}×` : '',
           ours && peer && s.name !== 'code flow + PKCE (logins/s)' ? `${(own / peer).toFixed(2)}×` : '',
           String(fails),
@@ -325,7 +336,7 @@ async function main(): Promise<void> {
       }
     }
     console.log(`\n### Side by side (medians of ${rounds} interleaved round(s))\n`);
-    console.log(table(['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'ours ÷ ceiling', 'ours ÷ peer', 'failed'], lines));
+    console.log(table(['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'main thread µs/req', 'ours ÷ ceiling', 'ours ÷ peer', 'failed'], lines));
     // The goals of issue 13, checked on this run's medians.
     const med = (scenario: string, kind: string, f: (m: Measured) => number) => {
       const t = targets.find((x) => x.kind === kind);

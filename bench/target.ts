@@ -11,14 +11,17 @@ import fs from 'node:fs';
 import inspector from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../src/config/index.js';
-import { startRefreshFamily } from '../src/oauth/token/refresh.js';
-import { type RunningServer, startServer } from '../src/server.js';
+import type { RunningServer } from '../src/server.js';
 import { startBaseline } from './baseline.js';
+import { compiled } from './compiled.js';
 import { type Fixtures, PASSWORD, REDIRECT } from './fixtures.js';
 import { startPeer } from './peer.js';
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+const { loadConfig } = await compiled<typeof import('../src/config/index.js')>('config/index.js');
+const { startRefreshFamily } = await compiled<typeof import('../src/oauth/token/refresh.js')>('oauth/token/refresh.js');
+const { startServer } = await compiled<typeof import('../src/server.js')>('server.js');
 
 async function keyhall(kind: string, refreshCount: number): Promise<{ port: number; fixtures: Fixtures; server: RunningServer; dataDir: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-bench-'));
@@ -78,6 +81,13 @@ async function growTenants(server: RunningServer, fixtures: Fixtures, count: num
   }
 }
 
+/** CPU time of the main (JavaScript) thread alone, from /proc (Linux): the event loop's own cost, without the thread pool's. */
+function mainThreadCpuMicros(): number {
+  const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
 async function main(): Promise<void> {
   const kind = process.argv[2] ?? 'baseline';
   const refreshCount = Number(process.env.BENCH_REFRESH_CHAINS ?? 64);
@@ -111,6 +121,8 @@ async function main(): Promise<void> {
     if (m.op === 'cpu') {
       const u = process.cpuUsage();
       answer(u.user + u.system);
+    } else if (m.op === 'cpu-main') {
+      answer(mainThreadCpuMicros());
     } else if (m.op === 'rss') {
       (globalThis as { gc?: () => void }).gc?.();
       answer(process.memoryUsage().rss);

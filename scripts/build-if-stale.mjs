@@ -5,9 +5,10 @@
 // - the console (issue 18, docs/console.md), when the project has one: when any console/ source
 //   or package.json is newer than dist/console-assets/.build-stamp.
 // A restart with an up-to-date dist/ starts at once instead of recompiling. `--force` always
-// builds; `--console` looks at the console only (tests that drive the built console use it).
+// builds; `--console` looks at the console only (tests that drive the built console use it),
+// `--server` at the server only (npm run bench runs the compiled server).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -33,26 +34,56 @@ function stampTime(stamp) {
   }
 }
 
+/** Runs a build step; its exit status (0: built). */
 function run(what, args) {
   process.stderr.write(`keyhall: building ${what} (it is missing or older than the sources)…\n`);
-  const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
-  if (r.status !== 0) process.exit(r.status ?? 1);
+  return spawnSync(process.execPath, args, { stdio: 'inherit' }).status ?? 1;
 }
 
 if (!process.argv.includes('--console')) {
   const stamp = join('dist', '.build-stamp');
   const inputs = Math.max(newestMtime('src', ['.ts']), statSync('tsconfig.json').mtimeMs, statSync('package.json').mtimeMs);
   if (force || stampTime(stamp) < inputs) {
-    run('dist/', [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json']);
+    const r = run('dist/', [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json']);
+    if (r !== 0) process.exit(r);
     writeFileSync(stamp, `${new Date().toISOString()}\n`);
   }
 }
 
-if (existsSync(join('console', 'vite.config.ts'))) {
-  const stamp = join('dist', 'console-assets', '.build-stamp');
-  const inputs = Math.max(newestMtime('console', ['.ts', '.tsx', '.css', '.html', '.json']), statSync('package.json').mtimeMs);
-  if (force || stampTime(stamp) < inputs) {
-    run('dist/console-assets/', [join('node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join('console', 'vite.config.ts')]);
-    writeFileSync(stamp, `${new Date().toISOString()}\n`);
+/**
+ * One console build at a time: test files that drive the console run in parallel, and a second
+ * Vite build emptying dist/console-assets under the first one's server would break it. The lock
+ * is a directory (mkdir is atomic); a lock older than the longest build is a crashed one.
+ */
+function withConsoleLock(fn) {
+  const lock = join('dist', '.console-build-lock');
+  mkdirSync('dist', { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      if (Date.now() - stampTime(lock) > 300_000) rmSync(lock, { recursive: true, force: true });
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
   }
+  try {
+    fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+if (!process.argv.includes('--server') && existsSync(join('console', 'vite.config.ts'))) {
+  withConsoleLock(() => {
+    // Looked at under the lock: a build that just finished elsewhere leaves nothing to do.
+    const stamp = join('dist', 'console-assets', '.build-stamp');
+    const inputs = Math.max(newestMtime('console', ['.ts', '.tsx', '.css', '.html', '.json']), statSync('package.json').mtimeMs);
+    if (force || stampTime(stamp) < inputs) {
+      const r = run('dist/console-assets/', [join('node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join('console', 'vite.config.ts')]);
+      if (r !== 0) throw new Error(`the console build failed (exit ${r})`);
+      writeFileSync(stamp, `${new Date().toISOString()}\n`);
+    }
+  });
 }

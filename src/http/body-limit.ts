@@ -69,10 +69,10 @@ function linger(socket: Socket, req: IncomingMessage, close: () => void, limits:
 
 /** Registers the lingering close on every response sent before its request body was complete. */
 export function drainUnreadBodies(app: FastifyInstance, limits: LingerLimits = DEFAULT_LINGER): void {
-  app.addHook('onSend', async (request, _reply, payload) => {
+  app.addHook('onSend', (request, _reply, payload, done) => {
     const req = request.raw;
     const socket = req.socket as LingeringSocket | null;
-    if (req.complete || !socket || socket.destroyed) return payload;
+    if (req.complete || !socket || socket.destroyed) return done(null, payload);
     if (!socket[kPatched]) {
       socket[kPatched] = true;
       const destroySoon = socket.destroySoon.bind(socket);
@@ -84,6 +84,6 @@ export function drainUnreadBodies(app: FastifyInstance, limits: LingerLimits = D
       };
     }
     socket[kUnread] = req;
-    return payload;
+    done(null, payload);
   });
 }

@@ -61,7 +61,7 @@ export const errors = {
   /** A console API mutation without its CSRF header, or from another origin (docs/console.md). */
   csrfRejected: (description: string) => new AppError(403, 'csrf_failed', description),
   /** The console API without a signed-in session (docs/console.md). */
-  loginRequired: () => new AppError(401, 'login_required', 'sign in first: /login?return_to=/console/'),
+  loginRequired: (description = 'sign in first: /login?return_to=/console/') => new AppError(401, 'login_required', description),
   unsupportedMediaType: (description?: string) => new AppError(415, 'unsupported_media_type', description),
   /** /v1 without credentials: a bare Bearer challenge (RFC 6750 §3.1). */
   apiKeyRequired: () => new AppError(401, 'invalid_token', 'an API key is required: Authorization: Bearer sk_live_…', { 'www-authenticate': 'Bearer' }),

@@ -28,22 +28,25 @@ export function randomBase64url(n: number): string {
   return out;
 }
 
-const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+const CROCKFORD = Buffer.from('0123456789abcdefghjkmnpqrstvwxyz', 'latin1');
+/** 128 bits in base32: 26 characters. Scratch space for newId, reused (JavaScript runs one call at a time). */
+const ID_BYTES = new Uint8Array(16);
+const ID_CHARS = Buffer.alloc(26);
 
-function base32(bytes: Uint8Array): string {
-  let out = '';
+function base32(bytes: Uint8Array, out: Buffer): string {
   let bits = 0;
   let value = 0;
+  let o = 0;
   for (const byte of bytes) {
-    value = (value << 8) | byte;
+    value = ((value << 8) | byte) & 0xfff;
     bits += 8;
     while (bits >= 5) {
-      out += CROCKFORD[(value >>> (bits - 5)) & 31];
+      out[o++] = CROCKFORD[(value >>> (bits - 5)) & 31]!;
       bits -= 5;
     }
   }
-  if (bits > 0) out += CROCKFORD[(value << (5 - bits)) & 31];
-  return out;
+  if (bits > 0) out[o++] = CROCKFORD[(value << (5 - bits)) & 31]!;
+  return out.toString('latin1', 0, o);
 }
 
 /**
@@ -52,7 +55,7 @@ function base32(bytes: Uint8Array): string {
  * serve as a pagination cursor.
  */
 export function newId(prefix: string, nowMs: number = Date.now()): string {
-  const bytes = new Uint8Array(16);
+  const bytes = ID_BYTES;
   let t = nowMs;
   for (let i = 5; i >= 0; i--) {
     bytes[i] = t % 256;
@@ -61,7 +64,9 @@ export function newId(prefix: string, nowMs: number = Date.now()): string {
   const start = take(10);
   bytes.set(pool.subarray(start, start + 10), 6);
   pool.fill(0, start, start + 10);
-  return `${prefix}_${base32(bytes)}`;
+  const id = `${prefix}_${base32(bytes, ID_CHARS)}`;
+  bytes.fill(0, 6);
+  return id;
 }
 
 /** A secret with 256 bits of entropy, base64url, behind a recognisable prefix (`sk_live_`). */

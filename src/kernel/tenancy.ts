@@ -106,10 +106,16 @@ export class TenantResolver {
     for (const [host, entry] of [...this.#cache.entries()]) if (entry.tenant.id === tenantId) this.#cache.delete(host);
   }
 
-  async resolve(host: string): Promise<Tenant | undefined> {
-    const now = this.monotonicNow();
+  /** The tenant of `host` if this instance has it cached and fresh (no look-up, no promise). */
+  cached(host: string): Tenant | undefined {
     const hit = this.#cache.get(host);
-    if (hit && now - hit.at < this.ttlMs) return hit.tenant;
+    return hit && this.monotonicNow() - hit.at < this.ttlMs ? hit.tenant : undefined;
+  }
+
+  async resolve(host: string): Promise<Tenant | undefined> {
+    const cached = this.cached(host);
+    if (cached) return cached;
+    const now = this.monotonicNow();
     const found = await this.lookup.findByHost(host);
     if (!found) {
       this.#cache.delete(host);

@@ -144,7 +144,10 @@ export interface OAuthHttpRequest {
   method: string;
   /** Path of the endpoint, without query (e.g. `/token`). */
   path: string;
-  /** Lower-case header names; repeated headers as arrays. */
+  /**
+   * The headers protocol checks read, by lower-case name, each as the list of its values so a
+   * repeated one is seen: `authorization` and `dpop` (see `oauthHeaders` in http/oauth/request.ts).
+   */
   headers: Record<string, string | string[] | undefined>;
   /** Form parameters; a repeated parameter is an array. */
   body: Record<string, string | string[] | undefined>;

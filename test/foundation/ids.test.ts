@@ -46,3 +46,34 @@ describe('Lru', () => {
     assert.throws(() => new Lru(0), RangeError);
   });
 });
+
+describe('Lru (second chance)', () => {
+  it('keeps entries used since the last eviction and never evicts the entry just added', () => {
+    const lru = new Lru<string, number>(3);
+    for (const k of ['a', 'b', 'c']) lru.set(k, 1);
+    lru.get('a');
+    lru.get('b');
+    lru.get('c');
+    lru.set('d', 4); // every older entry was used: one of them goes, not d
+    assert.equal(lru.size, 3);
+    assert.equal(lru.get('d'), 4);
+    lru.set('e', 5); // d was just read; of the others, the walk unmarked them: the oldest goes
+    assert.equal(lru.size, 3);
+    assert.equal(lru.get('e'), 5);
+    assert.equal(lru.get('d'), 4);
+  });
+
+  it('protects a hot entry from a burst of cold ones, and updates in place', () => {
+    const lru = new Lru<string, number>(4);
+    lru.set('hot', 0);
+    for (let i = 0; i < 100; i++) {
+      assert.equal(lru.get('hot'), 0);
+      lru.set(`cold${i}`, i);
+    }
+    assert.equal(lru.get('hot'), 0);
+    assert.equal(lru.size, 4);
+    lru.set('hot', 1);
+    assert.equal(lru.get('hot'), 1);
+    assert.deepEqual([...lru.entries()].find(([k]) => k === 'hot'), ['hot', 1]);
+  });
+});

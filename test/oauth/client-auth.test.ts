@@ -152,6 +152,9 @@ describe('client authentication', () => {
     it('a strict client (token_endpoint_auth_method_strict) refuses the other secret method', async () => {
       const strictBasic = await serviceClient(s, { token_endpoint_auth_method_strict: true });
       assert.equal(strictBasic.token_endpoint_auth_method_strict, true);
+      // /v1 shows it (the console reads it back from there).
+      const shown = await s.request({ method: 'GET', path: `/v1/clients/${strictBasic.client_id}`, headers: { authorization: `Bearer ${s.tenant.platformApiKey}` } });
+      assert.equal(shown.json().token_endpoint_auth_method_strict, true, shown.text);
       const r = await s.post('/token', { grant_type: 'client_credentials', client_id: strictBasic.client_id, client_secret: strictBasic.client_secret! });
       assert.equal(r.status, 401);
       assert.equal(r.json().error, 'invalid_client');

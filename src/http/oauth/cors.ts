@@ -25,26 +25,35 @@ const originOf = (request: FastifyRequest): string | undefined => {
  * `OPTIONS` included. Runs after tenant resolution; other routes of the plugin are untouched.
  */
 export function browserCors(app: FastifyInstance, policy: CorsPolicy, paths: Record<string, string[]>): void {
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback form: a request without Origin (servers, most of them) costs no promise.
+  app.addHook('onRequest', (request, reply, done) => {
     const methods = paths[request.routeOptions.url ?? ''];
-    if (!methods) return;
+    if (!methods) return done();
     // The answer depends on Origin: shared caches must key on it.
     reply.header('vary', 'Origin');
     const origin = originOf(request);
-    if (!origin || !request.tenant || !(await policy.tenantAllows(request.tenant.id, origin))) return;
-    reply.header('access-control-allow-origin', origin);
-    if (request.method === 'OPTIONS') {
-      reply
-        .header('access-control-allow-methods', methods.join(', '))
-        .header('access-control-allow-headers', CORS_ALLOW_HEADERS)
-        .header('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS));
-    } else {
-      reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
-    }
+    if (!origin || !request.tenant) return done();
+    policy.tenantAllows(request.tenant.id, origin).then((allowed) => {
+      if (allowed) corsHeaders(request, reply, origin, methods);
+      done();
+    }, done);
   });
   for (const [url, methods] of Object.entries(paths)) {
     // A preflight, or a plain OPTIONS: 204 with Allow; CORS headers only from the hook above.
     app.options(url, async (_request, reply) => reply.header('allow', [...methods, 'OPTIONS'].join(', ')).code(204).send());
+  }
+}
+
+/** The headers of an allowed cross-origin request: a preflight's, or an actual request's. */
+function corsHeaders(request: FastifyRequest, reply: FastifyReply, origin: string, methods: string[]): void {
+  reply.header('access-control-allow-origin', origin);
+  if (request.method === 'OPTIONS') {
+    reply
+      .header('access-control-allow-methods', methods.join(', '))
+      .header('access-control-allow-headers', CORS_ALLOW_HEADERS)
+      .header('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS));
+  } else {
+    reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
   }
 }
 

@@ -4,6 +4,7 @@ import type { OAuthServer } from '../../oauth/compose.js';
 import type { AccessTokenClaims } from '../../oauth/tokens/verify-access-token.js';
 import type { OAuthTenant } from '../../oauth/types.js';
 import { tenantOf } from '../tenant.js';
+import { oauthHeaders } from './request.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,7 +31,7 @@ export function requireAccessToken(oauth: Pick<OAuthServer, 'guard'>, opts: Requ
     const resource = opts.resource ? opts.resource(tenant, request) : tenant.issuer;
     const url = opts.url ? opts.url(tenant, request) : `${tenant.issuer}${request.url.split('?')[0]}`;
     request.accessToken = await oauth.guard(
-      { method: request.method, url, headers: request.raw.headersDistinct },
+      { method: request.method, url, headers: oauthHeaders(request.raw) },
       tenant,
       { resource, ...(opts.scope ? { scope: opts.scope } : {}), ...(opts.credentialEndpoint ? { credentialEndpoint: true } : {}) },
     );

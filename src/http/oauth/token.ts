@@ -35,6 +35,8 @@ export async function tokenRoutes(
   // A cross-origin request must come from an origin its client lists; otherwise it is refused
   // before it has any effect (a form POST needs no preflight, so CORS alone would not stop it).
   const originCheck: preHandlerAsyncHookHandler = async (request, reply) => {
+    // No Origin: not a browser's request, nothing to check (clientOriginAllowed would allow it).
+    if (!request.headers.origin) return;
     const clientId = namedClient(request.body, request.headers.authorization);
     if (!(await clientOriginAllowed(request, reply, opts.cors, clientId))) {
       throw oauthErrors.invalidRequest(`origin ${request.headers.origin} is not in the allowed_origins of client ${clientId}`);

@@ -9,7 +9,7 @@ import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { browserCors, type CorsPolicy } from './cors.js';
 import { requireAccessToken } from './guard.js';
-import { noStore } from './request.js';
+import { noStore, oauthHeaders } from './request.js';
 
 export const USERINFO_PATH = '/userinfo';
 
@@ -26,7 +26,7 @@ export async function userinfoRoutes(app: FastifyInstance, opts: { oauth: Pick<O
     if (request.headers.authorization !== undefined) throw errors.invalidRequest('send the access token in one way only');
     const tenant = tenantOf(request);
     request.accessToken = await oauth.guard(
-      { method: 'POST', url: `${tenant.issuer}${USERINFO_PATH}`, headers: { ...request.raw.headersDistinct, authorization: [`Bearer ${bodyToken}`] } },
+      { method: 'POST', url: `${tenant.issuer}${USERINFO_PATH}`, headers: { ...oauthHeaders(request.raw), authorization: [`Bearer ${bodyToken}`] } },
       tenant,
       { resource: tenant.issuer, scope: 'openid' },
     );

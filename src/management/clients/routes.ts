@@ -21,6 +21,7 @@ export const clientSchema = z.object({
   redirect_uris: z.array(z.string()),
   grant_types: z.array(z.string()),
   token_endpoint_auth_method: z.string(),
+  token_endpoint_auth_method_strict: z.boolean().describe('Secret clients: the secret is accepted only by the registered method'),
   jwks: z.unknown(),
   jwks_uri: z.string().nullable(),
   scope: z.string().nullable(),

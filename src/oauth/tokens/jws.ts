@@ -42,11 +42,25 @@ function cryptoParams(alg: AccessTokenAlg, key: KeyObject): { digest: string | n
   }
 }
 
+/** Encoded headers by alg, typ and kid: a key signs many tokens with the same header. Bounded. */
+const encodedHeaders = new Map<string, string>();
+
+function encodedHeader(header: { alg: AccessTokenAlg; typ: string; kid: string }): string {
+  const cacheKey = `${header.alg}|${header.typ}|${header.kid}`;
+  let encoded = encodedHeaders.get(cacheKey);
+  if (encoded === undefined) {
+    encoded = b64({ alg: header.alg, typ: header.typ, kid: header.kid });
+    if (encodedHeaders.size >= 1000) encodedHeaders.clear();
+    encodedHeaders.set(cacheKey, encoded);
+  }
+  return encoded;
+}
+
 /** `header.payload.signature` with the private key of `header.alg`. */
 export function signJwt(header: { alg: AccessTokenAlg; typ: string; kid: string }, payload: object, privateKey: unknown): string {
   const key = keyObjectOf(privateKey);
   if (key.asymmetricKeyType !== KEY_TYPE[header.alg]) throw new Error(`signJwt: ${header.alg} needs a ${KEY_TYPE[header.alg]} private key`);
-  const input = `${b64(header)}.${b64(payload)}`;
+  const input = `${encodedHeader(header)}.${b64(payload)}`;
   const p = cryptoParams(header.alg, key);
   return `${input}.${sign(p.digest, Buffer.from(input), p.key).toString('base64url')}`;
 }
