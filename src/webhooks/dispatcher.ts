@@ -57,10 +57,11 @@ export interface FinishTx {
 }
 
 /**
- * The delivery loop. Every `intervalMs` it claims due deliveries (a lease in the database, so
- * several instances share one backlog and a crashed instance's claims come back when the lease
- * runs out), sends each once, and records the result and the next attempt time. Attempts are
- * bounded per endpoint, so one slow endpoint never holds up the others.
+ * The delivery loop. Every `intervalMs`, and as soon as an attempt finishes, it claims due
+ * deliveries (a lease in the database, so several instances share one backlog and a crashed
+ * instance's claims come back when the lease runs out), sends each once, and records the result
+ * and the next attempt time. Attempts are bounded per endpoint, so one slow endpoint never holds
+ * up the others; a backlog drains as fast as its endpoint answers.
  */
 export class Dispatcher {
   readonly #owner = `disp_${randomBytes(9).toString('base64url')}`;
@@ -71,13 +72,18 @@ export class Dispatcher {
   readonly #handBack = new AbortController();
   readonly #observers: ((outcome: AttemptOutcome) => void)[] = [];
   #timer: NodeJS.Timeout | undefined;
+  #started = false;
   #stopped = false;
   #ticking: Promise<void> | undefined;
+  /** A pass is running now; `#again` asks for another as soon as it ends. */
+  #inPass = false;
+  #again = false;
 
   constructor(private readonly o: DispatcherOptions) {}
 
   start(): void {
-    this.#schedule();
+    this.#started = true;
+    this.#schedule(this.o.intervalMs);
   }
 
   /** Calls `fn` with the outcome of every claimed delivery this instance finishes. */
@@ -137,6 +143,9 @@ export class Dispatcher {
           bump(this.#byEndpoint, d.endpointId, -1);
           bump(this.#byOrganization, d.organizationId, -1);
           this.#running.delete(run);
+          // A slot is free: claim what is due now rather than at the next interval, so an
+          // endpoint's backlog drains at the pace it answers, not `perEndpoint` per interval.
+          this.#soon();
         });
       this.#running.add(run);
       started++;
@@ -149,15 +158,31 @@ export class Dispatcher {
     while (this.#running.size) await Promise.allSettled([...this.#running]);
   }
 
-  #schedule(): void {
+  /** The next pass in `delayMs` (one timer at a time; never while a pass runs). */
+  #schedule(delayMs: number): void {
     if (this.#stopped) return;
+    clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#inPass = true;
       this.#ticking = this.tick()
         .then(() => undefined)
         .catch((err) => this.o.log.warn({ err }, 'webhook dispatcher pass failed'))
-        .finally(() => this.#schedule());
-    }, this.o.intervalMs);
+        .finally(() => {
+          this.#inPass = false;
+          const again = this.#again;
+          this.#again = false;
+          this.#schedule(again ? 0 : this.o.intervalMs);
+        });
+    }, delayMs);
     this.#timer.unref();
+  }
+
+  /** Another pass as soon as possible (after the one running, if any). */
+  #soon(): void {
+    if (!this.#started || this.#stopped) return;
+    if (this.#inPass) this.#again = true;
+    else this.#schedule(0);
   }
 
   #dueNow(): Promise<number> {

@@ -221,6 +221,31 @@ describe('fair delivery across organizations', () => {
   });
 });
 
+describe('a backlog drains at the pace its endpoint answers', () => {
+  let s: TestServer;
+  before(async () => {
+    // A long interval: any pass after the first one comes from attempts finishing.
+    s = await startTestServer({ config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000 } });
+  });
+  after(() => s.close());
+
+  it('claims again as soon as an attempt finishes, not 2 per endpoint per interval', async () => {
+    const rx = await startReceiver(ok);
+    try {
+      const { api, org } = await setup(s, rx.url);
+      for (let i = 0; i < 12; i++) await addMember(api, org, `backlog${i}@example.com`);
+      await s.server.dispatcher.tick(); // claims 2 (the per-endpoint cap); the rest follow them
+      await rx.waitFor(12, 5000);
+      assert.equal(new Set(rx.received.map((r) => String(r.headers['webhook-id']))).size, 12);
+      await s.server.dispatcher.idle();
+      const pending = await s.server.ctx.db.kysely.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'delivered').execute();
+      assert.deepEqual(pending, []);
+    } finally {
+      await rx.close();
+    }
+  });
+});
+
 describe('egress policy at registration and at delivery', () => {
   let s: TestServer;
   let rx: Receiver;
