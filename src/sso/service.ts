@@ -38,6 +38,9 @@ export type SsoFailureReason =
   | 'email_conflict'
   | SamlFailure;
 
+/** The other of two simultaneous first logins of one person committed first: provision again. */
+class ConcurrentFirstLogin extends Error {}
+
 export class SsoLoginError extends Error {
   constructor(
     readonly reason: SsoFailureReason,
@@ -229,11 +232,7 @@ export class SsoSigninService {
    * found or provisioned and a session opened, as for OIDC. Throws SsoLoginError (already audited).
    */
   async finishSaml(tenant: { id: string; issuer: string }, connectionId: string, samlResponse: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
-    let c: SsoConnectionRecord | undefined;
-    try {
-      c = await this.connection(tenant.id, connectionId);
-      if (c.protocol !== 'saml') throw new SsoLoginError('connection_unknown');
-      const conn = c;
+    return this.#finishing(tenant.id, connectionId, 'saml', meta, async (conn) => {
       const settings = samlSettings(conn);
       if (!samlResponse) throw new SsoLoginError('invalid_response', conn, 'no SAMLResponse');
       const r = repos(this.deps.db.kysely, this.deps.db.dialect).ssoSaml;
@@ -263,13 +262,7 @@ export class SsoSigninService {
       const stored = JSON.parse(this.deps.envelope.decrypt(assertion.continuation, samlRequestContext(assertion.requestId))) as SsoContinuation;
       const { session, token, userId } = await this.#provisionOnce(tenant.id, conn, { ...claims, emailVerified: true }, meta, previousToken);
       return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
-    } catch (err) {
-      if (err instanceof SsoLoginError) {
-        await this.#failed(tenant.id, err.connection ?? c, connectionId, err.reason, meta);
-        throw err;
-      }
-      throw err;
-    }
+    });
   }
 
   /** Consumes the round trip `state` names, only for the browser that started it. */
@@ -291,10 +284,7 @@ export class SsoSigninService {
    * session opened. Throws SsoLoginError (already audited as `sso.login.failed`).
    */
   async finishOidc(tenant: { id: string; issuer: string }, connectionId: string, callbackUrl: URL, browser: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
-    let c: SsoConnectionRecord | undefined;
-    try {
-      c = await this.connection(tenant.id, connectionId);
-      if (c.protocol !== 'oidc') throw new SsoLoginError('connection_unknown');
+    return this.#finishing(tenant.id, connectionId, 'oidc', meta, async (c) => {
       const config = oidcSettings(c);
       const { trip, stored } = await this.#consume(tenant.id, c.id, callbackUrl.searchParams.get('state'), browser);
       const secret = c.secretEnc === null ? null : openConnectionSecret(this.deps.envelope, tenant.id, c.id, c.secretEnc);
@@ -314,11 +304,21 @@ export class SsoSigninService {
       };
       const { session, token, userId } = await this.#provisionOnce(tenant.id, c, profile, meta, previousToken);
       return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
+    });
+  }
+
+  /**
+   * A login's finish at a connection of `protocol`: an SsoLoginError on the way is audited as
+   * `sso.login.failed` (when the connection is known) and rethrown.
+   */
+  async #finishing(tenantId: string, connectionId: string, protocol: SsoConnectionRecord['protocol'], meta: RequestMeta, finish: (c: SsoConnectionRecord) => Promise<SsoFinish>): Promise<SsoFinish> {
+    let c: SsoConnectionRecord | undefined;
+    try {
+      c = await this.connection(tenantId, connectionId);
+      if (c.protocol !== protocol) throw new SsoLoginError('connection_unknown');
+      return await finish(c);
     } catch (err) {
-      if (err instanceof SsoLoginError) {
-        await this.#failed(tenant.id, err.connection ?? c, connectionId, err.reason, meta);
-        throw err;
-      }
+      if (err instanceof SsoLoginError) await this.#failed(tenantId, err.connection ?? c, connectionId, err.reason, meta);
       throw err;
     }
   }
@@ -343,7 +343,7 @@ export class SsoSigninService {
     try {
       return await this.#provision(tenantId, c, claims, meta, previousToken);
     } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
+      if (!isUniqueViolation(err) && !(err instanceof ConcurrentFirstLogin)) throw err;
       return this.#provision(tenantId, c, claims, meta, previousToken);
     }
   }
@@ -353,7 +353,8 @@ export class SsoSigninService {
    * - a known upstream identity signs its user in (the name follows the IdP);
    * - otherwise the IdP must assert a verified email; an existing user with that email is linked
    *   only when the organization owns the verified domain, or when one of the organization's
-   *   directory (SCIM) connections already manages that user — never a second account;
+   *   directory (SCIM) connections created that account (one that only linked an existing account
+   *   by email does not count: any organization can name any email) — never a second account;
    * - a new user is created with the verified email and no password;
    * - a user who is not a member becomes one, with the role mapped from groups or the default.
    */
@@ -384,7 +385,12 @@ export class SsoSigninService {
         const email = normalizeEmail(raw);
         const existing = await r.users.findByEmail(tenantId, email);
         if (existing) {
-          if (!ownsDomain(org, email) && !(await r.directoryUsers.managesUser(tenantId, org.id, existing.id))) throw new SsoLoginError('email_conflict', c);
+          if (!ownsDomain(org, email) && !(await r.directoryUsers.createdUser(tenantId, org.id, existing.id))) {
+            // A simultaneous first login of this same person may have committed the user and its
+            // identity between the two reads above (READ COMMITTED): run again, it finds the identity.
+            if ((await r.ssoIdentities.find(c.id, subject))?.userId === existing.id) throw new ConcurrentFirstLogin();
+            throw new SsoLoginError('email_conflict', c);
+          }
           userId = existing.id;
         } else {
           userId = newId('user', now);

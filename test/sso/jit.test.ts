@@ -70,4 +70,25 @@ describe('just-in-time provisioning rules', () => {
     assert.equal(refused.status, 400);
     assert.match(refused.text, /cannot be linked/);
   });
+
+  it('does not take over an account that existed before the directory linked it (SCIM names any email)', async () => {
+    // A tenant's own user (here with a password, as an administrator would have)…
+    const owner = (await s.api('POST', '/users', { email: 'owner@victim.test', password: 'correct horse battery staple' })).json();
+    // …named by an organization's SCIM directory: linked, not created, by that directory.
+    const dir = await createDirectory(s);
+    const linked = await dir.scim('POST', '/Users', { schemas: [USER], userName: 'owner@victim.test', emails: [{ value: 'owner@victim.test', primary: true }], active: true });
+    assert.equal(linked.status, 201, linked.text);
+    // The same organization's IdP asserting that email, verified, may not sign in as that user.
+    const conn = await oidcConnection(s, dir.orgId);
+    await upstreamUser(s, 'owner@victim.test');
+    const b = s.browser();
+    const c = await callbackFor(b, conn.id, 'owner@victim.test');
+    const refused = await b.get(c.pathname + c.search);
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.text, /cannot be linked/);
+    const failed = (await s.api('GET', `/events?types=sso.login.failed`)).json().data.at(-1);
+    assert.equal(failed.data.reason, 'email_conflict');
+    assert.equal(failed.data.connection_id, conn.id);
+    assert.deepEqual((await s.api('GET', '/users?email=owner@victim.test')).json().data.map((u: { id: string }) => u.id), [owner.id]);
+  });
 });
