@@ -14,6 +14,7 @@ import { resourceErrors } from '../oauth/errors.js';
 import { DPOP_ALGS } from '../oauth/dpop/verify.js';
 import { hasScope } from '../oauth/scope.js';
 import type { AccessTokenClaims } from '../oauth/tokens/verify-access-token.js';
+import { oauthHeaders } from './oauth/request.js';
 import { tenantOf } from './tenant.js';
 
 export interface McpRouteOptions {
@@ -58,7 +59,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRouteOptions): Pr
     checkOrigin(request, tenant.issuer);
     const resource = mcpResource(tenant.issuer);
     const guardOptions = { resource, resourceMetadataPath: MCP_METADATA_PATH, challengeScope: MCP_CHALLENGE_SCOPE };
-    const claims = await opts.oauth.guard({ method: request.method, url: resource, headers: request.raw.headersDistinct }, tenant, guardOptions);
+    const claims = await opts.oauth.guard({ method: request.method, url: resource, headers: oauthHeaders(request.raw) }, tenant, guardOptions);
     const challenge = { scheme: claims.cnf?.jkt ? ('DPoP' as const) : ('Bearer' as const), resourceMetadata: `${tenant.issuer}${MCP_METADATA_PATH}`, algs: DPOP_ALGS };
     // The audience is exactly /mcp: a token also good for other resources is not accepted here.
     const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
@@ -66,7 +67,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRouteOptions): Pr
     // Step-up (MCP authorization spec): a tool call without the tool's scope is 403 naming it.
     for (const m of messages(request.body)) {
       if (m.method !== 'tools/call' || typeof m.params?.name !== 'string') continue;
-      const scope = TOOL_SCOPES[m.params.name];
+      const scope = Object.hasOwn(TOOL_SCOPES, m.params.name) ? TOOL_SCOPES[m.params.name] : undefined;
       if (scope && !hasScope(claims.scope, scope)) throw resourceErrors.insufficientScope(challenge, scope);
     }
     return claims;

@@ -46,6 +46,21 @@ export const TOOL_SCOPES: Readonly<Record<string, McpScope>> = {
 const ORG_ID = z.string().regex(/^org_[0-9a-z]{26}$/, 'must be an org_ id');
 const ADMIN_ROLE = 'admin';
 
+/** Each tool's input (zod shapes): the SDK validates calls against them and lists them in tools/list. */
+const TOOL_INPUTS = {
+  whoami: {},
+  list_organizations: {},
+  list_members: { organization_id: ORG_ID, after: z.string().max(100).optional() },
+  get_connected_account_token: { account_id: z.string().regex(/^acct_[0-9a-z]{26}$/, 'must be an acct_ id') },
+  create_credential_offer: {
+    organization_id: ORG_ID,
+    credential_configuration_id: z.string().min(1).max(200),
+    user_id: z.string().max(100).optional(),
+    claims: z.record(z.string(), z.unknown()).optional(),
+  },
+} satisfies Record<keyof typeof TOOL_SCOPES, z.ZodRawShape>;
+const toolInputs: Readonly<Record<string, z.ZodRawShape>> = TOOL_INPUTS;
+
 const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> });
 
 /** The `mcp.tool.called` audit event of one call (never its arguments). */
@@ -63,10 +78,20 @@ function recordCall(deps: McpToolDeps, call: McpCall, tool: string, outcome: 'su
 }
 
 /**
- * Refusals answered in HTTP before the SDK sees a call (like a missing scope): a connected
- * account of another user is `403 forbidden` (the vault's rule for every caller), audited.
+ * What is settled in HTTP before the SDK sees a call:
+ * - arguments the tool's input refuses: the SDK answers them with a tool error before the tool
+ *   runs, so the call is audited here (`error: invalid_request`), with the same schema the SDK
+ *   checks (never the arguments themselves);
+ * - refusals answered in HTTP (like a missing scope): a connected account of another user is
+ *   `403 forbidden` (the vault's rule for every caller), audited.
  */
 export async function refuseToolCall(call: McpCall, tool: string, args: unknown, deps: McpToolDeps): Promise<void> {
+  const input = Object.hasOwn(toolInputs, tool) ? toolInputs[tool] : undefined;
+  if (!input) return; // an unknown tool: the SDK answers it, and there is no tool to audit
+  if (!z.object(input).safeParse(args ?? {}).success) {
+    await recordCall(deps, call, tool, 'error', null, 'invalid_request');
+    return;
+  }
   if (tool !== 'get_connected_account_token') return;
   const accountId = (args as { account_id?: unknown } | undefined)?.account_id;
   if (typeof accountId !== 'string') return;
@@ -110,7 +135,7 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
 
   server.registerTool(
     'whoami',
-    { description: 'The signed-in user and the client acting for them (scope mcp:read).', inputSchema: {} },
+    { description: 'The signed-in user and the client acting for them (scope mcp:read).', inputSchema: TOOL_INPUTS.whoami },
     () =>
       run('whoami', null, async () => {
         const user = await r().users.find(call.tenant.id, userId);
@@ -121,7 +146,7 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
 
   server.registerTool(
     'list_organizations',
-    { description: "The organizations the signed-in user is a member of, with their role (scope mcp:read).", inputSchema: {} },
+    { description: "The organizations the signed-in user is a member of, with their role (scope mcp:read).", inputSchema: TOOL_INPUTS.list_organizations },
     () =>
       run('list_organizations', null, async () => {
         const out = [];
@@ -137,7 +162,7 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
     'list_members',
     {
       description: 'The members of one of your organizations (scope mcp:read; at most 100, after `after`).',
-      inputSchema: { organization_id: ORG_ID, after: z.string().max(100).optional() },
+      inputSchema: TOOL_INPUTS.list_members,
     },
     ({ organization_id, after }) =>
       run('list_members', organization_id, async () => {
@@ -151,7 +176,7 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
     'get_connected_account_token',
     {
       description: "An access token of one of your own connected accounts, refreshed upstream if near expiry (scope mcp:connected_accounts).",
-      inputSchema: { account_id: z.string().regex(/^acct_[0-9a-z]{26}$/, 'must be an acct_ id') },
+      inputSchema: TOOL_INPUTS.get_connected_account_token,
     },
     async ({ account_id }) => {
       const account = await r().connectedAccounts.find(call.tenant.id, account_id);
@@ -170,12 +195,7 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
     'create_credential_offer',
     {
       description: 'Offers a verifiable credential (OID4VCI) in one of your organizations where you are an admin (scope mcp:credentials).',
-      inputSchema: {
-        organization_id: ORG_ID,
-        credential_configuration_id: z.string().min(1).max(200),
-        user_id: z.string().max(100).optional(),
-        claims: z.record(z.string(), z.unknown()).optional(),
-      },
+      inputSchema: TOOL_INPUTS.create_credential_offer,
     },
     ({ organization_id, credential_configuration_id, user_id, claims }) =>
       run('create_credential_offer', organization_id, async () => {

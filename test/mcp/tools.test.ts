@@ -63,6 +63,27 @@ describe('/mcp tools: scopes, memberships, tool errors and audit', () => {
     assert.equal(r.isError, true);
     assert.match(r.text, /org_ id/);
     assert.doesNotMatch(r.text, /\n\s+at /);
+    // The SDK refuses it before the tool runs; the call is audited all the same, never its arguments.
+    const events = (await api('GET', '/events?types=mcp.tool.called&limit=100')).json().data as Array<{ organization_id: string | null; data: Record<string, unknown> }>;
+    const refused = events.filter((e) => e.data.tool === 'list_members' && e.data.error === 'invalid_request');
+    assert.equal(refused.length, 1, JSON.stringify(events));
+    assert.deepEqual(refused[0]!.data, { tool: 'list_members', client_id: refused[0]!.data.client_id, user_id: ada.id, outcome: 'error', error: 'invalid_request' });
+    assert.equal(refused[0]!.organization_id, null);
+    assert.ok(!JSON.stringify(events).includes('not-an-org'), 'the arguments are not recorded');
+  });
+
+  it('a valid call is audited once, and a name that is not a tool (even an Object property) is not a tool', async () => {
+    const t = await mcpUserToken(s, 'ada@example.com', 'mcp:read');
+    const before = (await api('GET', '/events?types=mcp.tool.called&limit=100')).json().data.length as number;
+    assert.equal((await callTool(s, t, 'list_members', { organization_id: orgA })).isError, false);
+    for (const name of ['constructor', '__proto__', 'toString', 'no_such_tool']) {
+      const r = await callTool(s, t, name);
+      assert.equal(r.isError, true, name);
+      assert.match(r.text, /Tool .* (not found|disabled)/, name); // the SDK's own answer
+    }
+    const after = (await api('GET', '/events?types=mcp.tool.called&limit=100&order=desc')).json().data as Array<{ data: Record<string, unknown> }>;
+    assert.equal(after.length, before + 1, 'one event: the list_members call');
+    assert.deepEqual([after[0]!.data.tool, after[0]!.data.outcome], ['list_members', 'success']);
   });
 
   it('audits each call with tool, client, user and outcome, never the arguments', async () => {
