@@ -44,7 +44,9 @@ export function parseListParams(query: Record<string, unknown>, coreSchema: stri
   const sortByRaw = one(query.sortBy, 'sortBy');
   let sortBy: string | undefined;
   if (sortByRaw !== undefined) {
-    sortBy = sortKeys[normalizePath(sortByRaw.trim(), coreSchema)];
+    const path = normalizePath(sortByRaw.trim(), coreSchema);
+    // Own keys only: a name such as `constructor` is not an attribute (Object's prototype has it).
+    sortBy = Object.hasOwn(sortKeys, path) ? sortKeys[path] : undefined;
     if (!sortBy) throw scimErrors.invalidValue(`cannot sort by '${sortByRaw}'`);
   }
   const order = one(query.sortOrder, 'sortOrder');

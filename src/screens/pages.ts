@@ -101,7 +101,7 @@ export function consentPage(f: PageFrame, v: { csrf: string; flow: string; clien
   return layout(
     f,
     html`<h1>${v.clientName} wants to access your account</h1>
-${v.scopes.length === 0 ? html`<p>It asks only to know that you are signed in.</p>` : ''}<ul>${v.scopes.map((s) => html`<li>${SCOPE_TEXT[s] ?? s}</li>`)}</ul>
+${v.scopes.length === 0 ? html`<p>It asks only to know that you are signed in.</p>` : ''}<ul>${v.scopes.map((s) => html`<li>${(Object.hasOwn(SCOPE_TEXT, s) ? SCOPE_TEXT[s] : undefined) ?? s}</li>`)}</ul>
 ${v.resources.length > 0 ? html`<p>On your behalf at:</p><ul>${v.resources.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
 <form method="post" action="/login/consent">
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}

@@ -109,7 +109,9 @@ export interface FilterContext {
 export function filterToSql(node: FilterNode, ctx: FilterContext, prefix = ''): RawBuilder<SqlBool> {
   const lookup = (path: string) => {
     const key = prefix + normalizePath(path, ctx.coreSchema);
-    const spec = ctx.attributes[key] ?? ctx.attributes[`${key}.value`];
+    // Own keys only: a name such as `constructor` is not an attribute (Object's prototype has it).
+    const own = (k: string) => (Object.hasOwn(ctx.attributes, k) ? ctx.attributes[k] : undefined);
+    const spec = own(key) ?? own(`${key}.value`);
     if (!spec) throw bad(`the attribute '${path}' cannot be used in a filter`);
     return spec;
   };

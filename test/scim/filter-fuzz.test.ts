@@ -68,5 +68,18 @@ describe('SCIM filters: random input is answered 200 or 400 invalidFilter, never
       }
       assert.ok(answered > 25, `only ${answered} filters reached the database`);
     });
+
+    it(`/${resource}: names of Object's prototype are not attributes, in a filter or sortBy`, async () => {
+      for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'emails.constructor']) {
+        for (const filter of [`${name} eq "x"`, `${name} pr`, `${name} pr and id pr`, `not (${name} pr)`]) {
+          const r = await d.scim('GET', `/${resource}?filter=${encodeURIComponent(filter)}`);
+          assert.equal(r.status, 400, `${filter} → ${r.status} ${r.text}`);
+          assert.equal(r.json().scimType, 'invalidFilter', filter);
+        }
+        const sorted = await d.scim('GET', `/${resource}?sortBy=${encodeURIComponent(name)}`);
+        assert.equal(sorted.status, 400, `sortBy=${name} → ${sorted.status} ${sorted.text}`);
+        assert.equal(sorted.json().scimType, 'invalidValue', `sortBy=${name}`);
+      }
+    });
   }
 });
