@@ -18,6 +18,7 @@ export const PERMISSIONS = [
   'resource_servers:write',
   'webhooks:read',
   'webhooks:write',
+  'directory:read',
   'directory:write',
   'connect_providers:read',
   'connect_providers:write',

@@ -11,7 +11,7 @@ import { migrationProvider } from '../../src/storage/migrations/index.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
 
 describe('upgrading an installation of the first wave', () => {
-  it('a key that held every permission then holds every permission now; narrower and revoked keys are untouched', async () => {
+  it('a key that held every permission then holds every permission now; a directory:write key gains directory:read; other narrower and revoked keys are untouched', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-upgrade-'));
     const pg = onPostgres ? await freshPostgresDatabase() : undefined;
     const db = openDatabase({ dataDir, databaseUrl: pg?.url });
@@ -28,6 +28,7 @@ describe('upgrading an installation of the first wave', () => {
       await k.insertInto('api_keys').values([
         key('full', FIRST_CATALOGUE),
         key('narrow', ['users:read', 'events:read']),
+        key('directory', ['directory:write', 'members:read']),
         key('revoked', FIRST_CATALOGUE, 5),
       ]).execute();
 
@@ -37,6 +38,7 @@ describe('upgrading an installation of the first wave', () => {
       const scopes = Object.fromEntries(rows.map((r) => [r.id, JSON.parse(r.scopes) as string[]]));
       assert.deepEqual([...(scopes.full ?? [])].sort(), [...PERMISSIONS].sort(), 'the full key holds the whole current catalogue');
       assert.deepEqual(scopes.narrow, ['users:read', 'events:read']);
+      assert.deepEqual(scopes.directory, ['directory:write', 'members:read', 'directory:read'], 'what directory:write could read, directory:read now reads');
       assert.deepEqual(scopes.revoked, FIRST_CATALOGUE);
     } finally {
       await db.close();
