@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from './config/index.js';
+import { ConsoleOverview } from './console/overview.js';
 import { ConsoleAdmins } from './console/service.js';
 import { ProviderService } from './connect/providers.js';
 import { UpstreamClient } from './connect/upstream.js';
@@ -38,7 +39,7 @@ import { UserService } from './management/users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
 import { MfaPolicyService } from './management/mfa-policy/service.js';
 import { WebhookService } from './management/webhooks/service.js';
-import { CachedClientStore } from './oauth/client-cache.js';
+import { CachedClientSettings, CachedClientStore } from './oauth/client-cache.js';
 import { CachedResourceServers } from './oauth/resource-server-cache.js';
 import { composeOAuth, type OAuthServer } from './oauth/compose.js';
 import { DpopNonces } from './oauth/dpop/nonce.js';
@@ -122,6 +123,8 @@ export interface Context {
   management: ManagementServices;
   /** The console's administrators and setup links (docs/console.md). */
   admins: ConsoleAdmins;
+  /** The console overview's exact counts. */
+  overview: ConsoleOverview;
   /** SCIM 2.0: token authentication and the Users/Groups services. */
   scim: ScimServices;
   /** Outbound HTTP: the egress policy, the resolver it checks with, and the guarded agent. */
@@ -223,6 +226,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const egressUpstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs, config.cacheMaxClients);
+    const clientSettings = new CachedClientSettings((tenantId, clientId) => r.signinStore.clientSettings(tenantId, clientId), config.cacheTtlMs, config.cacheMaxClients);
     const browserOrigins = new BrowserOrigins(r.oauthClients, clients, config.cacheTtlMs, config.cacheMaxTenants);
     const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs, config.cacheMaxClients);
     const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
@@ -250,7 +254,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       remoteKeys: new RemoteJwksCache(egress.agent, policy, () => performance.now(), { minRefreshMs: config.cacheTtlMs }),
       ...(config.dpopNonce ? { dpopNonces: new DpopNonces(nonceSecret(db, envelope)) } : {}),
       atomically: oauthTransactions(db, events),
-      signin: r.signinStore,
+      signin: clientSettings.over(r.signinStore),
       authorize: { codeTtlSeconds: config.codeTtlSeconds, flowTtlSeconds: config.loginFlowTtlSeconds },
       parTtlSeconds: config.parTtlSeconds,
       // The sign-in service is built below; profiles are read only at request time.
@@ -292,6 +296,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clock,
       (tenantId, clientId) => {
         clients.invalidate(tenantId, clientId);
+        clientSettings.invalidate(tenantId, clientId);
         browserOrigins.invalidate(tenantId);
       },
       jwksUriCheck(policy, opts.egressResolver),
@@ -388,6 +393,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       sso,
       management,
       admins: new ConsoleAdmins(deps, management.users),
+      overview: new ConsoleOverview(deps),
       scim,
       egress,
       dispatcher,

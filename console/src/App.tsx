@@ -1,6 +1,7 @@
 import { type JSX, type MouseEvent, useEffect, useRef, useState } from 'react';
 import { api, ApiError, setCsrf } from './api';
 import { navigate, usePath } from './router';
+import { Administrators } from './screens/Administrators';
 import { ApiKeys } from './screens/ApiKeys';
 import { Directory } from './screens/Directory';
 import { Applications } from './screens/Applications';
@@ -10,6 +11,10 @@ import { Overview } from './screens/Overview';
 import { Setup } from './screens/Setup';
 import { Users } from './screens/Users';
 import { Webhooks } from './screens/Webhooks';
+import { ConnectedAccounts } from './screens/ConnectedAccounts';
+import { Credentials } from './screens/Credentials';
+import { MfaPolicy } from './screens/MfaPolicy';
+import { Sso } from './screens/Sso';
 import { describeError, Loading } from './ui';
 
 interface Session {
@@ -27,7 +32,12 @@ const SCREENS: Array<{ path: string; title: string; render: (s: Session) => JSX.
   { path: '/console/webhooks', title: 'Webhooks', render: () => <Webhooks /> },
   { path: '/console/directory', title: 'Directory', render: () => <Directory /> },
   { path: '/console/applications', title: 'Applications', render: () => <Applications /> },
+  { path: '/console/sso', title: 'SSO', render: () => <Sso /> },
+  { path: '/console/mfa-policy', title: 'MFA policy', render: () => <MfaPolicy /> },
+  { path: '/console/connected-accounts', title: 'Connected accounts', render: () => <ConnectedAccounts /> },
+  { path: '/console/credentials', title: 'Credentials', render: () => <Credentials /> },
   { path: '/console/events', title: 'Events', render: () => <Events /> },
+  { path: '/console/administrators', title: 'Administrators', render: (s: Session) => <Administrators me={s.user.id} /> },
 ];
 
 export function App() {

@@ -14,8 +14,8 @@ export const EVENT_TYPES = {
   'user.updated': { webhook: false, description: 'a user was changed (password changes included, never the password)' },
   'user.deleted': { webhook: false, description: 'a user was deleted' },
   // Tenant-wide (organization_id null): the console's administrators (docs/console.md).
-  'tenant_admin.granted': { webhook: false, description: 'a user was made a tenant administrator (console setup link or keyhall admin create)' },
-  'tenant_admin.revoked': { webhook: false, description: 'a user is no longer a tenant administrator (keyhall admin remove)' },
+  'tenant_admin.granted': { webhook: false, description: 'a user was made a tenant administrator (console setup link, keyhall admin create, or another administrator in the console)' },
+  'tenant_admin.revoked': { webhook: false, description: 'a user is no longer a tenant administrator (keyhall admin remove, or another administrator in the console)' },
   'member.added': { webhook: true, description: 'a user was added to an organization' },
   'member.removed': { webhook: true, description: 'a user was removed from an organization' },
   'member.role_changed': { webhook: true, description: "a member's role changed" },
@@ -104,7 +104,9 @@ export const WEBHOOK_EVENT_TYPES = (Object.keys(EVENT_TYPES) as EventType[]).fil
 
 export const isEventType = (t: string): t is EventType => Object.hasOwn(EVENT_TYPES, t);
 
-export type ActorType = 'api_key' | 'user' | 'scim' | 'system' | 'oauth_client';
+/** Who acts: an API key, a user (the console's administrator included), a directory connection, Keyhall itself, an OAuth client. */
+export const ACTOR_TYPES = ['api_key', 'user', 'scim', 'system', 'oauth_client'] as const;
+export type ActorType = (typeof ACTOR_TYPES)[number];
 
 export interface Actor {
   type: ActorType;

@@ -31,6 +31,7 @@ import { connectScreenRoutes } from './screens/connect-routes.js';
 import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
 import { ssoRoutes } from './screens/sso-routes.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { registerTenantResolution } from './tenant.js';
 
 /** KEYHALL_TRUST_PROXY: `true` (any peer) or a comma-separated list of proxy addresses/CIDRs. */
@@ -63,6 +64,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     },
     // One line per request, written by access-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     genReqId: () => newId('req'),
     requestIdHeader: false,
     trustProxy: trustProxySetting(ctx.config.trustProxy),
@@ -91,12 +93,20 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     const allow = app.allowedMethods(request.url.split('?')[0] ?? '/');
     return renderError(allow.length ? errors.methodNotAllowed(allow.join(', '), request.method) : errors.notFound('no such route'), request, reply);
   });
-  app.addHook('preValidation', async (request) => rejectUnstorableText(request));
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Hooks that do not wait on anything take Fastify's callback form: no promise per request.
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      rejectUnstorableText(request);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
+  });
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-    return payload;
+    done(null, payload);
   });
   drainUnreadBodies(app);
   if (opts.metrics) registerRequestMetrics(app, opts.metrics, new Set(ctx.oauth.grants.keys()));
@@ -127,8 +137,8 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });
   // The administrators' console: its JSON API and its built screens (docs/console.md).
-  await app.register(consoleApiRoutes, { prefix: '/console/api', services: ctx.management, signin: ctx.signin, admins: ctx.admins });
-  await app.register(consoleAssetRoutes);
+  await app.register(consoleApiRoutes, { prefix: '/console/api', services: ctx.management, signin: ctx.signin, admins: ctx.admins, overview: ctx.overview, mfa: ctx.mfa });
+  await app.register(consoleAssetRoutes, { signin: ctx.signin });
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;
 }

@@ -138,6 +138,12 @@ export function isUniqueViolation(err: unknown): boolean {
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/** A row naming a parent row that no longer exists (deleted by a concurrent transaction). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const e = err as { code?: string };
+  return e?.code === '23503' || e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
 /** The database server's clock, in epoch milliseconds (one clock for every instance). */
 export async function databaseNow(db: Db): Promise<number> {
   if (db.dialect !== 'postgres') return Date.now();

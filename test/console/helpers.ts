@@ -7,13 +7,15 @@ export { PASSWORD };
 
 export class ConsoleClient {
   readonly browser: Browser;
+  readonly origin: string;
   csrf = '';
-  constructor(readonly server: TestServer) {
-    this.browser = new Browser(server.port, server.tenant.tenant.host);
-  }
-
-  get origin(): string {
-    return `http://${this.browser.host}`;
+  /** On the test tenant, or on `tenant` (its issuer's origin is the one the console expects). */
+  constructor(
+    readonly server: TestServer,
+    tenant: { host: string; issuer: string } = server.tenant.tenant,
+  ) {
+    this.browser = new Browser(server.port, tenant.host);
+    this.origin = new URL(tenant.issuer).origin;
   }
 
   /** A console API call (a string body is sent as it is); Origin and the CSRF header unless `headers` says otherwise. */
@@ -37,6 +39,8 @@ export class ConsoleClient {
     const page = await this.browser.get('/login?return_to=%2Fconsole%2F');
     const r = await this.browser.submit(page, { email, password });
     if (r.status !== 303 || r.headers.location !== '/console/') throw new Error(`login: ${r.status} ${r.text.slice(0, 200)}`);
+    // The redirect's page load mints the console's SameSite=Strict cookie (docs/console.md).
+    await this.call('GET', '/console/', undefined, { origin: undefined, 'x-csrf-token': undefined, 'sec-fetch-site': 'same-origin' });
     const s = await this.call('GET', '/console/api/session');
     if (s.status === 200) this.csrf = s.json().csrf_token;
   }

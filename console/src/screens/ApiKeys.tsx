@@ -1,32 +1,27 @@
-import { type FormEvent, useState } from 'react';
-import { type ApiKey, api, type Organization, type Page, allOrganizations, query } from '../api';
-import { ConfirmButton, Empty, ErrorNote, Field, Loading, SecretOnce, useLoad, when } from '../ui';
+import { useState } from 'react';
+import { type ApiKey, api, type Page, query } from '../api';
+import { FormCard, useSubmit } from '../components/forms';
+import { DataTable, Loaded, Pager, useCursors } from '../components/lists';
+import { OrganizationOptions, useOrganizations } from '../components/organizations';
+import { ConfirmButton, Field, SecretOnce, useLoad, when } from '../ui';
 
 export function ApiKeys({ permissions }: { permissions: string[] }) {
-  const orgs = useLoad(allOrganizations, []);
+  const orgs = useOrganizations();
   const [org, setOrg] = useState('');
-  const [after, setAfter] = useState<string[]>([]);
-  const cursor = after[after.length - 1];
+  const cursors = useCursors();
   const base = org ? `/organizations/${org}/api_keys` : '/api_keys';
-  const keys = useLoad(() => api<Page<ApiKey>>('GET', `${base}${query({ limit: 50, after: cursor })}`), [base, cursor]);
+  const keys = useLoad(() => api<Page<ApiKey>>('GET', `${base}${query({ limit: 50, after: cursors.after })}`), [base, cursors.after]);
   const [minted, setMinted] = useState<{ key: string; name: string }>();
-  const [error, setError] = useState<unknown>();
   const [scopes, setScopes] = useState<Set<string>>(new Set(permissions));
 
-  const mint = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = e.currentTarget;
-    const name = String(new FormData(form).get('name') ?? '');
-    setError(undefined);
-    try {
-      const r = await api<ApiKey & { key: string }>('POST', base, { name, scopes: [...scopes] });
+  const mint = useSubmit(
+    async (data) => {
+      const r = await api<ApiKey & { key: string }>('POST', base, { name: String(data.get('name') ?? ''), scopes: [...scopes] });
       setMinted({ key: r.key, name: r.name });
-      form.reset();
       keys.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    },
+    { reset: true },
+  );
   const toggle = (p: string, on: boolean) => {
     const next = new Set(scopes);
     if (on) next.add(p);
@@ -42,20 +37,15 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
           value={org}
           onChange={(e) => {
             setOrg(e.target.value);
-            setAfter([]);
+            cursors.reset();
           }}
         >
           <option value="">The platform (tenant-wide keys)</option>
-          {(orgs.data ?? []).map((o: Organization) => (
-            <option key={o.id} value={o.id}>
-              {o.name}
-            </option>
-          ))}
+          <OrganizationOptions organizations={orgs.data} />
         </select>
       </Field>
       {minted ? <SecretOnce label={`New API key “${minted.name}”`} secret={minted.key} onDone={() => setMinted(undefined)} /> : null}
-      <form className="card" onSubmit={mint} aria-labelledby="key-new">
-        <h2 id="key-new">Mint an API key</h2>
+      <FormCard id="key-new" title="Mint an API key" submit="Mint API key" form={mint}>
         <Field id="key-name" label="Name">
           <input id="key-name" name="name" required maxLength={200} placeholder="CI deploys" />
         </Field>
@@ -72,72 +62,41 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
             ))}
           </div>
         </fieldset>
-        <ErrorNote error={error} />
-        <button type="submit" className="primary">
-          Mint API key
-        </button>
-      </form>
+      </FormCard>
       <section aria-labelledby="key-list">
         <h2 id="key-list">Live keys</h2>
-        {keys.loading ? <Loading what="API keys" /> : null}
-        <ErrorNote error={keys.error} />
-        {keys.data && keys.data.data.length === 0 ? <Empty>No live keys here.</Empty> : null}
-        {keys.data && keys.data.data.length > 0 ? (
-          <div className="table">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.data.map((k) => (
-                  <tr key={k.id}>
-                    <td>
-                      {k.name}
-                      <br />
-                      <small className="muted">{k.scopes.length === permissions.length ? 'every permission' : k.scopes.join(', ')}</small>
-                    </td>
-                    <td>
-                      <code>{k.key_prefix}…</code>
-                    </td>
-                    <td>{when(k.created_at)}</td>
-                    <td>{k.last_used_at ? when(k.last_used_at) : 'never'}</td>
-                    <td>
-                      <ConfirmButton
-                        label="Revoke"
-                        question={`Revoke “${k.name}”? Requests with it fail at once.`}
-                        confirmLabel="Yes, revoke"
-                        onConfirm={async () => {
-                          await api('DELETE', `${base}/${k.id}`);
-                          keys.reload();
-                        }}
-                      />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : null}
-        <div className="pager">
-          {after.length > 0 ? (
-            <button type="button" onClick={() => setAfter(after.slice(0, -1))}>
-              Previous page
-            </button>
-          ) : null}
-          {keys.data?.has_more && keys.data.next_cursor ? (
-            <button type="button" onClick={() => setAfter([...after, keys.data!.next_cursor!])}>
-              Next page
-            </button>
-          ) : null}
-        </div>
+        <Loaded state={keys} rows={keys.data?.data} what="API keys" empty="No live keys here.">
+          {(rows) => (
+            <DataTable columns={['Name', 'Key', 'Created', 'Last used', { hidden: 'Actions' }]} rows={rows} rowKey={(k) => k.id}>
+              {(k) => (
+                <>
+                  <td>
+                    {k.name}
+                    <br />
+                    <small className="muted">{k.scopes.length === permissions.length ? 'every permission' : k.scopes.join(', ')}</small>
+                  </td>
+                  <td>
+                    <code>{k.key_prefix}…</code>
+                  </td>
+                  <td>{when(k.created_at)}</td>
+                  <td>{k.last_used_at ? when(k.last_used_at) : 'never'}</td>
+                  <td>
+                    <ConfirmButton
+                      label="Revoke"
+                      question={`Revoke “${k.name}”? Requests with it fail at once.`}
+                      confirmLabel="Yes, revoke"
+                      onConfirm={async () => {
+                        await api('DELETE', `${base}/${k.id}`);
+                        keys.reload();
+                      }}
+                    />
+                  </td>
+                </>
+              )}
+            </DataTable>
+          )}
+        </Loaded>
+        <Pager cursors={cursors} page={keys.data} />
       </section>
     </>
   );

@@ -1,6 +1,8 @@
-import { type FormEvent, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, type Page } from '../api';
-import { ConfirmButton, Empty, ErrorNote, Field, Loading, SecretOnce, useLoad } from '../ui';
+import { FormCard, useSubmit } from '../components/forms';
+import { DataTable, Loaded } from '../components/lists';
+import { ConfirmButton, Field, SecretOnce, useLoad } from '../ui';
 
 interface Client {
   client_id: string;
@@ -8,7 +10,18 @@ interface Client {
   redirect_uris: string[];
   grant_types: string[];
   token_endpoint_auth_method: string;
+  jwks: { keys: unknown[] } | null;
+  jwks_uri: string | null;
   client_secret?: string;
+  scope: string | null;
+  dpop_bound_access_tokens: boolean;
+  allowed_resources: string[];
+  allowed_origins: string[];
+  token_exchange: { subject_clients: string[]; audiences: string[] } | null;
+  id_token_signed_response_alg: 'RS256' | 'EdDSA';
+  require_pushed_authorization_requests: boolean;
+  post_logout_redirect_uris: string[];
+  third_party: boolean;
 }
 
 interface ResourceServer {
@@ -17,6 +30,7 @@ interface ResourceServer {
   identifier: string;
   scopes: string[];
   dpop_required: boolean;
+  access_token_ttl_seconds: number | null;
 }
 
 const KINDS = {
@@ -24,6 +38,33 @@ const KINDS = {
   spa: { label: 'Single-page or native app (public, PKCE)', body: { token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] } },
   machine: { label: 'Machine to machine (client_credentials)', body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] } },
 } as const;
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const GRANTS: Array<{ value: string; label: string }> = [
+  { value: 'authorization_code', label: 'Authorization code (sign-in with PKCE)' },
+  { value: 'refresh_token', label: 'Refresh token' },
+  { value: 'client_credentials', label: 'Client credentials (machine to machine)' },
+  { value: TOKEN_EXCHANGE, label: 'Token exchange (RFC 8693)' },
+  { value: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', label: 'Pre-authorized code (credential issuance)' },
+];
+/** The authentication methods whose client has a secret to rotate. */
+const SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post']);
+/** token_endpoint_auth_method values (docs/oauth.md, "Client authentication"). */
+const AUTH_METHODS: Array<{ value: string; label: string }> = [
+  { value: 'client_secret_basic', label: 'Client secret in HTTP Basic (client_secret_basic)' },
+  { value: 'client_secret_post', label: 'Client secret in the request body (client_secret_post)' },
+  { value: 'private_key_jwt', label: 'Assertion signed with its own key (private_key_jwt)' },
+  { value: 'none', label: 'None: a public client, PKCE (none)' },
+];
+
+/** The JWKS textarea as JSON; the server checks the keys themselves (public, unique kid). */
+function parseJwks(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`The JWKS is not valid JSON (${(err as Error).message}).`);
+  }
+}
 
 const lines = (v: FormDataEntryValue | null) => String(v ?? '').split(/\s+/).map((s) => s.trim()).filter(Boolean);
 
@@ -39,30 +80,33 @@ export function Applications() {
 
 function Clients() {
   const list = useLoad(() => api<Page<Client>>('GET', '/clients?limit=100'), []);
-  const [secret, setSecret] = useState<{ id: string; secret: string }>();
-  const [error, setError] = useState<unknown>();
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = e.currentTarget;
-    const data = new FormData(form);
-    const kind = KINDS[String(data.get('kind')) as keyof typeof KINDS];
-    const redirects = lines(data.get('redirect_uris'));
-    setError(undefined);
-    try {
+  const [secret, setSecret] = useState<{ label: string; secret: string }>();
+  // A new secret shows above the list: focus moves there so it is seen (and read out) wherever the button was.
+  const secretBox = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (secret) secretBox.current?.focus();
+  }, [secret]);
+  const [editing, setEditing] = useState<string>();
+  const edited = list.data?.data.find((c) => c.client_id === editing);
+  const create = useSubmit(
+    async (data) => {
+      const kind = KINDS[String(data.get('kind')) as keyof typeof KINDS];
+      const redirects = lines(data.get('redirect_uris'));
       const c = await api<Client>('POST', '/clients', { client_name: data.get('client_name'), ...kind.body, ...(redirects.length ? { redirect_uris: redirects } : {}) });
-      if (c.client_secret) setSecret({ id: c.client_id, secret: c.client_secret });
-      form.reset();
+      if (c.client_secret) setSecret({ label: `Client secret of ${c.client_id}`, secret: c.client_secret });
       list.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    },
+    { reset: true },
+  );
   return (
     <section aria-labelledby="clients">
       <h2 id="clients">OAuth clients</h2>
-      {secret ? <SecretOnce label={`Client secret of ${secret.id}`} secret={secret.secret} onDone={() => setSecret(undefined)} /> : null}
-      <form className="card" onSubmit={create} aria-labelledby="client-new">
-        <h3 id="client-new">Register a client</h3>
+      {secret ? (
+        <div ref={secretBox} tabIndex={-1}>
+          <SecretOnce label={secret.label} secret={secret.secret} onDone={() => setSecret(undefined)} />
+        </div>
+      ) : null}
+      <FormCard id="client-new" title="Register a client" heading="h3" submit="Register client" form={create}>
         <Field id="client-name" label="Name">
           <input id="client-name" name="client_name" required maxLength={200} />
         </Field>
@@ -78,31 +122,14 @@ function Clients() {
         <Field id="client-redirects" label="Redirect URIs (one per line; not for machine to machine)">
           <textarea id="client-redirects" name="redirect_uris" rows={2} className="mono" placeholder="https://app.example/callback" />
         </Field>
-        <ErrorNote error={error} />
-        <button type="submit" className="primary">
-          Register client
-        </button>
-      </form>
-      {list.loading ? <Loading what="clients" /> : null}
-      <ErrorNote error={list.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No OAuth clients yet.</Empty> : null}
-      {list.data && list.data.data.length > 0 ? (
-        <div className="table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Client id</th>
-                <th scope="col">Grants</th>
-                <th scope="col">Authentication</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((c) => (
-                <tr key={c.client_id}>
+      </FormCard>
+      <Loaded state={list} rows={list.data?.data} what="clients" empty="No OAuth clients yet.">
+        {(rows) => (
+          <DataTable columns={['Name', 'Client id', 'Grants', 'Authentication', { hidden: 'Actions' }]} rows={rows} rowKey={(c) => c.client_id}>
+            {(c) => {
+              const name = c.client_name ?? c.client_id;
+              return (
+                <>
                   <td>{c.client_name ?? '—'}</td>
                   <td>
                     <code>{c.client_id}</code>
@@ -110,48 +137,206 @@ function Clients() {
                   <td>{c.grant_types.join(', ')}</td>
                   <td>{c.token_endpoint_auth_method}</td>
                   <td>
-                    <ConfirmButton
-                      label="Delete"
-                      question={`Delete ${c.client_name ?? c.client_id}? Its tokens stop working.`}
-                      confirmLabel="Yes, delete"
-                      onConfirm={async () => {
-                        await api('DELETE', `/clients/${encodeURIComponent(c.client_id)}`);
-                        list.reload();
-                      }}
-                    />
+                    <span className="actions">
+                      <button type="button" aria-expanded={editing === c.client_id} onClick={() => setEditing(editing === c.client_id ? undefined : c.client_id)}>
+                        Edit<span className="visually-hidden"> {name}</span>
+                      </button>
+                      {SECRET_METHODS.has(c.token_endpoint_auth_method) ? (
+                        <ConfirmButton
+                          label="Rotate secret"
+                          question={`Rotate the secret of ${name}? The current secret stops working at once.`}
+                          confirmLabel="Yes, rotate"
+                          onConfirm={async () => {
+                            const r = await api<Client>('POST', `/clients/${encodeURIComponent(c.client_id)}/secret`);
+                            if (r.client_secret) setSecret({ label: `New client secret of ${c.client_id}`, secret: r.client_secret });
+                          }}
+                        />
+                      ) : null}
+                      <ConfirmButton
+                        label="Delete"
+                        question={`Delete ${name}? Its tokens stop working.`}
+                        confirmLabel="Yes, delete"
+                        onConfirm={async () => {
+                          await api('DELETE', `/clients/${encodeURIComponent(c.client_id)}`);
+                          if (editing === c.client_id) setEditing(undefined);
+                          list.reload();
+                        }}
+                      />
+                    </span>
                   </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                </>
+              );
+            }}
+          </DataTable>
+        )}
+      </Loaded>
+      {edited ? (
+        <ClientEditor
+          key={edited.client_id}
+          client={edited}
+          onClose={() => setEditing(undefined)}
+          onSaved={(saved) => {
+            if (saved.client_secret) setSecret({ label: `New client secret of ${saved.client_id}`, secret: saved.client_secret });
+            list.reload();
+          }}
+        />
       ) : null}
+    </section>
+  );
+}
+
+/**
+ * What PATCH /clients/{id} accepts. The keys (`jwks` or `jwks_uri`, one clearing the other) are
+ * sent only with private_key_jwt; a secret issued by a move to a secret method is shown once by the parent.
+ */
+function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: () => void; onSaved: (saved: Client) => void }) {
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
+  const id = (name: string) => `client-edit-${name}`;
+  const [method, setMethod] = useState(client.token_endpoint_auth_method);
+  const [keySource, setKeySource] = useState<'jwks' | 'jwks_uri'>(client.jwks_uri ? 'jwks_uri' : 'jwks');
+  const save = useSubmit(async (data) => {
+    const auth: Record<string, unknown> = { token_endpoint_auth_method: method };
+    if (method === 'private_key_jwt') {
+      if (keySource === 'jwks_uri') Object.assign(auth, { jwks: null, jwks_uri: String(data.get('jwks_uri') ?? '').trim() });
+      else Object.assign(auth, { jwks: parseJwks(String(data.get('jwks') ?? '')), jwks_uri: null });
+    }
+    const grants = data.getAll('grant_types').map(String);
+    const subjects = lines(data.get('te_subject_clients'));
+    const audiences = lines(data.get('te_audiences'));
+    const scope = lines(data.get('scope')).join(' ');
+    const name = String(data.get('client_name') ?? '').trim();
+    const saved = await api<Client>('PATCH', `/clients/${encodeURIComponent(client.client_id)}`, {
+      ...(name ? { client_name: name } : {}),
+      ...auth,
+      redirect_uris: lines(data.get('redirect_uris')),
+      post_logout_redirect_uris: lines(data.get('post_logout_redirect_uris')),
+      allowed_origins: lines(data.get('allowed_origins')),
+      allowed_resources: lines(data.get('allowed_resources')),
+      grant_types: grants,
+      scope: scope || null,
+      // A policy only with the grant; no lists at all: no policy.
+      token_exchange: grants.includes(TOKEN_EXCHANGE) && (subjects.length > 0 || audiences.length > 0) ? { subject_clients: subjects, audiences } : null,
+      id_token_signed_response_alg: data.get('id_token_signed_response_alg'),
+      require_pushed_authorization_requests: data.get('require_par') === 'on',
+      dpop_bound_access_tokens: data.get('dpop') === 'on',
+      third_party: data.get('third_party') === 'on',
+    });
+    onSaved(saved);
+  });
+  const te = client.token_exchange;
+  return (
+    <section className="detail" id="client-edit" aria-label={`Settings of ${client.client_name ?? client.client_id}`}>
+      <FormCard id={id('title')} title={`Edit ${client.client_name ?? client.client_id}`} heading="h3" submit="Save changes" form={save} status={save.done ? 'Saved.' : ''}>
+        <p className="muted">
+          <code>{client.client_id}</code>
+        </p>
+        <Field id={id('name')} label="Name">
+          <input ref={first} id={id('name')} name="client_name" maxLength={200} defaultValue={client.client_name ?? ''} />
+        </Field>
+        <fieldset>
+          <legend>Client authentication at /token</legend>
+          <Field id={id('method')} label="Authentication method" hint="Moving to a secret method issues a new secret (shown once); moving away from one ends the current secret.">
+            <select id={id('method')} name="token_endpoint_auth_method" value={method} onChange={(e) => setMethod(e.target.value)} aria-describedby={id('method-hint')}>
+              {AUTH_METHODS.map((m) => (
+                <option key={m.value} value={m.value}>
+                  {m.label}
+                </option>
+              ))}
+            </select>
+          </Field>
+          {method === 'private_key_jwt' ? (
+            <fieldset>
+              <legend>Its public keys</legend>
+              <label className="check">
+                <input type="radio" name="key_source" value="jwks" checked={keySource === 'jwks'} onChange={() => setKeySource('jwks')} /> A key set (JWKS) given here
+              </label>
+              <label className="check">
+                <input type="radio" name="key_source" value="jwks_uri" checked={keySource === 'jwks_uri'} onChange={() => setKeySource('jwks_uri')} /> A key set fetched from a URL (jwks_uri)
+              </label>
+              {keySource === 'jwks' ? (
+                <Field id={id('jwks')} label='JWKS: public keys only, as JSON {"keys": [...]}'>
+                  <textarea id={id('jwks')} name="jwks" rows={6} className="mono" required spellCheck={false} defaultValue={client.jwks ? JSON.stringify(client.jwks, null, 2) : ''} />
+                </Field>
+              ) : (
+                <Field id={id('jwks-uri')} label="JWKS URL (https)">
+                  <input id={id('jwks-uri')} name="jwks_uri" type="url" className="mono" required placeholder="https://app.example/jwks.json" defaultValue={client.jwks_uri ?? ''} />
+                </Field>
+              )}
+            </fieldset>
+          ) : null}
+        </fieldset>
+        <Field id={id('redirects')} label="Redirect URIs (one per line)">
+          <textarea id={id('redirects')} name="redirect_uris" rows={3} className="mono" defaultValue={client.redirect_uris.join('\n')} />
+        </Field>
+        <Field id={id('logout')} label="Post-logout redirect URIs (one per line)">
+          <textarea id={id('logout')} name="post_logout_redirect_uris" rows={2} className="mono" defaultValue={client.post_logout_redirect_uris.join('\n')} />
+        </Field>
+        <Field id={id('origins')} label="Allowed browser origins: CORS on /token, /revoke and /userinfo (one per line)">
+          <textarea id={id('origins')} name="allowed_origins" rows={2} className="mono" placeholder="https://app.example" defaultValue={client.allowed_origins.join('\n')} />
+        </Field>
+        <fieldset>
+          <legend>Grant types</legend>
+          {GRANTS.map((g) => (
+            <label key={g.value} className="check">
+              <input type="checkbox" name="grant_types" value={g.value} defaultChecked={client.grant_types.includes(g.value)} /> {g.label}
+            </label>
+          ))}
+        </fieldset>
+        <Field id={id('scope')} label="Allowed scopes (space-separated; empty: no restriction)">
+          <input id={id('scope')} name="scope" className="mono" defaultValue={client.scope ?? ''} />
+        </Field>
+        <Field id={id('resources')} label="Allowed resources: audience URIs (one per line)">
+          <textarea id={id('resources')} name="allowed_resources" rows={2} className="mono" defaultValue={client.allowed_resources.join('\n')} />
+        </Field>
+        <fieldset>
+          <legend>Token exchange (needs the token-exchange grant)</legend>
+          <Field id={id('te-subjects')} label="Subject clients whose access tokens it may exchange (client ids, one per line; * for any)">
+            <textarea id={id('te-subjects')} name="te_subject_clients" rows={2} className="mono" defaultValue={te?.subject_clients.join('\n') ?? ''} />
+          </Field>
+          <Field id={id('te-audiences')} label="Audiences it may obtain (one per line)">
+            <textarea id={id('te-audiences')} name="te_audiences" rows={2} className="mono" defaultValue={te?.audiences.join('\n') ?? ''} />
+          </Field>
+        </fieldset>
+        <Field id={id('alg')} label="ID token signing algorithm">
+          <select id={id('alg')} name="id_token_signed_response_alg" defaultValue={client.id_token_signed_response_alg}>
+            <option value="RS256">RS256</option>
+            <option value="EdDSA">EdDSA</option>
+          </select>
+        </Field>
+        <label className="check">
+          <input type="checkbox" name="require_par" defaultChecked={client.require_pushed_authorization_requests} /> Require pushed authorization requests (PAR)
+        </label>
+        <label className="check">
+          <input type="checkbox" name="dpop" defaultChecked={client.dpop_bound_access_tokens} /> DPoP-bound access tokens only
+        </label>
+        <label className="check">
+          <input type="checkbox" name="third_party" defaultChecked={client.third_party} /> Third-party application (users are asked for consent)
+        </label>
+      </FormCard>
+      <button type="button" onClick={onClose}>
+        Close
+      </button>
     </section>
   );
 }
 
 function ResourceServers() {
   const list = useLoad(() => api<Page<ResourceServer>>('GET', '/resource_servers?limit=100'), []);
-  const [error, setError] = useState<unknown>();
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = e.currentTarget;
-    const data = new FormData(form);
-    const scopes = lines(data.get('scopes'));
-    setError(undefined);
-    try {
+  const [editing, setEditing] = useState<string>();
+  const edited = list.data?.data.find((rs) => rs.id === editing);
+  const create = useSubmit(
+    async (data) => {
+      const scopes = lines(data.get('scopes'));
       await api('POST', '/resource_servers', { name: data.get('name'), identifier: data.get('identifier'), ...(scopes.length ? { scopes } : {}) });
-      form.reset();
       list.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    },
+    { reset: true },
+  );
   return (
     <section aria-labelledby="apis">
       <h2 id="apis">Resource servers (APIs)</h2>
-      <form className="card" onSubmit={create} aria-labelledby="rs-new">
-        <h3 id="rs-new">Register an API</h3>
+      <FormCard id="rs-new" title="Register an API" heading="h3" submit="Register API" form={create}>
         <Field id="rs-name" label="Name">
           <input id="rs-name" name="name" required maxLength={200} />
         </Field>
@@ -161,32 +346,75 @@ function ResourceServers() {
         <Field id="rs-scopes" label="Scopes (space-separated, optional)">
           <input id="rs-scopes" name="scopes" placeholder="read:orders write:orders" />
         </Field>
-        <ErrorNote error={error} />
-        <button type="submit" className="primary">
-          Register API
-        </button>
-      </form>
-      {list.loading ? <Loading what="resource servers" /> : null}
-      <ErrorNote error={list.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No resource servers yet.</Empty> : null}
-      <ul className="pick">
-        {(list.data?.data ?? []).map((rs) => (
-          <li key={rs.id}>
-            <span className="grow">
-              <strong>{rs.name}</strong> <code>{rs.identifier}</code> <span className="muted">{rs.scopes.join(' ')}</span>
-            </span>
-            <ConfirmButton
-              label="Delete"
-              question={`Delete ${rs.name}?`}
-              confirmLabel="Yes, delete"
-              onConfirm={async () => {
-                await api('DELETE', `/resource_servers/${rs.id}`);
-                list.reload();
-              }}
-            />
-          </li>
-        ))}
-      </ul>
+      </FormCard>
+      <Loaded state={list} rows={list.data?.data} what="resource servers" empty="No resource servers yet.">
+        {(rows) => (
+          <ul className="pick">
+            {rows.map((rs) => (
+              <li key={rs.id}>
+                <span className="grow">
+                  <strong>{rs.name}</strong> <code>{rs.identifier}</code> <span className="muted">{rs.scopes.join(' ')}</span>
+                </span>
+                <button type="button" aria-expanded={editing === rs.id} onClick={() => setEditing(editing === rs.id ? undefined : rs.id)}>
+                  Edit<span className="visually-hidden"> {rs.name}</span>
+                </button>
+                <ConfirmButton
+                  label="Delete"
+                  question={`Delete ${rs.name}?`}
+                  confirmLabel="Yes, delete"
+                  onConfirm={async () => {
+                    await api('DELETE', `/resource_servers/${rs.id}`);
+                    if (editing === rs.id) setEditing(undefined);
+                    list.reload();
+                  }}
+                />
+              </li>
+            ))}
+          </ul>
+        )}
+      </Loaded>
+      {edited ? <ResourceServerEditor key={edited.id} rs={edited} onClose={() => setEditing(undefined)} onSaved={list.reload} /> : null}
+    </section>
+  );
+}
+
+/** PATCH /resource_servers/{id}: name, scopes, DPoP, token lifetime (the identifier stays: tokens name it). */
+function ResourceServerEditor({ rs, onClose, onSaved }: { rs: ResourceServer; onClose: () => void; onSaved: () => void }) {
+  const id = (name: string) => `rs-edit-${name}`;
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
+  const save = useSubmit(async (data) => {
+    const ttl = String(data.get('ttl') ?? '').trim();
+    await api('PATCH', `/resource_servers/${rs.id}`, {
+      name: String(data.get('name') ?? '').trim(),
+      scopes: lines(data.get('scopes')),
+      dpop_required: data.get('dpop_required') === 'on',
+      access_token_ttl_seconds: ttl === '' ? null : Number(ttl),
+    });
+    onSaved();
+  });
+  return (
+    <section className="detail" id="rs-edit" aria-label={`Settings of ${rs.name}`}>
+      <FormCard id={id('title')} title={`Edit ${rs.name}`} heading="h3" submit="Save" form={save} status={save.done ? 'Saved.' : ''}>
+        <p className="muted">
+          <code>{rs.identifier}</code>
+        </p>
+        <Field id={id('name')} label="Name">
+          <input ref={first} id={id('name')} name="name" required maxLength={200} defaultValue={rs.name} />
+        </Field>
+        <Field id={id('scopes')} label="Scopes (space-separated)">
+          <input id={id('scopes')} name="scopes" className="mono" defaultValue={rs.scopes.join(' ')} />
+        </Field>
+        <Field id={id('ttl')} label="Access token lifetime in seconds (empty: the tenant's default)">
+          <input id={id('ttl')} name="ttl" type="number" min={30} max={86400} defaultValue={rs.access_token_ttl_seconds ?? ''} />
+        </Field>
+        <label className="check">
+          <input type="checkbox" name="dpop_required" defaultChecked={rs.dpop_required} /> Require DPoP-bound tokens
+        </label>
+      </FormCard>
+      <button type="button" onClick={onClose}>
+        Close
+      </button>
     </section>
   );
 }

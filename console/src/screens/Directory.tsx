@@ -1,6 +1,9 @@
-import { type FormEvent, useEffect, useState } from 'react';
-import { allOrganizations, api, type Page } from '../api';
-import { ConfirmButton, Empty, ErrorNote, Field, Loading, SecretOnce, useLoad, when } from '../ui';
+import { useEffect, useState } from 'react';
+import { api, type Page, query } from '../api';
+import { FormCard, useSubmit } from '../components/forms';
+import { DataTable, Loaded, Pager, PickList, useCursors } from '../components/lists';
+import { OrganizationScope } from '../components/organizations';
+import { ConfirmButton, Field, SecretOnce, useLoad, when } from '../ui';
 
 interface Connection {
   id: string;
@@ -11,29 +14,35 @@ interface Connection {
   token_created_at: string | null;
 }
 
-/** Directory (SCIM) connections per organization, and their SCIM tokens (shown once). */
+/** A user the connection provisioned over SCIM. */
+interface DirectoryUser {
+  id: string;
+  user_id: string;
+  external_id: string | null;
+  user_name: string;
+  display_name: string | null;
+  email: string | null;
+  active: boolean;
+  updated_at: string;
+}
+
+/** A group the connection provisioned over SCIM. */
+interface DirectoryGroup {
+  id: string;
+  external_id: string | null;
+  display_name: string;
+  member_count: number;
+  updated_at: string;
+}
+
+const ROLES = ['member', 'admin'] as const;
+
+/** Directory (SCIM) connections per organization: their tokens (shown once), role mapping, and what they provisioned. */
 export function Directory() {
-  const orgs = useLoad(allOrganizations, []);
-  const [org, setOrg] = useState('');
-  useEffect(() => {
-    if (!org && orgs.data?.[0]) setOrg(orgs.data[0].id);
-  }, [orgs.data, org]);
-  if (orgs.loading) return <Loading what="organizations" />;
-  if (orgs.error) return <ErrorNote error={orgs.error} />;
-  if (!orgs.data?.length) return <Empty>Directory connections belong to organizations: create an organization first.</Empty>;
   return (
-    <>
-      <Field id="dir-org" label="Organization">
-        <select id="dir-org" value={org} onChange={(e) => setOrg(e.target.value)}>
-          {orgs.data.map((o) => (
-            <option key={o.id} value={o.id}>
-              {o.name}
-            </option>
-          ))}
-        </select>
-      </Field>
-      {org ? <Connections key={org} org={org} /> : null}
-    </>
+    <OrganizationScope id="dir-org" empty="Directory connections belong to organizations: create an organization first.">
+      {(org) => <Connections key={org} org={org} />}
+    </OrganizationScope>
   );
 }
 
@@ -41,19 +50,20 @@ function Connections({ org }: { org: string }) {
   const base = `/organizations/${org}/directory`;
   const list = useLoad(() => api<Page<Connection>>('GET', `${base}/connections?limit=100`), [org]);
   const [token, setToken] = useState<{ token: string; url: string }>();
-  const [error, setError] = useState<unknown>();
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = e.currentTarget;
-    setError(undefined);
-    try {
-      await api('POST', `${base}/connections`, { name: new FormData(form).get('name') });
-      form.reset();
+  const [selected, setSelected] = useState<string>();
+  const rows = list.data?.data;
+  useEffect(() => {
+    if (rows && !rows.some((c) => c.id === selected)) setSelected(rows[0]?.id);
+  }, [rows, selected]);
+  const create = useSubmit(
+    async (data) => {
+      const c = await api<Connection>('POST', `${base}/connections`, { name: data.get('name') });
+      setSelected(c.id);
       list.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    },
+    { reset: true },
+  );
+  const chosen = rows?.find((c) => c.id === selected);
   return (
     <>
       {token ? (
@@ -64,50 +74,174 @@ function Connections({ org }: { org: string }) {
           <SecretOnce label="SCIM token" secret={token.token} onDone={() => setToken(undefined)} />
         </>
       ) : null}
-      <form className="card" onSubmit={create} aria-labelledby="dir-new">
-        <h2 id="dir-new">New connection</h2>
+      <FormCard id="dir-new" title="New connection" submit="Create connection" form={create}>
         <Field id="dir-name" label="Name">
           <input id="dir-name" name="name" required maxLength={200} placeholder="Okta" />
         </Field>
-        <ErrorNote error={error} />
-        <button type="submit" className="primary">
-          Create connection
-        </button>
-      </form>
+      </FormCard>
       <section aria-labelledby="dir-list">
         <h2 id="dir-list">Connections</h2>
-        {list.loading ? <Loading what="connections" /> : null}
-        <ErrorNote error={list.error} />
-        {list.data && list.data.data.length === 0 ? <Empty>No directory connections in this organization.</Empty> : null}
-        <ul className="pick">
-          {(list.data?.data ?? []).map((c) => (
-            <li key={c.id}>
-              <span className="grow">
-                <strong>{c.name}</strong> <span className="muted">{c.has_token ? `token since ${when(c.token_created_at)}` : 'no token yet'}</span>
-              </span>
-              <ConfirmButton
-                label={c.has_token ? 'New SCIM token' : 'Mint SCIM token'}
-                question={c.has_token ? 'Mint a new token? The current one stops working.' : 'Mint the SCIM token?'}
-                confirmLabel="Yes, mint"
-                onConfirm={async () => {
-                  const r = await api<{ token: string; scim_base_url: string }>('POST', `${base}/scim_token`, { connection_id: c.id });
-                  setToken({ token: r.token, url: r.scim_base_url });
-                  list.reload();
-                }}
-              />
-              <ConfirmButton
-                label="Delete"
-                question={`Delete ${c.name}? Provisioned users stay.`}
-                confirmLabel="Yes, delete"
-                onConfirm={async () => {
-                  await api('DELETE', `${base}/connections/${c.id}`);
-                  list.reload();
-                }}
-              />
-            </li>
-          ))}
-        </ul>
+        <Loaded state={list} rows={rows} what="connections" empty="No directory connections in this organization.">
+          {(shown) => (
+            <PickList
+              rows={shown}
+              rowKey={(c) => c.id}
+              selected={selected}
+              onPick={setSelected}
+              actions={(c) => (
+                <>
+                  <ConfirmButton
+                    label={c.has_token ? 'New SCIM token' : 'Mint SCIM token'}
+                    question={c.has_token ? 'Mint a new token? The current one stops working.' : 'Mint the SCIM token?'}
+                    confirmLabel="Yes, mint"
+                    onConfirm={async () => {
+                      const r = await api<{ token: string; scim_base_url: string }>('POST', `${base}/scim_token`, { connection_id: c.id });
+                      setToken({ token: r.token, url: r.scim_base_url });
+                      list.reload();
+                    }}
+                  />
+                  <ConfirmButton
+                    label="Delete"
+                    question={`Delete ${c.name}? Provisioned users stay.`}
+                    confirmLabel="Yes, delete"
+                    onConfirm={async () => {
+                      await api('DELETE', `${base}/connections/${c.id}`);
+                      list.reload();
+                    }}
+                  />
+                </>
+              )}
+            >
+              {(c) => (
+                <>
+                  <strong>{c.name}</strong> <span className="muted">{c.has_token ? `token since ${when(c.token_created_at)}` : 'no token yet'}</span>
+                </>
+              )}
+            </PickList>
+          )}
+        </Loaded>
       </section>
+      {chosen ? <ConnectionDetail key={chosen.id} base={`${base}/connections/${chosen.id}`} connection={chosen} onSaved={list.reload} /> : null}
     </>
+  );
+}
+
+/** One connection: its group→role mapping, and the users and groups it provisioned. */
+function ConnectionDetail({ base, connection, onSaved }: { base: string; connection: Connection; onSaved: () => void }) {
+  return (
+    <section aria-labelledby="dir-detail" className="detail">
+      <h2 id="dir-detail">{connection.name}</h2>
+      <RoleMapping base={base} mapping={connection.group_roles} onSaved={onSaved} />
+      <ProvisionedUsers base={base} />
+      <ProvisionedGroups base={base} mapping={connection.group_roles} />
+    </section>
+  );
+}
+
+/** The group→role mapping (docs/scim.md); saving replaces the whole mapping (PATCH) and skips blank rows. */
+function RoleMapping({ base, mapping, onSaved }: { base: string; mapping: Record<string, string>; onSaved: () => void }) {
+  // Row keys stay stable while rows are added and removed (the inputs are uncontrolled).
+  const [rows, setRows] = useState(() => Object.entries(mapping).map(([group, role], i) => ({ key: i, group, role })));
+  const [nextKey, setNextKey] = useState(rows.length);
+  const save = useSubmit(async (data) => {
+    const groups = data.getAll('group').map((g) => String(g).trim());
+    const roles = data.getAll('role').map(String);
+    const group_roles = Object.fromEntries(groups.flatMap((g, i) => (g ? [[g, roles[i]]] : [])));
+    await api('PATCH', base, { group_roles });
+    onSaved();
+  });
+  return (
+    <FormCard id="dir-mapping" title="Group → role mapping" heading="h3" submit="Save mapping" form={save} status={save.done ? 'Mapping saved.' : ''}>
+      <p className="muted">
+        Group names match case-insensitively. With groups mapped, the directory owns its active users' roles: in any group mapped to admin is admin, otherwise member; saving
+        applies that at once. With none, roles are left alone.
+      </p>
+      {rows.length === 0 ? <p className="empty">No groups are mapped.</p> : null}
+      {rows.map((r, i) => (
+        <div className="filters" key={r.key} role="group" aria-label={`Mapping ${i + 1}`}>
+          <Field id={`dir-map-group-${r.key}`} label={`Group ${i + 1}`}>
+            <input id={`dir-map-group-${r.key}`} name="group" defaultValue={r.group} maxLength={256} placeholder="Engineering" />
+          </Field>
+          <Field id={`dir-map-role-${r.key}`} label={`Role of group ${i + 1}`}>
+            <select id={`dir-map-role-${r.key}`} name="role" defaultValue={r.role}>
+              {ROLES.map((role) => (
+                <option key={role} value={role}>
+                  {role}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button type="button" onClick={() => setRows((all) => all.filter((x) => x.key !== r.key))}>
+            Remove group {i + 1}
+          </button>
+        </div>
+      ))}
+      <p>
+        <button
+          type="button"
+          onClick={() => {
+            setRows((all) => [...all, { key: nextKey, group: '', role: 'member' }]);
+            setNextKey((k) => k + 1);
+          }}
+        >
+          Add a group
+        </button>
+      </p>
+    </FormCard>
+  );
+}
+
+function ProvisionedUsers({ base }: { base: string }) {
+  const cursors = useCursors();
+  const users = useLoad(() => api<Page<DirectoryUser>>('GET', `${base}/users${query({ limit: 20, after: cursors.after })}`), [base, cursors.after]);
+  return (
+    <section aria-labelledby="dir-users">
+      <h3 id="dir-users">Provisioned users</h3>
+      <Loaded state={users} rows={users.data?.data} what="provisioned users" empty="The directory has provisioned no users through this connection yet.">
+        {(rows) => (
+          <DataTable columns={['User name', 'Name', 'Email', 'Status', 'External id', 'Updated']} rows={rows} rowKey={(u) => u.id} rowProps={(u) => ({ 'data-user': u.user_id })}>
+            {(u) => (
+              <>
+                <td>{u.user_name}</td>
+                <td>{u.display_name ?? '—'}</td>
+                <td>{u.email ?? '—'}</td>
+                <td>{u.active ? 'active' : 'deactivated'}</td>
+                <td>{u.external_id ? <code>{u.external_id}</code> : '—'}</td>
+                <td>{when(u.updated_at)}</td>
+              </>
+            )}
+          </DataTable>
+        )}
+      </Loaded>
+      <Pager cursors={cursors} page={users.data} />
+    </section>
+  );
+}
+
+function ProvisionedGroups({ base, mapping }: { base: string; mapping: Record<string, string> }) {
+  const cursors = useCursors();
+  const groups = useLoad(() => api<Page<DirectoryGroup>>('GET', `${base}/groups${query({ limit: 20, after: cursors.after })}`), [base, cursors.after]);
+  // The mapping's names are stored lower-cased; SCIM group names match case-insensitively.
+  const roleOf = (name: string) => mapping[name.trim().toLowerCase()];
+  return (
+    <section aria-labelledby="dir-groups">
+      <h3 id="dir-groups">Provisioned groups</h3>
+      <Loaded state={groups} rows={groups.data?.data} what="provisioned groups" empty="The directory has provisioned no groups through this connection yet.">
+        {(rows) => (
+          <DataTable columns={['Group', 'Members', 'Mapped role', 'External id', 'Updated']} rows={rows} rowKey={(g) => g.id}>
+            {(g) => (
+              <>
+                <td>{g.display_name}</td>
+                <td>{g.member_count}</td>
+                <td>{roleOf(g.display_name) ?? '—'}</td>
+                <td>{g.external_id ? <code>{g.external_id}</code> : '—'}</td>
+                <td>{when(g.updated_at)}</td>
+              </>
+            )}
+          </DataTable>
+        )}
+      </Loaded>
+      <Pager cursors={cursors} page={groups.data} />
+    </section>
   );
 }

@@ -1,25 +1,38 @@
 import { type FormEvent, useState } from 'react';
-import { allOrganizations, api, type AuditEvent, type Page, query } from '../api';
-import { Empty, ErrorNote, Field, Loading, useLoad, whenSeconds } from '../ui';
+import { api, type AuditEvent, type Page, query } from '../api';
+import { EventCells } from '../components/events';
+import { DataTable, Loaded, Pager, useCursors } from '../components/lists';
+import { OrganizationOptions, useOrganizations } from '../components/organizations';
+import { Field, useLoad } from '../ui';
 
-/** The /v1/events feed (oldest first) with its filters, a page at a time. */
+const ACTOR_TYPES = ['user', 'api_key', 'scim', 'system', 'oauth_client'];
+type Order = 'desc' | 'asc';
+
+/** The /v1/events feed, newest or oldest first, filtered on the server, a page at a time. */
 export function Events() {
-  const orgs = useLoad(allOrganizations, []);
-  const [filters, setFilters] = useState({ types: '', organization_id: '', actor: '' });
-  const [cursors, setCursors] = useState<string[]>([]);
-  const after = cursors[cursors.length - 1];
+  const orgs = useOrganizations();
+  const [filters, setFilters] = useState({ types: '', organization_id: '', actor_type: '', actor_id: '' });
+  const [order, setOrder] = useState<Order>('desc');
+  const cursors = useCursors();
   const feed = useLoad(
-    () => api<Page<AuditEvent>>('GET', `/events${query({ limit: 25, after, types: filters.types.replace(/\s+/g, ''), organization_id: filters.organization_id })}`),
-    [filters.types, filters.organization_id, after],
+    () =>
+      api<Page<AuditEvent>>(
+        'GET',
+        `/events${query({ limit: 25, after: cursors.after, order, types: filters.types.replace(/\s+/g, ''), organization_id: filters.organization_id, actor_type: filters.actor_type, actor_id: filters.actor_id })}`,
+      ),
+    [filters, order, cursors.after],
   );
   const apply = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const data = new FormData(e.currentTarget);
-    setCursors([]);
-    setFilters({ types: String(data.get('types') ?? ''), organization_id: String(data.get('organization_id') ?? ''), actor: String(data.get('actor') ?? '').trim() });
+    const text = (name: string) => String(data.get(name) ?? '').trim();
+    cursors.reset();
+    setFilters({ types: text('types'), organization_id: text('organization_id'), actor_type: text('actor_type'), actor_id: text('actor_id') });
   };
-  // The feed filters by type and organization; the actor filter applies to the page shown.
-  const rows = (feed.data?.data ?? []).filter((e) => !filters.actor || e.actor.id === filters.actor || e.actor.type === filters.actor);
+  const flip = (to: Order) => {
+    cursors.reset();
+    setOrder(to);
+  };
 
   return (
     <>
@@ -30,66 +43,54 @@ export function Events() {
         <Field id="ev-org" label="Organization">
           <select id="ev-org" name="organization_id" defaultValue={filters.organization_id}>
             <option value="">Any</option>
-            {(orgs.data ?? []).map((o) => (
-              <option key={o.id} value={o.id}>
-                {o.name}
+            <OrganizationOptions organizations={orgs.data} />
+          </select>
+        </Field>
+        <Field id="ev-actor-type" label="Actor type">
+          <select id="ev-actor-type" name="actor_type" defaultValue={filters.actor_type}>
+            <option value="">Any</option>
+            {ACTOR_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
               </option>
             ))}
           </select>
         </Field>
-        <Field id="ev-actor" label="Actor (type or id, this page)">
-          <input id="ev-actor" name="actor" defaultValue={filters.actor} placeholder="user_… or api_key" />
+        <Field id="ev-actor-id" label="Actor id (with a type)" hint="user_…, key_…, dir_…, or a client id">
+          <input id="ev-actor-id" name="actor_id" defaultValue={filters.actor_id} aria-describedby="ev-actor-id-hint" />
         </Field>
         <button type="submit">Apply filters</button>
       </form>
-      {feed.loading ? <Loading what="events" /> : null}
-      <ErrorNote error={feed.error} />
-      {feed.data && rows.length === 0 ? <Empty>No events match.</Empty> : null}
-      {rows.length > 0 ? (
-        <div className="table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Type</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Organization</th>
-                <th scope="col">Data</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((e) => (
-                <tr key={e.id}>
-                  <td>{whenSeconds(e.created)}</td>
-                  <td>
-                    <code>{e.type}</code>
-                  </td>
-                  <td>
-                    {e.actor.type}
-                    {e.actor.id ? <code> {e.actor.id}</code> : null}
-                  </td>
-                  <td>{e.organization_id ? <code>{e.organization_id}</code> : '—'}</td>
-                  <td>
-                    <code className="data">{JSON.stringify(e.data)}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      <div className="pager">
-        {cursors.length > 0 ? (
-          <button type="button" onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous page
-          </button>
-        ) : null}
-        {feed.data?.has_more && feed.data.next_cursor ? (
-          <button type="button" onClick={() => setCursors([...cursors, feed.data!.next_cursor!])}>
-            Next page
-          </button>
-        ) : null}
-      </div>
+      <fieldset className="row">
+        <legend>Order</legend>
+        {(
+          [
+            ['desc', 'Newest first'],
+            ['asc', 'Oldest first'],
+          ] as const
+        ).map(([value, label]) => (
+          <label key={value} className="check">
+            <input type="radio" name="ev-order" value={value} checked={order === value} onChange={() => flip(value)} />
+            {label}
+          </label>
+        ))}
+      </fieldset>
+      <Loaded state={feed} rows={feed.data?.data} what="events" empty="No events match.">
+        {(shown) => (
+          <DataTable columns={['When', 'Type', 'Actor', 'Organization', 'Data']} rows={shown} rowKey={(e) => e.id} rowProps={(e) => ({ 'data-event': e.id })}>
+            {(e) => (
+              <>
+                <EventCells event={e} />
+                <td>{e.organization_id ? <code>{e.organization_id}</code> : '—'}</td>
+                <td>
+                  <code className="data">{JSON.stringify(e.data)}</code>
+                </td>
+              </>
+            )}
+          </DataTable>
+        )}
+      </Loaded>
+      <Pager cursors={cursors} page={feed.data} />
     </>
   );
 }

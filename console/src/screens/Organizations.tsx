@@ -1,79 +1,56 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { api, type Organization, type Page, query } from '../api';
-import { Empty, ErrorNote, Field, Loading, useLoad, when } from '../ui';
+import { FormCard, useSubmit } from '../components/forms';
+import { Loaded, LoadedItem, Pager, PickList, useCursors } from '../components/lists';
+import { ErrorNote, Field, useLoad, when } from '../ui';
 import { Members } from './Members';
 
 export function Organizations() {
-  const [after, setAfter] = useState<string[]>([]);
-  const cursor = after[after.length - 1];
-  const list = useLoad(() => api<Page<Organization>>('GET', `/organizations${query({ limit: 50, after: cursor })}`), [cursor]);
+  const cursors = useCursors();
+  const list = useLoad(() => api<Page<Organization>>('GET', `/organizations${query({ limit: 50, after: cursors.after })}`), [cursors.after]);
   const [search, setSearch] = useState('');
   const [selected, setSelected] = useState<string>();
-  const [createError, setCreateError] = useState<unknown>();
 
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = e.currentTarget;
-    const data = new FormData(form);
-    const domain = String(data.get('domain') ?? '').trim();
-    setCreateError(undefined);
-    try {
+  const create = useSubmit(
+    async (data) => {
+      const domain = String(data.get('domain') ?? '').trim();
       const org = await api<Organization>('POST', '/organizations', { name: data.get('name'), ...(domain ? { domain } : {}) });
-      form.reset();
       setSelected(org.id);
       list.reload();
-    } catch (err) {
-      setCreateError(err);
-    }
-  };
+    },
+    { reset: true },
+  );
 
   const needle = search.trim().toLowerCase();
-  const shown = (list.data?.data ?? []).filter((o) => !needle || [o.name, o.domain ?? '', o.id, o.slug ?? ''].some((v) => v.toLowerCase().includes(needle)));
+  const shown = list.data?.data.filter((o) => !needle || [o.name, o.domain ?? '', o.id, o.slug ?? ''].some((v) => v.toLowerCase().includes(needle)));
 
   return (
     <div className="columns">
       <section aria-labelledby="org-list">
         <h2 id="org-list">All organizations</h2>
-        <form className="card" onSubmit={create} aria-labelledby="org-create">
-          <h3 id="org-create">New organization</h3>
+        <FormCard id="org-create" title="New organization" heading="h3" submit="Create organization" form={create}>
           <Field id="org-name" label="Name">
             <input id="org-name" name="name" required maxLength={200} />
           </Field>
           <Field id="org-domain" label="Domain (optional)">
             <input id="org-domain" name="domain" placeholder="acme.example" />
           </Field>
-          <ErrorNote error={createError} />
-          <button type="submit" className="primary">
-            Create organization
-          </button>
-        </form>
+        </FormCard>
         <Field id="org-search" label="Search this page">
           <input id="org-search" type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="Name, domain or id" />
         </Field>
-        {list.loading ? <Loading what="organizations" /> : null}
-        <ErrorNote error={list.error} />
-        {list.data && shown.length === 0 ? <Empty>{needle ? 'No organization on this page matches.' : 'No organizations yet. Create the first one above.'}</Empty> : null}
-        <ul className="pick">
-          {shown.map((o) => (
-            <li key={o.id}>
-              <button type="button" aria-pressed={o.id === selected} onClick={() => setSelected(o.id)}>
-                <strong>{o.name}</strong> <span className="muted">{o.domain ?? o.id}</span>
-              </button>
-            </li>
-          ))}
-        </ul>
-        <div className="pager">
-          {after.length > 0 ? (
-            <button type="button" onClick={() => setAfter(after.slice(0, -1))}>
-              Previous page
-            </button>
-          ) : null}
-          {list.data?.has_more && list.data.next_cursor ? (
-            <button type="button" onClick={() => setAfter([...after, list.data!.next_cursor!])}>
-              Next page
-            </button>
-          ) : null}
-        </div>
+        <Loaded state={list} rows={shown} what="organizations" empty={needle ? 'No organization on this page matches.' : 'No organizations yet. Create the first one above.'}>
+          {(rows) => (
+            <PickList rows={rows} rowKey={(o) => o.id} selected={selected} onPick={setSelected}>
+              {(o) => (
+                <>
+                  <strong>{o.name}</strong> <span className="muted">{o.domain ?? o.id}</span>
+                </>
+              )}
+            </PickList>
+          )}
+        </Loaded>
+        <Pager cursors={cursors} page={list.data} />
       </section>
       {selected ? <OrganizationDetail key={selected} id={selected} onChanged={list.reload} /> : null}
     </div>
@@ -82,25 +59,26 @@ export function Organizations() {
 
 function OrganizationDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
   const org = useLoad(() => api<Organization>('GET', `/organizations/${id}`), [id]);
-  if (org.loading && !org.data) return <Loading what="the organization" />;
-  if (org.error) return <ErrorNote error={org.error} />;
-  const o = org.data!;
   return (
-    <section aria-labelledby="org-detail" className="detail">
-      <h2 id="org-detail">{o.name}</h2>
-      <p className="muted">
-        <code>{o.id}</code> · created {when(o.created_at)}
-      </p>
-      <Branding
-        org={o}
-        onSaved={() => {
-          org.reload();
-          onChanged();
-        }}
-      />
-      <Members org={o.id} />
-      <WebauthnPolicy org={o} />
-    </section>
+    <LoadedItem state={org} what="the organization">
+      {(o) => (
+        <section aria-labelledby="org-detail" className="detail">
+          <h2 id="org-detail">{o.name}</h2>
+          <p className="muted">
+            <code>{o.id}</code> · created {when(o.created_at)}
+          </p>
+          <Branding
+            org={o}
+            onSaved={() => {
+              org.reload();
+              onChanged();
+            }}
+          />
+          <Members org={o.id} />
+          <WebauthnPolicy org={o} />
+        </section>
+      )}
+    </LoadedItem>
   );
 }
 
@@ -115,31 +93,21 @@ function Branding({ org, onSaved }: { org: Organization; onSaved: () => void }) 
   const [displayName, setDisplayName] = useState(org.brand_display_name ?? '');
   const [logo, setLogo] = useState(org.brand_logo_url ?? '');
   const [color, setColor] = useState(org.brand_primary_color ?? '');
-  const [error, setError] = useState<unknown>();
-  const [saved, setSaved] = useState(false);
-  const save = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    setSaved(false);
-    try {
-      await api('PATCH', `/organizations/${org.id}`, {
-        brand_display_name: displayName.trim() || null,
-        brand_logo_url: logo.trim() || null,
-        brand_primary_color: color.trim() || null,
-      });
-      setSaved(true);
-      onSaved();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const save = useSubmit(async () => {
+    await api('PATCH', `/organizations/${org.id}`, {
+      brand_display_name: displayName.trim() || null,
+      brand_logo_url: logo.trim() || null,
+      brand_primary_color: color.trim() || null,
+    });
+    onSaved();
+  });
   const accent = COLOR.test(color) ? color : '#1d4ed8';
   const logoOk = logo.startsWith('https://');
   return (
     <section aria-labelledby="branding" className="card">
       <h3 id="branding">Branding</h3>
       <div className="columns">
-        <form onSubmit={save}>
+        <form onSubmit={save.onSubmit} aria-busy={save.busy}>
           <Field id="brand-name" label="Display name">
             <input id="brand-name" value={displayName} maxLength={100} onChange={(e) => setDisplayName(e.target.value)} placeholder={org.name} />
           </Field>
@@ -149,9 +117,9 @@ function Branding({ org, onSaved }: { org: Organization; onSaved: () => void }) 
           <Field id="brand-color" label="Primary color (#rrggbb)">
             <input id="brand-color" value={color} onChange={(e) => setColor(e.target.value)} placeholder="#1d4ed8" />
           </Field>
-          <ErrorNote error={error} />
+          <ErrorNote error={save.error} />
           <p role="status" className="muted">
-            {saved ? 'Branding saved.' : ''}
+            {save.done ? 'Branding saved.' : ''}
           </p>
           <button type="submit" className="primary">
             Save branding
@@ -179,23 +147,12 @@ function Branding({ org, onSaved }: { org: Organization; onSaved: () => void }) 
 function WebauthnPolicy({ org }: { org: Organization }) {
   const [restricted, setRestricted] = useState(org.webauthn_aaguid_allowlist !== null);
   const [list, setList] = useState((org.webauthn_aaguid_allowlist ?? []).join('\n'));
-  const [error, setError] = useState<unknown>();
-  const [saved, setSaved] = useState(false);
-  const save = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    setSaved(false);
+  const save = useSubmit(async () => {
     const aaguids = list.split(/\s+/).map((s) => s.trim()).filter(Boolean);
-    try {
-      await api('PUT', `/organizations/${org.id}/webauthn_policy`, { aaguid_allowlist: restricted ? aaguids : null });
-      setSaved(true);
-    } catch (err) {
-      setError(err);
-    }
-  };
+    await api('PUT', `/organizations/${org.id}/webauthn_policy`, { aaguid_allowlist: restricted ? aaguids : null });
+  });
   return (
-    <form className="card" onSubmit={save} aria-labelledby="webauthn">
-      <h3 id="webauthn">Passkey policy</h3>
+    <FormCard id="webauthn" title="Passkey policy" heading="h3" submit="Save passkey policy" form={save} status={save.done ? 'Passkey policy saved.' : ''} primary={false}>
       <div className="check">
         <input id="webauthn-restrict" type="checkbox" checked={restricted} onChange={(e) => setRestricted(e.target.checked)} />
         <label htmlFor="webauthn-restrict">Allow only these authenticator models (AAGUIDs)</label>
@@ -207,11 +164,6 @@ function WebauthnPolicy({ org }: { org: Organization }) {
       ) : (
         <p className="muted">Any passkey is accepted.</p>
       )}
-      <ErrorNote error={error} />
-      <p role="status" className="muted">
-        {saved ? 'Passkey policy saved.' : ''}
-      </p>
-      <button type="submit">Save passkey policy</button>
-    </form>
+    </FormCard>
   );
 }

@@ -1,115 +1,86 @@
 import { api, type AuditEvent, type Page, query } from '../api';
-import { Empty, ErrorNote, Loading, useLoad, whenSeconds } from '../ui';
+import { EventCells } from '../components/events';
+import { DataTable, Loaded, LoadStatus } from '../components/lists';
+import { useLoad, whenSeconds } from '../ui';
 
-/** The newest events of the feed (read oldest first, so paged to its end). */
-async function feedTail(types?: string, keep = 8): Promise<{ total: number; tail: AuditEvent[]; more: boolean }> {
-  let after: string | undefined;
-  let tail: AuditEvent[] = [];
-  let total = 0;
-  for (let i = 0; i < 50; i++) {
-    const page = await api<Page<AuditEvent>>('GET', `/events${query({ limit: 100, after, types })}`);
-    total += page.data.length;
-    tail = [...tail, ...page.data].slice(-keep);
-    if (!page.has_more || !page.next_cursor) return { total, tail: tail.reverse(), more: false };
-    after = page.next_cursor;
-  }
-  return { total, tail: tail.reverse(), more: true };
+/** GET /console/api/overview: exact counts, one COUNT each on the server. */
+interface Counts {
+  organizations: number;
+  users: number;
+  platform_api_keys: number;
+  oauth_clients: number;
+  webhooks: number;
+  failing_webhooks: number;
 }
 
-const count = (p: Page<unknown>) => (p.has_more ? `${p.data.length}+` : String(p.data.length));
+/** The newest events of the feed (of some types), newest first. */
+const newest = (limit: number, types?: string) => api<Page<AuditEvent>>('GET', `/events${query({ limit, order: 'desc', types })}`);
+
+const STATS: Array<[keyof Counts, string]> = [
+  ['organizations', 'Organizations'],
+  ['users', 'Users'],
+  ['platform_api_keys', 'Platform API keys'],
+  ['oauth_clients', 'OAuth clients'],
+  ['webhooks', 'Webhook endpoints'],
+  ['failing_webhooks', 'Failing webhook endpoints'],
+];
 
 export function Overview() {
-  const counts = useLoad(async () => {
-    const [orgs, users, keys] = await Promise.all([
-      api<Page<unknown>>('GET', '/organizations?limit=100'),
-      api<Page<unknown>>('GET', '/users?limit=100'),
-      api<Page<unknown>>('GET', '/api_keys?limit=100'),
-    ]);
-    return { orgs: count(orgs), users: count(users), keys: count(keys) };
-  }, []);
-  const recent = useLoad(() => feedTail(), []);
-  const failures = useLoad(() => feedTail('webhook_delivery.failed', 5), []);
+  const counts = useLoad(() => api<Counts>('GET', '/overview'), []);
+  const recent = useLoad(() => newest(8), []);
+  const failures = useLoad(() => newest(5, 'webhook_delivery.failed'), []);
+  const failing = counts.data?.failing_webhooks;
 
   return (
     <>
       <section aria-labelledby="counts">
         <h2 id="counts">At a glance</h2>
-        {counts.loading ? <Loading what="counts" /> : null}
-        <ErrorNote error={counts.error} />
+        <LoadStatus state={counts} what="counts" />
         {counts.data ? (
           <dl className="stats">
-            <div>
-              <dt>Organizations</dt>
-              <dd>{counts.data.orgs}</dd>
-            </div>
-            <div>
-              <dt>Users</dt>
-              <dd>{counts.data.users}</dd>
-            </div>
-            <div>
-              <dt>Platform API keys</dt>
-              <dd>{counts.data.keys}</dd>
-            </div>
+            {STATS.map(([key, label]) => (
+              <div key={key} data-count={key}>
+                <dt>{label}</dt>
+                <dd>{counts.data?.[key]}</dd>
+              </div>
+            ))}
           </dl>
         ) : null}
       </section>
       <section aria-labelledby="health">
         <h2 id="health">Webhook health</h2>
-        {failures.loading ? <Loading what="webhook health" /> : null}
-        <ErrorNote error={failures.error} />
-        {failures.data ? (
-          failures.data.total === 0 ? (
-            <p className="ok">No failed webhook deliveries.</p>
-          ) : (
-            <>
-              <p className="warning">
-                {failures.data.total}
-                {failures.data.more ? '+' : ''} {failures.data.total === 1 ? 'delivery' : 'deliveries'} used up every attempt (a replayed one is listed too). Replay from the Webhooks
-                screen; the latest:
-              </p>
-              <ul>
-                {failures.data.tail.map((e) => (
-                  <li key={e.id}>
-                    {whenSeconds(e.created)}: {String(e.data.event_type)} to endpoint <code>{String(e.data.endpoint_id)}</code> (last status {String(e.data.last_status_code ?? e.data.last_error ?? 'none')})
-                  </li>
-                ))}
-              </ul>
-            </>
-          )
+        <LoadStatus state={failures} what="webhook health" />
+        {failing === 0 ? <p className="ok">No failing endpoints: no failed webhook deliveries.</p> : null}
+        {failing ? (
+          <>
+            <p className="warning">
+              {failing === 1 ? '1 endpoint is' : `${failing} endpoints are`} failing: the latest delivery used up every attempt. Replay it from the Webhooks screen.
+            </p>
+            {failures.data?.data.length ? (
+              <>
+                <p>The latest failed deliveries:</p>
+                <ul>
+                  {failures.data.data.map((e) => (
+                    <li key={e.id}>
+                      {whenSeconds(e.created)}: {String(e.data.event_type)} to endpoint <code>{String(e.data.endpoint_id)}</code> (last status{' '}
+                      {String(e.data.last_status_code ?? e.data.last_error ?? 'none')})
+                    </li>
+                  ))}
+                </ul>
+              </>
+            ) : null}
+          </>
         ) : null}
       </section>
       <section aria-labelledby="recent">
         <h2 id="recent">Recent events</h2>
-        {recent.loading ? <Loading what="events" /> : null}
-        <ErrorNote error={recent.error} />
-        {recent.data && recent.data.tail.length === 0 ? <Empty>No events yet.</Empty> : null}
-        {recent.data && recent.data.tail.length > 0 ? (
-          <div className="table">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Actor</th>
-                </tr>
-              </thead>
-              <tbody>
-                {recent.data.tail.map((e) => (
-                  <tr key={e.id}>
-                    <td>{whenSeconds(e.created)}</td>
-                    <td>
-                      <code>{e.type}</code>
-                    </td>
-                    <td>
-                      {e.actor.type}
-                      {e.actor.id ? ` ${e.actor.id}` : ''}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : null}
+        <Loaded state={recent} rows={recent.data?.data} what="events" empty="No events yet.">
+          {(rows) => (
+            <DataTable columns={['When', 'Type', 'Actor']} rows={rows} rowKey={(e) => e.id}>
+              {(e) => <EventCells event={e} />}
+            </DataTable>
+          )}
+        </Loaded>
       </section>
     </>
   );

@@ -1,34 +1,28 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Page, type Passkey, query, type User } from '../api';
-import { ConfirmButton, Empty, ErrorNote, Field, Loading, useLoad, when } from '../ui';
+import { FormCard, useSubmit } from '../components/forms';
+import { DataTable, Loaded, LoadedItem, Pager, PickList, useCursors } from '../components/lists';
+import { ConfirmButton, Field, useLoad, when } from '../ui';
 
 export function Users() {
   const [email, setEmail] = useState('');
-  const [after, setAfter] = useState<string[]>([]);
-  const cursor = after[after.length - 1];
-  const list = useLoad(() => api<Page<User>>('GET', `/users${query({ limit: 50, after: cursor, email })}`), [cursor, email]);
+  const cursors = useCursors();
+  const list = useLoad(() => api<Page<User>>('GET', `/users${query({ limit: 50, after: cursors.after, email })}`), [cursors.after, email]);
   const [selected, setSelected] = useState<string>();
-  const [error, setError] = useState<unknown>();
 
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = e.currentTarget;
-    const data = new FormData(form);
-    const name = String(data.get('name') ?? '').trim();
-    const password = String(data.get('password') ?? '');
-    setError(undefined);
-    try {
+  const create = useSubmit(
+    async (data) => {
+      const name = String(data.get('name') ?? '').trim();
+      const password = String(data.get('password') ?? '');
       const u = await api<User>('POST', '/users', { email: data.get('email'), ...(name ? { name } : {}), ...(password ? { password } : {}) });
-      form.reset();
       setSelected(u.id);
       list.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    },
+    { reset: true },
+  );
   const search = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
-    setAfter([]);
+    cursors.reset();
     setEmail(String(new FormData(e.currentTarget).get('q') ?? '').trim());
   };
 
@@ -36,8 +30,7 @@ export function Users() {
     <div className="columns">
       <section aria-labelledby="user-list">
         <h2 id="user-list">All users</h2>
-        <form className="card" onSubmit={create} aria-labelledby="user-new">
-          <h3 id="user-new">New user</h3>
+        <FormCard id="user-new" title="New user" heading="h3" submit="Create user" form={create}>
           <Field id="user-email" label="Email">
             <input id="user-email" name="email" type="email" required />
           </Field>
@@ -47,11 +40,7 @@ export function Users() {
           <Field id="user-password" label="Password (optional, 8 characters or more)">
             <input id="user-password" name="password" type="password" autoComplete="new-password" />
           </Field>
-          <ErrorNote error={error} />
-          <button type="submit" className="primary">
-            Create user
-          </button>
-        </form>
+        </FormCard>
         <form className="row" onSubmit={search} role="search">
           <label htmlFor="user-search" className="visually-hidden">
             Find a user by email
@@ -59,30 +48,18 @@ export function Users() {
           <input id="user-search" name="q" type="search" placeholder="Exact email" />
           <button type="submit">Find</button>
         </form>
-        {list.loading ? <Loading what="users" /> : null}
-        <ErrorNote error={list.error} />
-        {list.data && list.data.data.length === 0 ? <Empty>{email ? `No user with the email ${email}.` : 'No users yet.'}</Empty> : null}
-        <ul className="pick">
-          {(list.data?.data ?? []).map((u) => (
-            <li key={u.id}>
-              <button type="button" aria-pressed={u.id === selected} onClick={() => setSelected(u.id)}>
-                <strong>{u.email}</strong> <span className="muted">{u.name ?? ''}</span>
-              </button>
-            </li>
-          ))}
-        </ul>
-        <div className="pager">
-          {after.length > 0 ? (
-            <button type="button" onClick={() => setAfter(after.slice(0, -1))}>
-              Previous page
-            </button>
-          ) : null}
-          {list.data?.has_more && list.data.next_cursor ? (
-            <button type="button" onClick={() => setAfter([...after, list.data!.next_cursor!])}>
-              Next page
-            </button>
-          ) : null}
-        </div>
+        <Loaded state={list} rows={list.data?.data} what="users" empty={email ? `No user with the email ${email}.` : 'No users yet.'}>
+          {(rows) => (
+            <PickList rows={rows} rowKey={(u) => u.id} selected={selected} onPick={setSelected}>
+              {(u) => (
+                <>
+                  <strong>{u.email}</strong> <span className="muted">{u.name ?? ''}</span>
+                </>
+              )}
+            </PickList>
+          )}
+        </Loaded>
+        <Pager cursors={cursors} page={list.data} />
       </section>
       {selected ? (
         <UserDetail
@@ -101,65 +78,142 @@ export function Users() {
 function UserDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
   const user = useLoad(() => api<User>('GET', `/users/${id}`), [id]);
   const passkeys = useLoad(() => api<Page<Passkey>>('GET', `/users/${id}/passkeys?limit=100`), [id]);
-  const [note, setNote] = useState('');
-  if (user.loading && !user.data) return <Loading what="the user" />;
-  if (user.error) return <ErrorNote error={user.error} />;
-  const u = user.data!;
   return (
-    <section aria-labelledby="user-detail" className="detail">
-      <h2 id="user-detail">{u.email}</h2>
-      <p className="muted">
-        <code>{u.id}</code> · created {when(u.created_at)} · {u.has_password ? 'has a password' : 'no password'} · email {u.email_verified ? 'verified' : 'not verified'}
-      </p>
-      <div className="card">
-        <h3>Sessions</h3>
-        <p>Signing the user out ends every browser session at once.</p>
-        <ConfirmButton
-          label="Sign out everywhere"
-          question={`End every session of ${u.email}?`}
-          confirmLabel="Yes, sign out"
-          onConfirm={async () => {
-            await api('DELETE', `/users/${u.id}/sessions`);
-            setNote('Every session was ended.');
-          }}
-        />
-        <p role="status" className="muted">
-          {note}
-        </p>
-      </div>
-      <div className="card">
-        <h3>Passkeys</h3>
-        {passkeys.loading ? <Loading what="passkeys" /> : null}
-        <ErrorNote error={passkeys.error} />
-        {passkeys.data && passkeys.data.data.length === 0 ? <Empty>No passkeys.</Empty> : null}
-        <ul className="pick">
-          {(passkeys.data?.data ?? []).map((p) => (
-            <li key={p.id}>
-              <span>
-                {p.name ?? 'Passkey'} <span className="muted">created {when(p.created_at)}, last used {when(p.last_used_at)}</span>
-              </span>
-              <ConfirmButton
-                label="Remove"
-                question="Remove this passkey?"
-                confirmLabel="Yes, remove"
-                onConfirm={async () => {
-                  await api('DELETE', `/users/${u.id}/passkeys/${p.id}`);
-                  passkeys.reload();
-                }}
-              />
-            </li>
-          ))}
-        </ul>
-      </div>
+    <LoadedItem state={user} what="the user">
+      {(u) => (
+        <section aria-labelledby="user-detail" className="detail">
+          <h2 id="user-detail">{u.email}</h2>
+          <p className="muted">
+            <code>{u.id}</code> · created {when(u.created_at)} · {u.has_password ? 'has a password' : 'no password'} · email {u.email_verified ? 'verified' : 'not verified'}
+          </p>
+          <Sessions user={u} />
+          <div className="card">
+            <h3>Passkeys</h3>
+            <Loaded state={passkeys} rows={passkeys.data?.data} what="passkeys" empty="No passkeys.">
+              {(rows) => (
+                <ul className="pick">
+                  {rows.map((p) => (
+                    <li key={p.id}>
+                      <span>
+                        {p.name ?? 'Passkey'} <span className="muted">created {when(p.created_at)}, last used {when(p.last_used_at)}</span>
+                      </span>
+                      <ConfirmButton
+                        label="Remove"
+                        question="Remove this passkey?"
+                        confirmLabel="Yes, remove"
+                        onConfirm={async () => {
+                          await api('DELETE', `/users/${u.id}/passkeys/${p.id}`);
+                          passkeys.reload();
+                        }}
+                      />
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </Loaded>
+          </div>
+          <ConfirmButton
+            label="Delete user"
+            question={`Delete ${u.email} and their memberships?`}
+            confirmLabel="Yes, delete"
+            onConfirm={async () => {
+              await api('DELETE', `/users/${u.id}`);
+              onDeleted();
+            }}
+          />
+        </section>
+      )}
+    </LoadedItem>
+  );
+}
+
+/** A hosted-login session, as GET /users/{id}/sessions lists it (never its cookie). */
+interface Session {
+  id: string;
+  created_at: string;
+  last_seen_at: string;
+  idle_expires_at: string;
+  expires_at: string;
+  amr: string[];
+  acr: string;
+  mfa_pending: boolean;
+  user_agent: string | null;
+  ip: string | null;
+}
+
+/** The user's live sessions, a page at a time: end one, or every one at once. */
+function Sessions({ user }: { user: User }) {
+  const cursors = useCursors();
+  const sessions = useLoad(() => api<Page<Session>>('GET', `/users/${user.id}/sessions${query({ limit: 20, after: cursors.after })}`), [user.id, cursors.after]);
+  const [note, setNote] = useState('');
+  // After an ending the list starts again from its first page (the one ended may have been alone on this one).
+  const ended = (what: string) => {
+    setNote(what);
+    cursors.reset();
+    sessions.reload();
+  };
+  return (
+    <section className="card" aria-labelledby="user-sessions">
+      <h3 id="user-sessions">Sessions</h3>
+      <Loaded state={sessions} rows={sessions.data?.data} what="sessions" empty="No live sessions.">
+        {(rows) => (
+          <DataTable
+            columns={['Signed in', 'Last seen', 'Expires (if unused)', 'Methods', 'Device', { hidden: 'Actions' }]}
+            rows={rows}
+            rowKey={(x) => x.id}
+            rowProps={(x) => ({ 'data-session': x.id })}
+          >
+            {(x) => (
+              <>
+                <td>{when(x.created_at)}</td>
+                <td>{when(x.last_seen_at)}</td>
+                <td>{when(x.idle_expires_at < x.expires_at ? x.idle_expires_at : x.expires_at)}</td>
+                <td>
+                  <code>{x.amr.join(' ')}</code>
+                  <br />
+                  <span className="muted">acr {x.acr}</span>
+                  {x.mfa_pending ? (
+                    <>
+                      {' '}
+                      <span className="badge failed">second factor owed</span>
+                    </>
+                  ) : null}
+                </td>
+                <td>
+                  {x.user_agent ?? 'Unknown browser'}
+                  <br />
+                  <span className="muted">{x.ip ?? 'no IP'}</span>
+                </td>
+                <td>
+                  <ConfirmButton
+                    label="End session"
+                    question="End this session?"
+                    confirmLabel="Yes, end it"
+                    onConfirm={async () => {
+                      await api('DELETE', `/users/${user.id}/sessions/${x.id}`);
+                      ended('The session was ended.');
+                    }}
+                  />
+                </td>
+              </>
+            )}
+          </DataTable>
+        )}
+      </Loaded>
+      <Pager cursors={cursors} page={sessions.data} />
+      <p>Signing the user out ends every browser session at once and revokes their refresh tokens.</p>
       <ConfirmButton
-        label="Delete user"
-        question={`Delete ${u.email} and their memberships?`}
-        confirmLabel="Yes, delete"
+        label="Sign out everywhere"
+        question={`End every session of ${user.email}?`}
+        confirmLabel="Yes, sign out"
         onConfirm={async () => {
-          await api('DELETE', `/users/${u.id}`);
-          onDeleted();
+          await api('DELETE', `/users/${user.id}/sessions`);
+          ended('Every session was ended.');
         }}
       />
+      <p role="status" className="muted">
+        {note}
+      </p>
     </section>
   );
 }

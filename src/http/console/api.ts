@@ -1,23 +1,30 @@
 /**
  * The console's JSON API under /console/api (docs/console.md): same origin only, the hosted
- * session cookie, a CSRF header on every mutation, no CORS. Behind it are the very management
- * routes of /v1 (managementRoutes), called as the signed-in administrator.
+ * session cookie plus the console's SameSite=Strict cookie bound to it, a CSRF header on every
+ * mutation, no CORS. Behind it are the very management routes of /v1 (managementRoutes), called
+ * as the signed-in administrator, and the administrator's own second-factor enrolment
+ * (enrolment.ts) over the hosted pages' MfaService.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { ConsoleOverview } from '../../console/overview.js';
 import type { ConsoleAdmins } from '../../console/service.js';
 import type { ManagementServices } from '../../context.js';
 import { errors } from '../../kernel/errors.js';
 import { PERMISSIONS } from '../../management/permissions.js';
 import { managementRoutes } from '../../management/v1.js';
 import { checkCsrfToken, cookieNames, crossOrigin } from '../../screens/cookies.js';
+import type { MfaService } from '../../screens/mfa/service.js';
 import type { SigninService } from '../../screens/service.js';
 import { userView } from '../../management/users/service.js';
 import { csrfFor } from '../screens/csrf.js';
-import { sessionToken } from '../screens/session-cookie.js';
+import { consoleOwnRoutes } from './own-routes.js';
+import { sessionToken, setSessionCookie } from '../screens/session-cookie.js';
 import { tenantOf } from '../tenant.js';
 import { validatorCompiler } from '../validation.js';
+import { requireConsoleCookie, setConsoleCookie } from './console-cookie.js';
+import { enrolmentRoutes } from './enrolment.js';
 
 /** The header a console mutation carries its CSRF token in. */
 export const CSRF_HEADER = 'x-csrf-token';
@@ -45,12 +52,14 @@ function checkMutation(request: FastifyRequest): void {
 
 export interface ConsoleApiOptions {
   services: ManagementServices;
-  signin: Pick<SigninService, 'current'>;
+  signin: SigninService;
   admins: ConsoleAdmins;
+  overview: ConsoleOverview;
+  mfa: MfaService;
 }
 
 export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOptions): Promise<void> {
-  const { services, signin, admins } = opts;
+  const { services, signin, admins, overview, mfa } = opts;
 
   app.addHook('onRequest', async (request) => {
     if (!SAFE_METHODS.has(request.method)) checkMutation(request);
@@ -65,19 +74,41 @@ export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOpt
     r.get('/setup', { schema: { querystring: z.object({ token: z.string().max(100) }) } }, async (request, rep) =>
       rep.send({ open: await admins.setupOpen(tenantOf(request).id, request.query.token), csrf_token: csrfFor(request, rep) }),
     );
+    /**
+     * Creates the administrator and signs them in (amr `pwd`: they have just chosen the
+     * password, and the single-use link is the proof), so the page can offer a passkey or an
+     * authenticator app at once. Under an MFA policy of `required` the session starts owing its
+     * second factor, like any password sign-in: it can only enrol one (enrolment.ts).
+     */
     r.post('/setup', { schema: { body: z.strictObject({ token: z.string().max(100), email: z.email().max(254), password: z.string().min(8).max(256) }) } }, async (request, rep) => {
-      const user = await admins.completeSetup(tenantOf(request).id, request.body.token, { email: request.body.email, password: request.body.password });
-      return rep.code(201).send({ user: userView(user), sign_in: '/login?return_to=%2Fconsole%2F' });
+      const tenant = tenantOf(request);
+      // A new user belongs to no organization: the tenant's own policy is the one that applies.
+      const pending = (await mfa.policyFor(tenant.id, '')) === 'required';
+      const meta = { ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null };
+      let token = '';
+      const user = await admins.completeSetup(tenant.id, request.body.token, { email: request.body.email, password: request.body.password }, async (trx, u, now) => {
+        const opened = await signin.openSession(trx, tenant.id, u.id, meta, now, { amr: ['pwd'], pending }, sessionToken(request));
+        token = opened.token;
+        return { sessionId: opened.session.id, pending, ip: meta.ip };
+      });
+      setSessionCookie(request, rep, token, signin.settings.sessionMaxSeconds);
+      setConsoleCookie(request, rep, token, signin.settings.sessionMaxSeconds);
+      return rep.code(201).send({ user: userView(user), second_factor_required: pending });
     });
   });
+
+  // The administrator's own passkeys and authenticator app (right after setup, or later).
+  await app.register(enrolmentRoutes, { prefix: '/mfa', signin, admins, mfa });
 
   // Everything else: a signed-in administrator.
   await app.register(async (authed) => {
     authed.decorateRequest('principal', null);
     authed.addHook('onRequest', async (request) => {
       const tenant = tenantOf(request);
-      const session = await signin.current(tenant.id, sessionToken(request));
+      const token = sessionToken(request);
+      const session = await signin.current(tenant.id, token);
       if (!session) throw errors.loginRequired();
+      requireConsoleCookie(request, token);
       if (!(await admins.isAdmin(tenant.id, session.userId))) throw errors.forbidden('this account is not an administrator of this tenant');
       request.principal = { actor: { type: 'user', id: session.userId }, keyId: null, tenantId: tenant.id, organizationId: null, scopes: ALL_PERMISSIONS };
     });
@@ -90,6 +121,8 @@ export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOpt
     });
 
     await managementRoutes(authed, services);
+    // The overview's counts and the administrators: the console's own, not in /v1.
+    await authed.register(consoleOwnRoutes, { admins, overview });
   });
 
   // No CORS: an unknown path (or a preflight) is a plain JSON 404/405 from the app's handlers.

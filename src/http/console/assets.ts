@@ -5,8 +5,12 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../kernel/errors.js';
+import type { SigninService } from '../../screens/service.js';
+import { sessionToken } from '../screens/session-cookie.js';
+import { tenantOf } from '../tenant.js';
+import { consoleCookieOk, setConsoleCookie } from './console-cookie.js';
 
 /** Where the build puts the console (the repository's or package's dist/console-assets). */
 export const CONSOLE_DIST = path.resolve(import.meta.dirname, '../../../dist/console-assets');
@@ -39,10 +43,28 @@ function secure(reply: FastifyReply): FastifyReply {
   return reply.header('content-security-policy', CONSOLE_CSP).header('x-frame-options', 'DENY').header('referrer-policy', 'same-origin');
 }
 
-export async function consoleAssetRoutes(app: FastifyInstance, opts: { dir?: string } = {}): Promise<void> {
+export interface ConsoleAssetOptions {
+  /** Where the built console is (default: CONSOLE_DIST). */
+  dir?: string;
+  /** The hosted sessions, to mint the console cookie for a signed-in browser. */
+  signin: Pick<SigninService, 'current' | 'settings'>;
+}
+
+export async function consoleAssetRoutes(app: FastifyInstance, opts: ConsoleAssetOptions): Promise<void> {
   const dir = opts.dir ?? CONSOLE_DIST;
   let index: Buffer | undefined;
-  const page = (reply: FastifyReply) => {
+  /**
+   * A page load by a signed-in browser (a top-level navigation: after /login, a link or a
+   * reload) gets the console cookie of its session when it lacks it (console-cookie.ts). The
+   * load itself changes nothing; the cookie then goes only with requests this site starts.
+   */
+  const mint = async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = sessionToken(request);
+    if (!token || consoleCookieOk(request, token)) return;
+    if (await opts.signin.current(tenantOf(request).id, token)) setConsoleCookie(request, reply, token, opts.signin.settings.sessionMaxSeconds);
+  };
+  const page = async (request: FastifyRequest, reply: FastifyReply) => {
+    await mint(request, reply);
     index ??= existsSync(path.join(dir, 'index.html')) ? readFileSync(path.join(dir, 'index.html')) : undefined;
     if (!index) throw errors.unavailable('the console is not built: run `npm run build` (npm start does it)');
     return secure(reply).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(index);
@@ -57,9 +79,9 @@ export async function consoleAssetRoutes(app: FastifyInstance, opts: { dir?: str
     return secure(reply).header('cache-control', 'public, max-age=31536000, immutable').type(type).send(readFileSync(file));
   });
   // Every other /console path is a screen of the single-page app (its router reads the path).
-  app.get('/console/', async (_request, reply) => page(reply));
+  app.get('/console/', async (request, reply) => page(request, reply));
   app.get('/console/*', async (request, reply) => {
     if (request.url.startsWith('/console/api/')) throw errors.notFound('no such route');
-    return page(reply);
+    return page(request, reply);
   });
 }

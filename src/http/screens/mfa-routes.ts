@@ -22,7 +22,7 @@ import { tenantOf } from '../tenant.js';
 import { sendPage } from './csp.js';
 import { csrfFor, csrfOk } from './csrf.js';
 import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
-import { currentSession, sessionToken, setSessionCookie } from './session-cookie.js';
+import { currentSession, enrollingSession, sessionToken, setSessionCookie } from './session-cookie.js';
 
 export interface MfaRoutesOptions {
   oauth: Pick<OAuthServer, 'authorize'>;
@@ -118,12 +118,8 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
    * `required`, or a step-up), which enrols one to continue.
    */
   const enroller = async (request: FastifyRequest): Promise<Enroller | undefined> => {
-    const s = await currentSession(signin, request);
-    if (s) return { session: s, pending: false, fresh: mfa.fresh(s) };
-    const p = await pendingSession(request);
-    if (!p) return undefined;
-    const f = await mfa.factors(tenantOf(request).id, p.userId);
-    return f.totp || f.passkeys.length > 0 ? undefined : { session: p, pending: true, fresh: true };
+    const e = await enrollingSession(signin, mfa, request);
+    return e && { ...e, fresh: e.pending || mfa.fresh(e.session) };
   };
 
   /**

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
 import { cookieNames, cookieOptions } from '../../screens/cookies.js';
+import type { MfaService } from '../../screens/mfa/service.js';
 import type { SigninService } from '../../screens/service.js';
 import { tenantOf } from '../tenant.js';
 
@@ -12,6 +13,25 @@ export function sessionToken(request: FastifyRequest): string | undefined {
 /** The live session this browser's cookie names, if any. */
 export function currentSession(signin: Pick<SigninService, 'current'>, request: FastifyRequest): Promise<SessionRecord | undefined> {
   return signin.current(tenantOf(request).id, sessionToken(request));
+}
+
+/**
+ * The session this browser may add a sign-in method with: a usable one, or a sign-in still owing
+ * its second factor whose user has none yet (enrolling one is how it finishes). Undefined
+ * otherwise. Shared by the hosted /mfa pages and the console's setup enrolment.
+ */
+export async function enrollingSession(
+  signin: Pick<SigninService, 'current' | 'pending'>,
+  mfa: Pick<MfaService, 'hasSecondFactor'>,
+  request: FastifyRequest,
+): Promise<{ session: SessionRecord; pending: boolean } | undefined> {
+  const tenantId = tenantOf(request).id;
+  const token = sessionToken(request);
+  const session = await signin.current(tenantId, token);
+  if (session) return { session, pending: false };
+  const owing = await signin.pending(tenantId, token);
+  if (!owing || (await mfa.hasSecondFactor(tenantId, owing.userId))) return undefined;
+  return { session: owing, pending: true };
 }
 
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeSeconds: number): void {

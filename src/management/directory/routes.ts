@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { actorOf } from '../v1.js';
-import { connectionView, type DirectoryService } from './service.js';
+import { connectionView, directoryGroupView, directoryUserView, type DirectoryService } from './service.js';
 
 const connectionSchema = z.object({
   id: z.string(),
@@ -26,7 +26,38 @@ const rateLimit = z.number().int().min(1).max(100_000);
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('dir') });
 const config = { permission: 'directory:write', access: 'organization' } as const;
+const readConfig = { permission: 'directory:read', access: 'organization' } as const;
 const connectionList = listing('directory_connections');
+const userList = listing('directory_users');
+const groupList = listing('directory_groups');
+
+const directoryUserSchema = z
+  .object({
+    id: z.string().describe('The SCIM id (dsu_…)'),
+    user_id: z.string().describe('The tenant user this SCIM user is linked to'),
+    external_id: z.string().nullable(),
+    user_name: z.string(),
+    display_name: z.string().nullable(),
+    given_name: z.string().nullable(),
+    family_name: z.string().nullable(),
+    email: z.string().nullable().describe('The primary (else first) email, lower-cased'),
+    emails: z.array(z.object({ value: z.string(), type: z.string().nullable(), primary: z.boolean() })),
+    active: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'DirectoryUser', description: 'A user provisioned over SCIM by a directory connection' });
+
+const directoryGroupSchema = z
+  .object({
+    id: z.string().describe('The SCIM id (dsg_…)'),
+    external_id: z.string().nullable(),
+    display_name: z.string(),
+    member_count: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'DirectoryGroup', description: 'A group provisioned over SCIM by a directory connection' });
 const tags = ['directory'];
 
 export const directoryRoutes =
@@ -50,7 +81,7 @@ export const directoryRoutes =
     });
 
     r.get('/organizations/:orgId/directory/connections', {
-      config,
+      config: readConfig,
       schema: { tags, summary: 'List directory connections', params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
       handler: async (request) => {
         const { limit, after } = request.query;
@@ -60,9 +91,43 @@ export const directoryRoutes =
     });
 
     r.get('/organizations/:orgId/directory/connections/:connectionId', {
-      config,
+      config: readConfig,
       schema: { tags, summary: 'Get a directory connection', params: connParams, response: { 200: connectionSchema, 404: errorResponse } },
       handler: async (request) => connectionView(await service.get(tenantOf(request).id, request.params.orgId, request.params.connectionId)),
+    });
+
+    r.get('/organizations/:orgId/directory/connections/:connectionId/users', {
+      config: readConfig,
+      schema: {
+        tags,
+        summary: 'List the users a connection provisioned over SCIM',
+        params: connParams,
+        querystring: userList.query,
+        response: { 200: pageResponse(directoryUserSchema), 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const rows = await service.listUsers(tenantOf(request).id, request.params.orgId, request.params.connectionId, after, limit + 1);
+        const p = userList.page(rows, limit, (u) => u.id);
+        return { ...p, data: p.data.map(directoryUserView) };
+      },
+    });
+
+    r.get('/organizations/:orgId/directory/connections/:connectionId/groups', {
+      config: readConfig,
+      schema: {
+        tags,
+        summary: 'List the groups a connection provisioned over SCIM, with member counts',
+        params: connParams,
+        querystring: groupList.query,
+        response: { 200: pageResponse(directoryGroupSchema), 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const rows = await service.listGroups(tenantOf(request).id, request.params.orgId, request.params.connectionId, after, limit + 1);
+        const p = groupList.page(rows, limit, (g) => g.id);
+        return { ...p, data: p.data.map(directoryGroupView) };
+      },
     });
 
     r.patch('/organizations/:orgId/directory/connections/:connectionId', {

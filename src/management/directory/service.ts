@@ -8,6 +8,8 @@ import { errors } from '../../kernel/errors.js';
 import { newId, newSecret } from '../../kernel/ids.js';
 import { SCIM_TOKEN_PREFIX } from '../../scim/auth.js';
 import type { DirectoryConnectionRecord } from '../../storage/repos/directory-connections.js';
+import type { DirectoryGroupRecord } from '../../storage/repos/directory-groups.js';
+import type { DirectoryUserRecord } from '../../storage/repos/directory-users.js';
 import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
 import { ensureMember, type ScimConnection } from '../../scim/provisioning.js';
 
@@ -30,6 +32,46 @@ export function connectionView(c: DirectoryConnectionRecord) {
     token_created_at: c.tokenCreatedAt === null ? null : iso(c.tokenCreatedAt),
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),
+  };
+}
+
+/** The emails of a stored SCIM resource (value, type, primary), whatever else the directory sent. */
+function emailsOf(resource: Record<string, unknown>): Array<{ value: string; type: string | null; primary: boolean }> {
+  const emails = Array.isArray(resource.emails) ? (resource.emails as unknown[]) : [];
+  return emails.flatMap((e) => {
+    if (typeof e !== 'object' || e === null) return [];
+    const { value, type, primary } = e as Record<string, unknown>;
+    if (typeof value !== 'string') return [];
+    return [{ value, type: typeof type === 'string' ? type : null, primary: primary === true }];
+  });
+}
+
+/** A user a directory provisioned over SCIM, as /v1 lists it (never a password). */
+export function directoryUserView(u: DirectoryUserRecord) {
+  return {
+    id: u.id,
+    user_id: u.userId,
+    external_id: u.externalId,
+    user_name: u.userName,
+    display_name: u.displayName,
+    given_name: u.givenName,
+    family_name: u.familyName,
+    email: u.email,
+    emails: emailsOf(u.resource),
+    active: u.active,
+    created_at: iso(u.createdAt),
+    updated_at: iso(u.updatedAt),
+  };
+}
+
+export function directoryGroupView(g: DirectoryGroupRecord & { memberCount: number }) {
+  return {
+    id: g.id,
+    external_id: g.externalId,
+    display_name: g.displayName,
+    member_count: g.memberCount,
+    created_at: iso(g.createdAt),
+    updated_at: iso(g.updatedAt),
   };
 }
 
@@ -76,6 +118,18 @@ export class DirectoryService {
     const r = reposOf(this.deps);
     if (!(await r.organizations.find(tenantId, orgId))) throw errors.notFound('organization not found');
     return r.directoryConnections.list(tenantId, orgId, after, limit);
+  }
+
+  /** A page of the SCIM users the connection provisioned (404 when the organization has no such connection). */
+  async listUsers(tenantId: string, orgId: string, id: string, after: string | undefined, limit: number) {
+    await this.get(tenantId, orgId, id);
+    return reposOf(this.deps).directoryUsers.page(id, after, limit);
+  }
+
+  /** A page of the connection's SCIM groups with their member counts. */
+  async listGroups(tenantId: string, orgId: string, id: string, after: string | undefined, limit: number) {
+    await this.get(tenantId, orgId, id);
+    return reposOf(this.deps).directoryGroups.pageWithCounts(id, after, limit);
   }
 
   /** A changed role mapping is applied to the connection's active users at once. */

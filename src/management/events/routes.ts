@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { isEventType } from '../../events/catalogue.js';
+import { ACTOR_TYPES, type ActorType, isEventType } from '../../events/catalogue.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errors } from '../../kernel/errors.js';
 import type { EventFeedService } from './service.js';
@@ -27,12 +27,33 @@ const query = z.strictObject({
     .refine((ts) => ts.every(isEventType), 'names an unknown event type')
     .optional(),
   organization_id: idOf('org').optional(),
+  actor_type: z.enum(ACTOR_TYPES).describe('Only events of this kind of actor').optional(),
+  actor_id: z
+    .string()
+    .min(1)
+    .max(2048)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .describe('Needs actor_type; a user, API key or SCIM actor is an id of that kind (user_…, key_…, dir_…)')
+    .optional(),
+  order: z.enum(['asc', 'desc']).default('asc').describe('asc: oldest first (the default); desc: newest first, `after` continues back in time'),
 });
 
+/** The id prefix of the actor types whose ids are Keyhall ids; OAuth clients and `system` may name other things (a client_id URL). */
+const ACTOR_ID_PREFIX: Partial<Record<ActorType, string>> = { user: 'user', api_key: 'key', scim: 'dir' };
+
+/** actor_id only goes with actor_type, and must look like an id of that type. */
+function checkActorFilter(actorType: ActorType | undefined, actorId: string | undefined): void {
+  if (actorId === undefined) return;
+  if (actorType === undefined) throw errors.invalidRequest('actor_id: needs actor_type');
+  const prefix = ACTOR_ID_PREFIX[actorType];
+  if (prefix !== undefined && !idOf(prefix).safeParse(actorId).success) throw errors.invalidRequest(`actor_id: must be an id starting with ${prefix}_ for actor_type ${actorType}`);
+}
+
 /**
- * GET /v1/events: the audit trail as a cursor feed, oldest first. `next_cursor` is the id to pass
- * as `after` next time (the last event returned, or the given cursor when nothing is new), so a
- * poller never misses or repeats an event.
+ * GET /v1/events: the audit trail as a cursor feed, oldest first (or newest first with
+ * `order=desc`). `next_cursor` is the id to pass as `after` next time (the last event returned,
+ * or the given cursor when nothing is new), so a poller never misses or repeats an event; in
+ * `desc` order the same cursor walks back in time.
  */
 export const eventRoutes =
   (feed: EventFeedService): FastifyPluginAsync =>
@@ -52,12 +73,16 @@ export const eventRoutes =
         if (principal.organizationId !== null && q.organization_id !== undefined && q.organization_id !== principal.organizationId) {
           throw errors.forbidden('this API key is bound to another organization');
         }
+        checkActorFilter(q.actor_type, q.actor_id);
         return feed.page(tenantId, {
           after: q.after,
           limit: q.limit,
           types: q.types,
           organizationId: q.organization_id,
           visibleTo: principal.organizationId ?? undefined,
+          actorType: q.actor_type,
+          actorId: q.actor_id,
+          order: q.order,
         });
       },
     });

@@ -12,19 +12,32 @@ export interface FeedQuery {
   organizationId?: string | undefined;
   /** The organization an org-bound key is limited to: cursors resolve only among its events. */
   visibleTo?: string | undefined;
+  /** Only events of this actor type (and, with `actorId`, this actor). */
+  actorType?: string | undefined;
+  actorId?: string | undefined;
+  /** `asc`: oldest first, `after` continues forward; `desc`: newest first, `after` continues back in time. */
+  order: 'asc' | 'desc';
 }
 
 export class EventFeedService {
   constructor(private readonly repo: EventRepo) {}
 
   async page(tenantId: string, q: FeedQuery) {
-    let afterSeq = 0;
+    let cursorSeq: number | undefined;
     if (q.after !== undefined) {
-      const seq = await this.repo.findSeq(tenantId, q.after, q.visibleTo);
-      if (seq === undefined) throw errors.invalidRequest('after: unknown event id');
-      afterSeq = seq;
+      cursorSeq = await this.repo.findSeq(tenantId, q.after, q.visibleTo);
+      if (cursorSeq === undefined) throw errors.invalidRequest('after: unknown event id');
     }
-    const rows = await this.repo.list({ tenantId, afterSeq, limit: q.limit + 1, types: q.types, organizationId: q.visibleTo ?? q.organizationId });
+    const rows = await this.repo.list({
+      tenantId,
+      limit: q.limit + 1,
+      order: q.order,
+      ...(q.order === 'asc' ? { afterSeq: cursorSeq ?? 0 } : { beforeSeq: cursorSeq }),
+      types: q.types,
+      organizationId: q.visibleTo ?? q.organizationId,
+      actorType: q.actorType,
+      actorId: q.actorId,
+    });
     const data = rows.slice(0, q.limit);
     return {
       data: data.map(eventView),

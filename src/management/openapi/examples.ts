@@ -118,4 +118,54 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
     response: { organization_id: ORG, policy: 'required', effective_policy: 'required', updated_at: AT },
   },
   'GET /v1/organizations/{orgId}/mfa_policy': { response: { organization_id: ORG, policy: null, effective_policy: 'optional', updated_at: null } },
+  'GET /v1/users/{userId}/sessions': {
+    response: {
+      data: [
+        {
+          id: 'ses_01jf8zc2d3e4f5g6h7j8k9m0n1',
+          created_at: AT,
+          auth_time: AT,
+          last_seen_at: '2026-11-23T10:05:00.000Z',
+          idle_expires_at: '2026-11-23T22:05:00.000Z',
+          expires_at: '2026-12-23T09:30:00.000Z',
+          amr: ['pwd', 'otp', 'mfa'],
+          acr: 'mfa',
+          mfa_pending: false,
+          user_agent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/145.0',
+          ip: '203.0.113.7',
+        },
+      ],
+      has_more: false,
+      next_cursor: null,
+    },
+  },
+  'GET /v1/organizations/{orgId}/directory/connections/{connectionId}/users': {
+    response: {
+      data: [
+        {
+          id: 'dsu_01jf8zd3e4f5g6h7j8k9m0n1p2',
+          user_id: USER,
+          external_id: '00u1ab2cd3EF4gh5i6j7',
+          user_name: 'ada@acme.test',
+          display_name: 'Ada Lovelace',
+          given_name: 'Ada',
+          family_name: 'Lovelace',
+          email: 'ada@acme.test',
+          emails: [{ value: 'ada@acme.test', type: 'work', primary: true }],
+          active: true,
+          created_at: AT,
+          updated_at: AT,
+        },
+      ],
+      has_more: false,
+      next_cursor: null,
+    },
+  },
+  'GET /v1/organizations/{orgId}/directory/connections/{connectionId}/groups': {
+    response: {
+      data: [{ id: 'dsg_01jf8ze4f5g6h7j8k9m0n1p2q3', external_id: '00g9zy8xw7VU6ts5r4q3', display_name: 'Engineering', member_count: 12, created_at: AT, updated_at: AT }],
+      has_more: false,
+      next_cursor: null,
+    },
+  },
 };

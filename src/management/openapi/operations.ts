@@ -32,6 +32,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'DELETE /v1/users/{userId}': { operationId: 'deleteUser', ok: 'Deleted, with their memberships' },
   'GET /v1/users/{userId}/passkeys': { operationId: 'listUserPasskeys', ok: "A page of the user's passkeys (no key material)" },
   'DELETE /v1/users/{userId}/passkeys/{passkeyId}': { operationId: 'deleteUserPasskey', ok: 'The passkey is removed; it can no longer sign in' },
+  'GET /v1/users/{userId}/sessions': { operationId: 'listUserSessions', ok: "A page of the user's live hosted-login sessions, oldest first (never a cookie value)" },
+  'DELETE /v1/users/{userId}/sessions/{sessionId}': { operationId: 'revokeUserSession', ok: 'The session is ended, at once on every instance' },
   'DELETE /v1/users/{userId}/sessions': { operationId: 'revokeUserSessions', ok: "Every hosted-login session of the user is revoked" },
 
   'GET /v1/organizations/{orgId}/members': { operationId: 'listOrganizationMembers', ok: 'A page of members' },
@@ -46,13 +48,15 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/api_keys': { operationId: 'listApiKeys', ok: 'A page of live platform-bound API keys (never the keys themselves)' },
   'DELETE /v1/api_keys/{keyId}': { operationId: 'revokeApiKey', ok: 'Revoked, at once on every instance', errors: [409] },
 
-  'GET /v1/events': { operationId: 'listEvents', ok: 'Events after the cursor, oldest first; pass `next_cursor` as `after` next time' },
+  'GET /v1/events': { operationId: 'listEvents', ok: 'Events after the cursor, oldest first (newest first with `order=desc`); pass `next_cursor` as `after` next time' },
 
   'POST /v1/organizations/{orgId}/directory/connections': { operationId: 'createDirectoryConnection', ok: 'The connection created (it has no SCIM token yet)' },
   'GET /v1/organizations/{orgId}/directory/connections': { operationId: 'listDirectoryConnections', ok: "A page of the organization's directory connections" },
   'GET /v1/organizations/{orgId}/directory/connections/{connectionId}': { operationId: 'getDirectoryConnection', ok: 'The connection' },
   'PATCH /v1/organizations/{orgId}/directory/connections/{connectionId}': { operationId: 'updateDirectoryConnection', ok: 'The connection as updated' },
   'DELETE /v1/organizations/{orgId}/directory/connections/{connectionId}': { operationId: 'deleteDirectoryConnection', ok: 'Deleted; its token stops working and the members stay' },
+  'GET /v1/organizations/{orgId}/directory/connections/{connectionId}/users': { operationId: 'listDirectoryUsers', ok: 'A page of the users the connection provisioned over SCIM, oldest first' },
+  'GET /v1/organizations/{orgId}/directory/connections/{connectionId}/groups': { operationId: 'listDirectoryGroups', ok: 'A page of the groups the connection provisioned over SCIM, oldest first, with member counts' },
   'POST /v1/organizations/{orgId}/directory/scim_token': { operationId: 'createScimToken', ok: 'The SCIM token, shown only in this response' },
 
   'POST /v1/clients': { operationId: 'createClient', ok: 'The client registered; a secret-based client gets `client_secret` only here' },

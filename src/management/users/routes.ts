@@ -3,8 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { actorOf } from '../v1.js';
-import { passkeyView, type UserService, userView } from './service.js';
+import { PERMISSIONS } from '../permissions.js';
+import { actorOf, principalOf } from '../v1.js';
+import { passkeyView, sessionView, type UserService, userView } from './service.js';
 
 const email = z.string().trim().max(254).email();
 const password = z.string().min(8).max(256);
@@ -23,6 +24,7 @@ export const userSchema = z.object({
 const params = z.strictObject({ userId: idOf('user') });
 const userList = listing('users');
 const passkeyList = listing('passkeys');
+const sessionList = listing('sessions');
 const tags = ['users'];
 
 export const userRoutes =
@@ -68,9 +70,60 @@ export const userRoutes =
         summary: 'Update a user',
         params,
         body: z.strictObject({ email: email.optional(), name: name.nullable().optional(), password: password.optional() }),
-        response: { 200: userSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
+        response: { 200: userSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
       },
-      handler: async (request) => userView(await service.update(tenantOf(request).id, actorOf(request), request.params.userId, request.body)),
+      handler: async (request) => {
+        const p = principalOf(request);
+        const everything = p.organizationId === null && PERMISSIONS.every((x) => p.scopes.has(x));
+        return userView(await service.update(tenantOf(request).id, actorOf(request), request.params.userId, request.body, everything));
+      },
+    });
+
+    const sessionSchema = z
+      .object({
+        id: z.string(),
+        created_at: z.string(),
+        auth_time: z.string().describe('When the user last authenticated in this session (a second factor moves it)'),
+        last_seen_at: z.string(),
+        idle_expires_at: z.string().describe('The session ends here unless it is used before'),
+        expires_at: z.string().describe('The absolute end of the session'),
+        amr: z.array(z.string()).describe('RFC 8176 authentication methods of the login'),
+        acr: z.enum(['pwd', 'mfa', 'phr']).describe('The authentication context class the amr amounts to'),
+        mfa_pending: z.boolean().describe('The password was checked but the second factor is still owed'),
+        user_agent: z.string().nullable(),
+        ip: z.string().nullable(),
+      })
+      .meta({ id: 'Session', description: 'A hosted-login session (never its cookie value or hash)' });
+
+    r.get('/users/:userId/sessions', {
+      config: { permission: 'users:read', access: 'platform' },
+      schema: {
+        tags,
+        summary: "List a user's live hosted-login sessions (oldest first)",
+        params,
+        querystring: sessionList.query,
+        response: { 200: pageResponse(sessionSchema), 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const rows = await service.listSessions(tenantOf(request).id, request.params.userId, after, limit + 1);
+        const p = sessionList.page(rows, limit, (s) => s.id);
+        return { ...p, data: p.data.map(sessionView) };
+      },
+    });
+
+    r.delete('/users/:userId/sessions/:sessionId', {
+      config: { permission: 'users:write', access: 'platform' },
+      schema: {
+        tags,
+        summary: "End one of a user's hosted-login sessions",
+        params: z.strictObject({ userId: idOf('user'), sessionId: idOf('ses') }),
+        response: { 204: z.undefined(), 400: errorResponse, 404: errorResponse },
+      },
+      handler: async (request, reply) => {
+        await service.revokeSession(tenantOf(request).id, actorOf(request), request.params.userId, request.params.sessionId);
+        return reply.code(204).send();
+      },
     });
 
     r.delete('/users/:userId/sessions', {
@@ -109,7 +162,7 @@ export const userRoutes =
 
     r.delete('/users/:userId', {
       config: { permission: 'users:write', access: 'platform' },
-      schema: { tags, summary: 'Delete a user and their memberships', params, response: { 204: z.undefined(), 404: errorResponse } },
+      schema: { tags, summary: 'Delete a user and their memberships (not a tenant administrator: remove the role first)', params, response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.userId);
         return reply.code(204).send();

@@ -1,4 +1,6 @@
 import type { PasskeyRecord } from '../../storage/repos/mfa.js';
+import type { SessionRecord } from '../../oauth/authorize/types.js';
+import { acrOf } from '../../oauth/authorize/acr.js';
 import { hash } from '@node-rs/argon2';
 import type { Actor } from '../../events/catalogue.js';
 import { revokeMembershipCredentials } from '../../credentials/service.js';
@@ -41,6 +43,26 @@ export function passkeyView(p: PasskeyRecord) {
   };
 }
 
+/** A hosted-login session as /v1 shows it: times, methods and client hints; never the cookie value or its hash. */
+export function sessionView(s: SessionRecord) {
+  const amr = s.amr ?? ['pwd'];
+  return {
+    id: s.id,
+    created_at: iso(s.createdAt),
+    auth_time: iso(s.authTime),
+    last_seen_at: iso(s.lastSeenAt),
+    idle_expires_at: iso(s.idleExpiresAt),
+    expires_at: iso(s.expiresAt),
+    amr,
+    acr: acrOf(amr),
+    mfa_pending: s.mfaPending === true,
+    user_agent: s.userAgent,
+    ip: s.ip,
+  };
+}
+
+const isLive = (s: SessionRecord, now: number) => s.revokedAt === null && s.expiresAt > now && s.idleExpiresAt > now;
+
 export class UserService {
   constructor(private readonly deps: ManagementDeps) {}
 
@@ -79,7 +101,14 @@ export class UserService {
     return reposOf(this.deps).users.list(tenantId, after, limit, email === undefined ? undefined : normalizeEmail(email));
   }
 
-  async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string }) {
+  /**
+   * `mayChangeAdministrators`: whether the caller may change how a tenant administrator signs in
+   * (email, password). An administrator acts with every permission, so only a caller holding
+   * every permission may (a console administrator, or a platform key with the whole catalogue);
+   * a narrower `users:write` key would otherwise raise itself to administrator (a key acts only at
+   * or below its own privilege).
+   */
+  async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string }, mayChangeAdministrators = true) {
     const patch: UserPatch = {
       email: input.email === undefined ? undefined : normalizeEmail(input.email),
       name: input.name,
@@ -95,6 +124,13 @@ export class UserService {
         const fields = (['email', 'name', 'passwordHash'] as const).filter((k) => k in changes).map((k) => (k === 'passwordHash' ? 'password' : k));
         // Nothing changes: no write, no updated_at bump, no event.
         if (fields.length === 0) return current;
+        if (!mayChangeAdministrators && fields.some((f) => f !== 'name')) {
+          // The row lock first: a grant of the role in flight commits before the check reads it.
+          await repo.lock(tenantId, id, this.deps.db.dialect);
+          if (await reposOf(this.deps, trx).tenantAdmins.isAdmin(tenantId, id)) {
+            throw errors.insufficientScope("changing a tenant administrator's email or password needs every permission (a console administrator, or a key holding the whole catalogue)");
+          }
+        }
         const user = await repo.update(tenantId, id, changes, this.deps.clock.now());
         if (!user) throw errors.notFound('user not found');
         await this.deps.events.record(trx, { tenantId, type: 'user.updated', organizationId: null, actor, data: { user_id: id, fields } });
@@ -118,6 +154,32 @@ export class UserService {
     });
   }
 
+  /** A page of the user's live sessions (oldest first, by id); 404 for an unknown user. */
+  async listSessions(tenantId: string, id: string, after: string | undefined, limit: number): Promise<SessionRecord[]> {
+    const r = reposOf(this.deps);
+    if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
+    return r.sessions.listLive(tenantId, id, this.deps.clock.now(), after, limit);
+  }
+
+  /**
+   * Ends one live session of the user (a session.revoked event, like ending them all). The
+   * user's refresh tokens stay: they are not bound to a browser session (ending every session
+   * revokes them too). 404 for a session of another user, one that already ended, or none.
+   */
+  async revokeSession(tenantId: string, actor: Actor, id: string, sessionId: string): Promise<void> {
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      const r = reposOf(this.deps, trx);
+      if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
+      const now = this.deps.clock.now();
+      const session = await r.sessions.find(tenantId, sessionId);
+      if (!session || session.userId !== id || !isLive(session, now)) throw errors.notFound('session not found');
+      const ids = await r.sessions.revoke(tenantId, id, sessionId, now);
+      // Revoked by a concurrent request between the read and the write: already ended.
+      if (ids.length === 0) throw errors.notFound('session not found');
+      await this.deps.events.record(trx, { tenantId, type: 'session.revoked', organizationId: null, actor, data: { user_id: id, session_id: sessionId } });
+    });
+  }
+
   /** The user's passkeys (id, name, AAGUID, transports, times; never key material). */
   async listPasskeys(tenantId: string, id: string): Promise<PasskeyRecord[]> {
     const r = reposOf(this.deps);
@@ -133,10 +195,18 @@ export class UserService {
     });
   }
 
-  /** Deletes the user and their memberships (each a member.removed event). */
+  /**
+   * Deletes the user and their memberships (each a member.removed event). A tenant administrator
+   * is not deleted (409): the role is removed first, where the rules that keep one administrator
+   * and record `tenant_admin.revoked` apply (the console's Administrators, `keyhall admin remove`).
+   */
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = reposOf(this.deps, trx);
+      // Locked with the other administrators' rows (PostgreSQL): a concurrent grant or removal waits.
+      if ((await r.tenantAdmins.userIds(tenantId, this.deps.db.dialect)).includes(id)) {
+        throw errors.conflict('this user is a tenant administrator: remove the administrator role first');
+      }
       const memberships = await r.members.listByUser(tenantId, id);
       if (!(await r.users.delete(tenantId, id))) throw errors.notFound('user not found');
       // Sessions and consents go with the user (foreign keys); refresh tokens are revoked.

@@ -167,8 +167,12 @@ export class MfaService {
     const policy = await this.policyFor(tenantId, userId, opts.organizationId);
     if (policy === 'required' || (opts.acr && opts.acr !== 'pwd')) return true;
     if (policy === 'off') return false;
-    const f = await this.factors(tenantId, userId);
-    return f.totp || f.passkeys.length > 0;
+    return this.hasSecondFactor(tenantId, userId);
+  }
+
+  /** Whether the user has a second factor to be asked for: a confirmed TOTP or a passkey. */
+  hasSecondFactor(tenantId: string, userId: string): Promise<boolean> {
+    return this.#repos().mfa.hasSecondFactor(tenantId, userId);
   }
 
   // ---------------------------------------------------------------- TOTP

@@ -19,6 +19,8 @@ import * as m0019 from './0019_console.js';
 import * as m0020 from './0020_saml.js';
 import * as m0022 from './0022_full_keys_new_permissions.js';
 import * as m0023 from './0023_signing_keys_published_until.js';
+import * as m0024 from './0024_events_actor_index.js';
+import * as m0025 from './0025_directory_read.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -45,6 +47,8 @@ const migrations: Record<string, Migration> = {
   '0020_saml': m0020,
   '0022_full_keys_new_permissions': m0022,
   '0023_signing_keys_published_until': m0023,
+  '0024_events_actor_index': m0024,
+  '0025_directory_read': m0025,
 };
 
 export const migrationProvider: MigrationProvider = {

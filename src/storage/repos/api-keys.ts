@@ -41,6 +41,16 @@ export class ApiKeyRepo {
     return row && stored.toRecord(row);
   }
 
+  /** How many live (unrevoked) platform-bound keys the tenant has (the console overview). */
+  async countLivePlatform(tenantId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('organization_id', 'is', null), eb('revoked_at', 'is', null)]))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   /** Keys of one organization, or platform-bound keys when `organizationId` is null. */
   async list(tenantId: string, organizationId: string | null, after: string | undefined, limit: number): Promise<ApiKeyRecord[]> {
     let q = this.db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('revoked_at', 'is', null);

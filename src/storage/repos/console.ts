@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { consumeOnce, deleteExpired, Sweeper } from '../atomic.js';
 import { codec } from '../codec.js';
+import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 
 export interface TenantAdminRecord {
@@ -53,6 +54,16 @@ export class TenantAdminRepo {
       .orderBy('tenant_admins.user_id')
       .execute();
     return rows.map((r) => ({ ...admins.toRecord(r), email: r.email }));
+  }
+
+  /**
+   * The administrators' user ids. With `lock` (PostgreSQL only) their rows stay write-locked
+   * until commit, so two removals cannot both see another administrator left and leave none
+   * (SQLite runs one writing transaction at a time).
+   */
+  async userIds(tenantId: string, lock?: Dialect): Promise<string[]> {
+    const q = this.db.selectFrom('tenant_admins').select('user_id').where('tenant_id', '=', tenantId).orderBy('user_id');
+    return (await (lock === 'postgres' ? q.forUpdate() : q).execute()).map((r) => r.user_id);
   }
 
   async count(tenantId: string): Promise<number> {

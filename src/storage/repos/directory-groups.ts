@@ -67,6 +67,18 @@ export class DirectoryGroupRepo {
     return (await query.orderBy(q.sortBy, dir).orderBy('id', dir).offset(q.offset).limit(q.limit).execute()).map(stored.toRecord);
   }
 
+  /** A page of the connection's groups by id, after the id `after`, each with its member count. */
+  async pageWithCounts(connectionId: string, after: string | undefined, limit: number): Promise<Array<DirectoryGroupRecord & { memberCount: number }>> {
+    let query = this.db
+      .selectFrom('directory_groups as g')
+      .selectAll('g')
+      .select((eb) => eb.selectFrom('directory_group_members as m').select((c) => c.fn.countAll<number | string>().as('n')).whereRef('m.group_id', '=', 'g.id').as('member_count'))
+      .where('g.connection_id', '=', connectionId);
+    if (after !== undefined) query = query.where('g.id', '>', after);
+    const rows = await query.orderBy('g.id').limit(limit).execute();
+    return rows.map(({ member_count, ...row }) => ({ ...stored.toRecord(row), memberCount: Number(member_count ?? 0) }));
+  }
+
   async count(connectionId: string, where?: Expression<SqlBool>): Promise<number> {
     let query = this.db.selectFrom('directory_groups').select((eb) => eb.fn.countAll<number>().as('n')).where('connection_id', '=', connectionId);
     if (where) query = query.where(where);

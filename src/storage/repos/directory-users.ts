@@ -89,14 +89,41 @@ export class DirectoryUserRepo {
     return row && stored.toRecord(row);
   }
 
-  /** Whether a directory (SCIM) connection of the organization manages this user. */
-  async managesUser(tenantId: string, organizationId: string, userId: string): Promise<boolean> {
+  /**
+   * Whether one of the organization's directory connections created this user's account. A
+   * directory that merely linked an existing account by email does not make it the organization's
+   * (any organization can name any email in SCIM).
+   */
+  async createdUser(tenantId: string, organizationId: string, userId: string): Promise<boolean> {
     const row = await this.db
       .selectFrom('directory_users')
       .select('id')
-      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, user_id: userId }))
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, user_id: userId, owns_user: 1 }))
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  /**
+   * The directory connections that created this user's account (`owns_user`), with their
+   * organization, for the console's administrator look-up: those organizations' administrators
+   * control the account (its profile follows the directory, deprovisioning ends its sessions).
+   * At most `limit` (a user has one creator; the cap only bounds the answer). Served by
+   * `directory_users_tenant_user` (tenant_id, user_id).
+   */
+  async creatorsOf(tenantId: string, userId: string, limit: number): Promise<Array<{ organizationId: string; organizationName: string; connectionId: string; connectionName: string }>> {
+    const rows = await this.db
+      .selectFrom('directory_users')
+      .innerJoin('directory_connections', (j) => j.onRef('directory_connections.id', '=', 'directory_users.connection_id').onRef('directory_connections.tenant_id', '=', 'directory_users.tenant_id'))
+      .innerJoin('organizations', (j) => j.onRef('organizations.id', '=', 'directory_users.organization_id').onRef('organizations.tenant_id', '=', 'directory_users.tenant_id'))
+      .select(['directory_users.organization_id', 'organizations.name as organization_name', 'directory_users.connection_id', 'directory_connections.name as connection_name'])
+      .where('directory_users.tenant_id', '=', tenantId)
+      .where('directory_users.user_id', '=', userId)
+      .where('directory_users.owns_user', '=', 1)
+      .orderBy('directory_users.created_at')
+      .orderBy('directory_users.id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ organizationId: r.organization_id, organizationName: r.organization_name, connectionId: r.connection_id, connectionName: r.connection_name }));
   }
 
   /**
@@ -119,6 +146,13 @@ export class DirectoryUserRepo {
     const dir = q.descending ? 'desc' : 'asc';
     const rows = await query.orderBy(q.sortBy, dir).orderBy('id', dir).offset(q.offset).limit(q.limit).execute();
     return rows.map(stored.toRecord);
+  }
+
+  /** A page of the connection's SCIM users by id, after the id `after` (GET /v1/…/directory/connections/{id}/users). */
+  async page(connectionId: string, after: string | undefined, limit: number): Promise<DirectoryUserRecord[]> {
+    let query = this.db.selectFrom('directory_users').selectAll().where('connection_id', '=', connectionId);
+    if (after !== undefined) query = query.where('id', '>', after);
+    return (await query.orderBy('id').limit(limit).execute()).map(stored.toRecord);
   }
 
   async count(connectionId: string, where?: Expression<SqlBool>): Promise<number> {

@@ -70,20 +70,29 @@ export class EventRepo {
     return row ? Number(row.seq) : undefined;
   }
 
+  /**
+   * A page of the feed in sequence order: after `afterSeq` ascending, or before `beforeSeq`
+   * descending (newest first; no bound: from the newest).
+   */
   async list(q: {
     tenantId: string;
-    afterSeq: number;
     limit: number;
+    /** Ascending (the default) or newest first. */
+    order?: 'asc' | 'desc';
+    afterSeq?: number;
+    beforeSeq?: number;
     types?: string[];
     organizationId?: string;
+    actorType?: string;
+    actorId?: string;
   }): Promise<EventRecord[]> {
-    let query = this.db
-      .selectFrom('events')
-      .selectAll()
-      .where('tenant_id', '=', q.tenantId)
-      .where('seq', '>', q.afterSeq);
+    let query = this.db.selectFrom('events').selectAll().where('tenant_id', '=', q.tenantId);
+    if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
+    if (q.beforeSeq !== undefined) query = query.where('seq', '<', q.beforeSeq);
     if (q.organizationId !== undefined) query = query.where('organization_id', '=', q.organizationId);
     if (q.types?.length) query = query.where('type', 'in', q.types);
-    return (await query.orderBy('seq').limit(q.limit).execute()).map(stored.toRecord);
+    if (q.actorType !== undefined) query = query.where('actor_type', '=', q.actorType);
+    if (q.actorId !== undefined) query = query.where('actor_id', '=', q.actorId);
+    return (await query.orderBy('seq', q.order ?? 'asc').limit(q.limit).execute()).map(stored.toRecord);
   }
 }

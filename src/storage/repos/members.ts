@@ -64,6 +64,32 @@ export class MemberRepo {
     return (await this.db.selectFrom('members').selectAll().where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).execute()).map(stored.toRecord);
   }
 
+  /**
+   * The user's first `limit` memberships with the organization's name (by name, then id), and how
+   * many there are in all: the console's administrator look-up. Served by `members_user`
+   * (tenant_id, user_id).
+   */
+  async organizationsOf(tenantId: string, userId: string, limit: number): Promise<{ total: number; first: Array<{ organizationId: string; name: string; role: string }> }> {
+    const rows = await this.db
+      .selectFrom('members')
+      .innerJoin('organizations', (j) => j.onRef('organizations.id', '=', 'members.organization_id').onRef('organizations.tenant_id', '=', 'members.tenant_id'))
+      .select(['members.organization_id', 'organizations.name', 'members.role'])
+      .where('members.tenant_id', '=', tenantId)
+      .where('members.user_id', '=', userId)
+      .orderBy('organizations.name')
+      .orderBy('members.organization_id')
+      .limit(limit)
+      .execute();
+    const first = rows.map((r) => ({ organizationId: r.organization_id, name: r.name, role: r.role }));
+    if (first.length < limit) return { total: first.length, first };
+    const n = await this.db
+      .selectFrom('members')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+      .executeTakeFirstOrThrow();
+    return { total: Number(n.n), first };
+  }
+
   async listByOrganization(tenantId: string, organizationId: string): Promise<MemberRecord[]> {
     const found = await this.db.selectFrom('members').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId })).execute();
     return found.map(stored.toRecord);

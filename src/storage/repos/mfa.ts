@@ -97,6 +97,21 @@ export class MfaRepo {
 
   // --- TOTP
 
+  /** Whether the user has a second factor to be asked for (a confirmed TOTP or a passkey): one query, no rows read. */
+  async hasSecondFactor(tenantId: string, userId: string): Promise<boolean> {
+    const r = await this.db
+      .selectNoFrom((eb) => [
+        eb
+          .or([
+            eb.exists(eb.selectFrom('mfa_totp').select('user_id').where((w) => w.and([w('tenant_id', '=', tenantId), w('user_id', '=', userId), w('confirmed_at', 'is not', null)]))),
+            eb.exists(eb.selectFrom('mfa_passkeys').select('user_id').where((w) => w.and({ tenant_id: tenantId, user_id: userId }))),
+          ])
+          .as('has'),
+      ])
+      .executeTakeFirst();
+    return Boolean(r?.has);
+  }
+
   async totp(tenantId: string, userId: string) {
     return this.db.selectFrom('mfa_totp').selectAll().where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).executeTakeFirst();
   }

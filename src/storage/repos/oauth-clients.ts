@@ -37,6 +37,12 @@ export class OAuthClientRepo implements ClientStore {
     return row && stored.toRecord(row);
   }
 
+  /** How many OAuth clients the tenant has (the console overview). */
+  async count(tenantId: string): Promise<number> {
+    const row = await this.db.selectFrom('oauth_clients').select((eb) => eb.fn.countAll<number | string>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   /** A page of clients ordered by id (ids sort by creation time), after `cursor`. */
   async list(tenantId: string, opts: { after?: string; limit: number }): Promise<ClientRecord[]> {
     let q = this.db.selectFrom('oauth_clients').selectAll().where('tenant_id', '=', tenantId);

@@ -78,6 +78,12 @@ export class OrganizationRepo {
     return row && stored.toRecord(row);
   }
 
+  /** How many organizations the tenant has (the console overview). */
+  async count(tenantId: string): Promise<number> {
+    const row = await this.db.selectFrom('organizations').select((eb) => eb.fn.countAll<number | string>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async list(tenantId: string, after: string | undefined, limit: number): Promise<OrganizationRecord[]> {
     let q = this.db.selectFrom('organizations').selectAll().where('tenant_id', '=', tenantId);
     if (after) q = q.where('id', '>', after);

@@ -53,6 +53,19 @@ export class SigninSessionRepo implements SessionStore {
     return rows.map(stored.toRecord);
   }
 
+  /**
+   * A page of a user's live sessions (not revoked, not past either timeout), oldest first by id,
+   * after the id `after`: GET /v1/users/{id}/sessions.
+   */
+  async listLive(tenantId: string, userId: string, now: number, after: string | undefined, limit: number): Promise<SessionRecord[]> {
+    let q = this.db
+      .selectFrom('signin_sessions')
+      .selectAll()
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('user_id', '=', userId), eb('revoked_at', 'is', null), eb('expires_at', '>', now), eb('idle_expires_at', '>', now)]));
+    if (after !== undefined) q = q.where('id', '>', after);
+    return (await q.orderBy('id').limit(limit).execute()).map(stored.toRecord);
+  }
+
   /** The second factor was given: the session becomes usable with these methods. False when it was not pending (or ended). */
   async completeMfa(tenantId: string, id: string, amr: string[], now: number): Promise<boolean> {
     const r = await this.db

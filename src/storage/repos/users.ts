@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../db.js';
 import { bool, codec } from '../codec.js';
 import type { Database } from '../schema.js';
 
@@ -40,9 +41,25 @@ export class UserRepo {
     return row && stored.toRecord(row);
   }
 
+  /**
+   * Write-locks the user's row until commit (PostgreSQL; SQLite runs one writing transaction at a
+   * time): granting the administrator role and changing how the user signs in take it first, so
+   * one of them sees the other committed instead of both passing their checks at once.
+   */
+  async lock(tenantId: string, id: string, dialect: Dialect): Promise<void> {
+    if (dialect !== 'postgres') return;
+    await this.db.selectFrom('users').select('id').where((eb) => eb.and({ tenant_id: tenantId, id })).forUpdate().execute();
+  }
+
   async findByEmail(tenantId: string, email: string): Promise<UserRecord | undefined> {
     const row = await this.db.selectFrom('users').selectAll().where((eb) => eb.and({ tenant_id: tenantId, email })).executeTakeFirst();
     return row && stored.toRecord(row);
+  }
+
+  /** How many users the tenant has (the console overview). */
+  async count(tenantId: string): Promise<number> {
+    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async list(tenantId: string, after: string | undefined, limit: number, email?: string): Promise<UserRecord[]> {

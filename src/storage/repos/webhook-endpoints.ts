@@ -47,6 +47,25 @@ export class WebhookEndpointRepo {
   }
 
   /**
+   * How many endpoints the tenant has, and how many of them are failing: their latest delivery
+   * (by id, i.e. the newest event sent to them) is `failed`, every attempt spent (the console overview).
+   */
+  async countWithFailing(tenantId: string): Promise<{ total: number; failing: number }> {
+    const row = await this.db
+      .selectFrom('webhook_endpoints as e')
+      .select((eb) => {
+        const latestStatus = eb.selectFrom('webhook_deliveries as d').select('d.status').whereRef('d.endpoint_id', '=', 'e.id').orderBy('d.id', 'desc').limit(1);
+        return [
+          eb.fn.countAll<number | string>().as('total'),
+          eb.fn.sum<number | string | null>(eb.case().when(latestStatus, '=', 'failed').then(1).else(0).end()).as('failing'),
+        ];
+      })
+      .where('e.tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow();
+    return { total: Number(row.total), failing: Number(row.failing ?? 0) };
+  }
+
+  /**
    * The organization's endpoints. With `lock` (PostgreSQL only) they are share-locked until
    * commit, so deliveries written for them cannot race an endpoint's deletion.
    */
