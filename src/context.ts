@@ -18,7 +18,7 @@ import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './
 import { checkEgressUrlResolved } from './egress/url.js';
 import { EventRecorder } from './events/recorder.js';
 import { RemoteJwksCache } from './http/oauth/remote-jwks.js';
-import { type Clock, monotonicClock, systemClock } from './kernel/clock.js';
+import { type Clock, systemClock } from './kernel/clock.js';
 import { Envelope, EnvelopeError } from './kernel/crypto/envelope.js';
 import { Keystore } from './kernel/crypto/keystore.js';
 import { loadMasterKey, MasterKeyError } from './kernel/crypto/master-key.js';
@@ -195,12 +195,14 @@ function jwksUriCheck(policy: EgressPolicy, resolver: EgressResolver | undefined
   };
 }
 
-/** With the real clock, due-ness and leases are judged by one clock all instances share. */
+/**
+ * On PostgreSQL, due-ness and leases are judged by the database's clock, which every instance
+ * shares. On SQLite (one process) the dispatcher uses the clock that stamps deliveries due, so a
+ * step of the system clock (a laptop resuming from sleep) moves both together.
+ */
 function dispatcherClock(db: Db, injected: boolean): (() => Promise<number>) | undefined {
-  if (injected) return undefined;
-  if (db.dialect === 'postgres') return () => databaseNow(db);
-  const clock = monotonicClock();
-  return async () => clock.now();
+  if (injected || db.dialect !== 'postgres') return undefined;
+  return () => databaseNow(db);
 }
 
 /** Opens the database, migrates it, checks the master key, and wires every module. */

@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks';
-
 /** The source of time. Injected everywhere so expiries and schedules are testable. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
@@ -23,12 +21,3 @@ export class ManualClock implements Clock {
 }
 
 export const nowSeconds = (clock: Clock): number => Math.floor(clock.now() / 1000);
-
-/**
- * Wall time fixed at process start and advanced by the monotonic timer: a step of the system
- * clock (NTP, an operator) neither stalls nor bursts schedules judged by it.
- */
-export function monotonicClock(): Clock {
-  const base = Date.now() - performance.now();
-  return { now: () => Math.round(base + performance.now()) };
-}

@@ -246,6 +246,29 @@ describe('a backlog drains at the pace its endpoint answers', () => {
   });
 });
 
+describe('the system clock steps forward (a laptop resuming from sleep)', () => {
+  it('new deliveries are due at once, not after as long as the machine slept', { skip: onPostgres && 'PostgreSQL judges due-ness by the database clock (docs/webhooks.md)' }, async () => {
+    // No injected clock: the server runs on the system clock, as in production.
+    const s = await startTestServer({ config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000 } });
+    const rx = await startReceiver();
+    const realNow = Date.now;
+    try {
+      const { api, org } = await setup(s, rx.url);
+      Date.now = () => realNow() + 8 * 3600_000; // the wall clock jumped; the monotonic one did not
+      await addMember(api, org, 'sleeper@example.com');
+      await pump(s);
+      assert.deepEqual(
+        rx.received.map((r) => r.headers['webhook-event']),
+        ['member.added'],
+      );
+    } finally {
+      Date.now = realNow;
+      await rx.close();
+      await s.close();
+    }
+  });
+});
+
 describe('egress policy at registration and at delivery', () => {
   let s: TestServer;
   let rx: Receiver;
