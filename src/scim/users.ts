@@ -78,7 +78,7 @@ export class ScimUsers {
       const ownsUser = !user;
       if (user && (await repo.findByUserId(conn.id, user.id))) throw scimErrors.uniqueness('a user with this email is already provisioned by this directory');
       if (!user) {
-        user = { id: newId('user', now), tenantId: conn.tenantId, email, name: displayNameOf(f), emailVerified: false, passwordHash: null, createdAt: now, updatedAt: now };
+        user = { id: newId('user', now), tenantId: conn.tenantId, email, name: displayNameOf(f), emailVerified: false, passwordHash: null, passwordSetBy: null, createdAt: now, updatedAt: now };
         await users.insert(user);
         await this.deps.events.record(trx, { tenantId: conn.tenantId, type: 'user.created', organizationId: null, actor: scimActor(conn), data: { user_id: user.id } });
       }

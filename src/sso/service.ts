@@ -394,7 +394,7 @@ export class SsoSigninService {
           userId = existing.id;
         } else {
           userId = newId('user', now);
-          await r.users.insert({ id: userId, tenantId, email, name, emailVerified: true, passwordHash: null, createdAt: now, updatedAt: now });
+          await r.users.insert({ id: userId, tenantId, email, name, emailVerified: true, passwordHash: null, passwordSetBy: null, createdAt: now, updatedAt: now });
           await this.#record(trx, tenantId, c, 'user.created', system, { user_id: userId });
         }
         await r.ssoIdentities.insert({ connectionId: c.id, subject, tenantId, userId, createdAt: now, lastLoginAt: now });

@@ -26,6 +26,8 @@ interface Candidate {
   verified_domain: { organization_id: string; organization_name: string; domain: string } | null;
   organizations: Array<{ id: string; name: string; role: string }>;
   organizations_total: number;
+  has_password: boolean;
+  password_set_by: { type: string; id: string | null; every_permission: boolean } | null;
 }
 
 const candidatePath = (email: string) => `/console/api/admins/candidate?email=${encodeURIComponent(email)}`;
@@ -61,6 +63,11 @@ describe('console administrators API', () => {
   };
   const lastEvent = async (type: string) => (await v1('GET', `/v1/events?types=${type}&order=desc&limit=1`)).json().data[0];
 
+  /** The id of the test tenant's platform key (every permission). */
+  const platformKeyId = async () => {
+    const keys = (await v1('GET', '/v1/api_keys?limit=100')).json().data as Array<{ id: string; key_prefix: string }>;
+    return keys.find((k) => s.tenant.platformApiKey.startsWith(k.key_prefix))!.id;
+  };
   const candidate = async (email: string, client = c) => {
     const r = await client.call('GET', candidatePath(email));
     assert.equal(r.status, 200, r.text);
@@ -220,8 +227,47 @@ describe('console administrators API', () => {
         { id: beta, name: 'Beta', role: 'member' },
       ],
       organizations_total: 2,
+      has_password: true,
+      password_set_by: { type: 'api_key', id: await platformKeyId(), every_permission: true },
     });
-    assert.equal((await candidate(ADMIN)).already_admin, true);
+    const self = await candidate(ADMIN);
+    assert.equal(self.already_admin, true);
+    // The setup link's password is the new administrator's own choice.
+    assert.deepEqual(self.password_set_by, { type: 'system', id: null, every_permission: true });
+  });
+
+  it('candidate: who last set the password; a narrower key that did is shown as not holding every permission', async () => {
+    const minted = await v1('POST', '/v1/api_keys', { name: 'users only', scopes: ['users:read', 'users:write'] });
+    assert.equal(minted.status, 201, minted.text);
+    const narrow = minted.json() as { id: string; key: string };
+    const asNarrow = (method: string, path: string, body: unknown) =>
+      s.request({ method, path, headers: { authorization: `Bearer ${narrow.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const byNarrow = { type: 'api_key', id: narrow.id, every_permission: false };
+
+    // A users:write key prepares the account an administrator is expected to get.
+    const made = await asNarrow('POST', '/v1/users', { email: 'prepared@console.test', password: PASSWORD });
+    assert.equal(made.status, 201, made.text);
+    const id = made.json().id as string;
+    assert.deepEqual(await candidate('prepared@console.test').then((x) => [x.has_password, x.password_set_by]), [true, byNarrow]);
+
+    // An administrator sets a new one: nobody else knows it.
+    const reset = await c.call('PATCH', `/console/api/users/${id}`, { password: 'a-new-password-the-key-never-saw' });
+    assert.equal(reset.status, 200, reset.text);
+    assert.deepEqual((await candidate('prepared@console.test')).password_set_by, { type: 'user', id: adminId, every_permission: true });
+
+    // The narrower key sets it again (the account is no administrator yet, so it may): flagged again.
+    assert.equal((await asNarrow('PATCH', `/v1/users/${id}`, { password: 'the-key-knows-this-one' })).status, 200);
+    assert.deepEqual((await candidate('prepared@console.test')).password_set_by, byNarrow);
+    // A name change leaves who set the password as it was.
+    assert.equal((await v1('PATCH', `/v1/users/${id}`, { name: 'Prepared' })).status, 200);
+    assert.deepEqual((await candidate('prepared@console.test')).password_set_by, byNarrow);
+    // A key with the whole catalogue holds every permission.
+    assert.equal((await v1('PATCH', `/v1/users/${id}`, { password: 'set-by-the-full-key' })).status, 200);
+    assert.deepEqual((await candidate('prepared@console.test')).password_set_by, { type: 'api_key', id: await platformKeyId(), every_permission: true });
+
+    // No password: nothing to know.
+    await v1('POST', '/v1/users', { email: 'no-password@console.test' });
+    assert.deepEqual(await candidate('no-password@console.test').then((x) => [x.has_password, x.password_set_by]), [false, null]);
   });
 
   it("candidate: an account an organization's SCIM directory created is managed by it; one it merely linked is not", async () => {

@@ -120,6 +120,26 @@ describe('console Administrators screen: where an account came from, before gran
     await accessible(page, 'administrators: a verified-domain account');
   });
 
+  it('warns when a narrower API key set the password, and asks first, naming the key', async () => {
+    const minted = await api('POST', '/api_keys', { name: 'users only', scopes: ['users:read', 'users:write'] });
+    assert.equal(minted.status, 201, minted.text);
+    const narrow = minted.json() as { id: string; key: string };
+    const made = await v1(s, narrow.key)('POST', '/users', { email: 'ops@example.org', password: PASSWORD });
+    assert.equal(made.status, 201, made.text);
+    const found = await lookUp('ops@example.org');
+    const warning = found.getByRole('group', { name: "A narrower API key set this account's password" });
+    await warning.waitFor();
+    assert.match(await warning.innerText(), new RegExp(`API key ${narrow.id} set the password, and it does not hold every permission: whoever holds that key knows the password`));
+    assert.equal(await found.getByRole('group', { name: 'An organization controls this account' }).count(), 0);
+    assert.match(await found.innerText(), new RegExp(`Set by API key ${narrow.id} \\(a key without every permission\\)`));
+    await found.getByRole('button', { name: 'Make administrator' }).click();
+    const question = found.getByRole('group', { name: new RegExp(`although API key ${narrow.id} set its password\\?`) });
+    await question.waitFor();
+    await accessible(page, 'administrators: a password set by a narrower key');
+    await question.getByRole('button', { name: 'Cancel' }).click();
+    assert.ok(!grantBodies.some((b) => b.includes(made.json().id)));
+  });
+
   it('reflows at 390 px with the warning shown, and nothing broke the CSP', async () => {
     await scimUser('cfo@acme.test');
     await page.setViewportSize({ width: 390, height: 844 });

@@ -77,11 +77,19 @@ describe('storage codec: records round-trip through insert and find', () => {
     const patched = await s.r.organizations.update(a, listed.id, { name: 'Acme 2', slug: null, domain: undefined }, 50);
     assert.deepEqual(patched, { ...listed, name: 'Acme 2', slug: null, updatedAt: 50 });
 
-    const verified = await user(s.r, a, { emailVerified: true, name: 'Ann', passwordHash: '$argon2id$x' });
+    const setBy = { type: 'api_key' as const, id: 'key_1', every_permission: false };
+    const verified = await user(s.r, a, { emailVerified: true, name: 'Ann', passwordHash: '$argon2id$x', passwordSetBy: setBy });
     const plain = await user(s.r, a);
     assert.deepEqual(await s.r.users.find(a, verified.id), verified);
     assert.deepEqual(await s.r.users.find(a, plain.id), plain);
     assert.deepEqual(await s.r.users.update(a, plain.id, { name: 'Bob' }, 60), { ...plain, name: 'Bob', updatedAt: 60 });
+    const bySystem = { type: 'system' as const, id: null, every_permission: true };
+    assert.deepEqual(await s.r.users.update(a, verified.id, { passwordHash: '$argon2id$y', passwordSetBy: bySystem }, 70), {
+      ...verified,
+      passwordHash: '$argon2id$y',
+      passwordSetBy: bySystem,
+      updatedAt: 70,
+    });
   });
 
   it('directory connections and users: JSON objects, computed fields, booleans, versions', async () => {

@@ -76,7 +76,7 @@ export async function organization(r: Repos, tenantId: string, over: Partial<Org
 
 export async function user(r: Repos, tenantId: string, over: Partial<UserRecord> = {}): Promise<UserRecord> {
   const id = over.id ?? uid('user');
-  const u: UserRecord = { id, tenantId, email: `${id}@example.com`, name: null, emailVerified: false, passwordHash: null, createdAt: 1, updatedAt: 1, ...over };
+  const u: UserRecord = { id, tenantId, email: `${id}@example.com`, name: null, emailVerified: false, passwordHash: null, passwordSetBy: null, createdAt: 1, updatedAt: 1, ...over };
   await r.users.insert(u);
   return u;
 }

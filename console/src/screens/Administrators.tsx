@@ -22,6 +22,23 @@ interface Candidate {
   verified_domain?: { organization_id: string; organization_name: string; domain: string } | null;
   organizations: Array<{ id: string; name: string; role: string }>;
   organizations_total?: number;
+  has_password?: boolean;
+  /** Who last set the password (null with has_password: set before it was recorded). */
+  password_set_by?: { type: string; id: string | null; every_permission: boolean } | null;
+}
+
+/** A narrower key (not every permission) set the password: whoever holds that key knows it. */
+const narrowPassword = (c: Candidate) => !!c.has_password && c.password_set_by?.every_permission === false;
+
+/** The "Password" fact: whether there is one and who set it. */
+function passwordFact(c: Candidate): string {
+  if (!c.has_password) return 'None';
+  const by = c.password_set_by;
+  if (!by) return 'Set before who sets passwords was recorded';
+  if (by.type === 'api_key') return `Set by API key ${by.id ?? ''}${by.every_permission ? '' : ' (a key without every permission)'}`;
+  if (by.type === 'user') return `Set by administrator ${by.id ?? ''}`;
+  if (by.type === 'system') return 'Set with a setup link or the command line';
+  return `Set by ${by.type} ${by.id ?? ''}`;
 }
 
 /** "organization ‘A’" or "organizations ‘A’, ‘B’": those that control the account (for the confirmation). */
@@ -103,8 +120,8 @@ export function Administrators({ me }: { me: string }) {
 /**
  * The account found: a warning first when an organization controls it (its SCIM directory
  * created it, it signs in through the organization's SSO connection, or its email is in the
- * organization's verified domain), then its facts and
- * memberships, then "Make administrator" (asking first when controlled), which grants this
+ * organization's verified domain) or a narrower API key set its password, then its facts and
+ * memberships, then "Make administrator" (asking first after a warning), which grants this
  * account by id — not whatever the email names by then.
  */
 function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGranted: (email: string) => void }) {
@@ -116,6 +133,7 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
     onGranted(c.user.email);
   };
   const managed = c.managed_by.length > 0 || c.sso.length > 0 || !!c.verified_domain;
+  const narrow = narrowPassword(c);
   const total = c.organizations_total ?? c.organizations.length;
   return (
     <section className="card" aria-labelledby="admin-candidate" data-candidate={c.user.id}>
@@ -149,10 +167,21 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
           </p>
         </div>
       ) : null}
+      {narrow ? (
+        <div className="warning" role="group" aria-labelledby="admin-candidate-password">
+          <h3 id="admin-candidate-password">A narrower API key set this account's password</h3>
+          <p>
+            API key {c.password_set_by?.id} set the password, and it does not hold every permission: whoever holds that key knows the password, and as an administrator this
+            account could change every organization, user, key and setting of the tenant. Set a new password on the Users screen first, or ask the person to sign up with an account of
+            their own.
+          </p>
+        </div>
+      ) : null}
       <dl className="facts">
         <Fact label="Email" value={c.user.email} />
         <Fact label="User id" value={c.user.id} />
         <Fact label="Created" value={when(c.user.created_at)} />
+        <Fact label="Password" value={passwordFact(c)} />
       </dl>
       <h3>Organizations</h3>
       {c.organizations.length === 0 ? (
@@ -169,10 +198,10 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
       )}
       {c.already_admin ? (
         <p className="ok">{c.user.email} already is an administrator.</p>
-      ) : managed ? (
+      ) : managed || narrow ? (
         <ConfirmButton
           label="Make administrator"
-          question={`Make ${c.user.email} an administrator of the whole tenant, although ${controllers(c)} controls the account?`}
+          question={`Make ${c.user.email} an administrator of the whole tenant, although ${managed ? `${controllers(c)} controls the account` : `API key ${c.password_set_by?.id} set its password`}?`}
           confirmLabel="Yes, make administrator"
           onConfirm={make}
         />

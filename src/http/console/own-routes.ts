@@ -36,13 +36,17 @@ export async function consoleOwnRoutes(app: FastifyInstance, opts: ConsoleOwnRou
   }));
 
   // Who the account is before it is made an administrator: where it came from (an organization's
-  // SCIM directory, its SSO connections) and its memberships. The screen then grants by user_id,
+  // SCIM directory, its SSO connections), who set its password, and its memberships. The screen then grants by user_id,
   // the account it showed.
   r.get('/admins/candidate', { schema: { querystring: z.strictObject({ email }) } }, async (request) => {
     const c = await admins.candidate(tenantOf(request).id, request.query.email);
     return {
       user: { id: c.user.id, email: c.user.email, created_at: iso(c.user.createdAt) },
       already_admin: c.alreadyAdmin,
+      // Whoever set the password knows it: a narrower key (every_permission false) that did
+      // could sign in as the administrator. null with has_password: set before it was recorded.
+      has_password: c.user.passwordHash !== null,
+      password_set_by: c.user.passwordHash === null ? null : c.user.passwordSetBy,
       managed_by: c.directories.map((d) => ({ kind: 'directory' as const, organization_id: d.organizationId, organization_name: d.organizationName, connection_id: d.connectionId, connection_name: d.connectionName })),
       sso: c.sso.map((x) => ({ organization_id: x.organizationId, organization_name: x.organizationName, connection_id: x.connectionId, connection_name: x.connectionName, protocol: x.protocol })),
       verified_domain: c.verifiedDomain && { organization_id: c.verifiedDomain.organizationId, organization_name: c.verifiedDomain.organizationName, domain: c.verifiedDomain.domain },

@@ -7,8 +7,9 @@ import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type Executor, isUniqueViolation } from '../../storage/db.js';
-import type { UserPatch, UserRecord } from '../../storage/repos/users.js';
+import type { PasswordSetBy, UserPatch, UserRecord } from '../../storage/repos/users.js';
 import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
+import { PERMISSIONS } from '../permissions.js';
 
 /** Emails are unique per tenant in this form: trimmed and lower-cased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -66,6 +67,22 @@ const isLive = (s: SessionRecord, now: number) => s.revokedAt === null && s.expi
 export class UserService {
   constructor(private readonly deps: ManagementDeps) {}
 
+  /**
+   * Who sets a password, recorded with it for the console's look-up before a grant: an API key
+   * holds every permission only when it is platform-bound with the whole catalogue (read from
+   * the key itself, not taken from the caller). A console administrator acts with every
+   * permission, and so does Keyhall itself (the setup link, where the new administrator chooses
+   * the password, and the command line).
+   */
+  async #setBy(tenantId: string, actor: Actor): Promise<PasswordSetBy> {
+    let every = actor.type === 'user' || actor.type === 'system';
+    if (actor.type === 'api_key' && actor.id !== null) {
+      const key = await reposOf(this.deps).apiKeys.find(tenantId, actor.id);
+      every = !!key && key.organizationId === null && PERMISSIONS.every((p) => key.scopes.includes(p));
+    }
+    return { type: actor.type, id: actor.id, every_permission: every };
+  }
+
   /** `also` runs in the creating transaction (the console setup link makes the user an administrator there). */
   async create(tenantId: string, actor: Actor, input: { email: string; name?: string; password?: string }, also?: (trx: Executor, user: UserRecord) => Promise<void>) {
     const now = this.deps.clock.now();
@@ -76,6 +93,7 @@ export class UserService {
       name: input.name ?? null,
       emailVerified: false,
       passwordHash: input.password === undefined ? null : await hashPassword(input.password),
+      passwordSetBy: input.password === undefined ? null : await this.#setBy(tenantId, actor),
       createdAt: now,
       updatedAt: now,
     };
@@ -113,6 +131,7 @@ export class UserService {
       email: input.email === undefined ? undefined : normalizeEmail(input.email),
       name: input.name,
       passwordHash: input.password === undefined ? undefined : await hashPassword(input.password),
+      passwordSetBy: input.password === undefined ? undefined : await this.#setBy(tenantId, actor),
     };
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {

@@ -21,6 +21,7 @@ import * as m0022 from './0022_full_keys_new_permissions.js';
 import * as m0023 from './0023_signing_keys_published_until.js';
 import * as m0024 from './0024_events_actor_index.js';
 import * as m0025 from './0025_directory_read.js';
+import * as m0026 from './0026_user_password_set_by.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '0023_signing_keys_published_until': m0023,
   '0024_events_actor_index': m0024,
   '0025_directory_read': m0025,
+  '0026_user_password_set_by': m0026,
 };
 
 export const migrationProvider: MigrationProvider = {

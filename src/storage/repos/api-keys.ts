@@ -41,6 +41,11 @@ export class ApiKeyRepo {
     return row && stored.toRecord(row);
   }
 
+  async find(tenantId: string, id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    return row && stored.toRecord(row);
+  }
+
   /** How many live (unrevoked) platform-bound keys the tenant has (the console overview). */
   async countLivePlatform(tenantId: string): Promise<number> {
     const row = await this.db

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
-import { bool, codec } from '../codec.js';
+import type { ActorType } from '../../events/catalogue.js';
+import { bool, codec, jsonOrNull } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export interface UserRecord {
@@ -10,8 +11,17 @@ export interface UserRecord {
   name: string | null;
   emailVerified: boolean;
   passwordHash: string | null;
+  /** Who last set the password; null when there is none or it was set before this was recorded. */
+  passwordSetBy: PasswordSetBy | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** The actor that set a password, and whether it held every permission (else it is a narrower key). */
+export interface PasswordSetBy {
+  type: ActorType;
+  id: string | null;
+  every_permission: boolean;
 }
 
 const stored = codec<UserRecord>()('users', {
@@ -21,12 +31,13 @@ const stored = codec<UserRecord>()('users', {
   name: true,
   emailVerified: bool,
   passwordHash: true,
+  passwordSetBy: jsonOrNull<PasswordSetBy>(),
   createdAt: true,
   updatedAt: true,
 });
 
 /** The fields `update` may change. */
-const PATCHABLE = ['email', 'name', 'passwordHash'] as const;
+const PATCHABLE = ['email', 'name', 'passwordHash', 'passwordSetBy'] as const;
 export type UserPatch = Partial<Pick<UserRecord, (typeof PATCHABLE)[number]>>;
 
 export class UserRepo {

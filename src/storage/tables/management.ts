@@ -28,6 +28,8 @@ export interface UsersTable {
   email_verified: number;
   /** argon2id PHC string; never leaves the server. */
   password_hash: string | null;
+  /** JSON {type, id, every_permission}: who last set the password (migration 0026); null if unknown or none. */
+  password_set_by: string | null;
   created_at: number;
   updated_at: number;
 }
