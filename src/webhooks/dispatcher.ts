@@ -78,6 +78,8 @@ export class Dispatcher {
   /** A pass is running now; `#again` asks for another as soon as it ends. */
   #inPass = false;
   #again = false;
+  /** A pass is due at once (scheduled with no delay) and has not started yet. */
+  #imminent = false;
 
   constructor(private readonly o: DispatcherOptions) {}
 
@@ -100,6 +102,7 @@ export class Dispatcher {
   async stop(graceMs = Infinity): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    this.#imminent = false;
     await this.#ticking;
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
@@ -153,17 +156,28 @@ export class Dispatcher {
     return started;
   }
 
-  /** Resolves when every attempt started so far has been recorded (for tests). */
+  /**
+   * Resolves when the dispatcher is quiet (for tests): every attempt started so far recorded, and
+   * no pass running or about to run. A finished attempt starts a pass at once (`#soon`), which
+   * may claim what a test's own `tick()` then finds taken, so both are waited for.
+   */
   async idle(): Promise<void> {
-    while (this.#running.size) await Promise.allSettled([...this.#running]);
+    for (;;) {
+      if (this.#running.size) await Promise.allSettled([...this.#running]);
+      else if (this.#inPass) await this.#ticking;
+      else if (this.#imminent) await new Promise((resolve) => setTimeout(resolve, 1));
+      else return;
+    }
   }
 
   /** The next pass in `delayMs` (one timer at a time; never while a pass runs). */
   #schedule(delayMs: number): void {
     if (this.#stopped) return;
     clearTimeout(this.#timer);
+    this.#imminent = delayMs === 0;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
+      this.#imminent = false;
       this.#inPass = true;
       this.#ticking = this.tick()
         .then(() => undefined)
