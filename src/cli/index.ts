@@ -120,6 +120,9 @@ async function serve(args: string[], io: Io): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // A closed terminal or session (whose default would end the process without writing out the
+  // buffered log lines) stops it gracefully like SIGTERM.
+  process.on('SIGHUP', () => stop('SIGHUP'));
   // Log lines are written asynchronously: whatever is still buffered goes out before the
   // process ends, a fatal error included.
   process.once('exit', () => server.ctx.logs.flush());

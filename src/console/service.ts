@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../events/catalogue.js';
 import { errors } from '../kernel/errors.js';
-import { sha256Hex } from '../kernel/crypto/hash.js';
+import { safeEqual, sha256Hex } from '../kernel/crypto/hash.js';
 import { iso, type ManagementDeps, reposOf } from '../management/common.js';
 import { normalizeEmail, type UserService } from '../management/users/service.js';
 import { type Executor, isForeignKeyViolation } from '../storage/db.js';
@@ -55,6 +55,14 @@ export interface AdminCandidate {
 
 export function adminView(a: { userId: string; email: string; createdAt: number }) {
   return { user_id: a.userId, email: a.email, admin_since: iso(a.createdAt) };
+}
+
+/**
+ * What the look-up showed of how the account signs in (email, password and who set it), as an
+ * opaque digest: the grant sends it back, and a change since then is refused (409).
+ */
+export function accountFingerprint(u: UserRecord): string {
+  return sha256Hex(JSON.stringify([u.id, u.email, u.passwordHash, u.passwordSetBy])).slice(0, 32);
 }
 
 export class ConsoleAdmins {
@@ -160,13 +168,29 @@ export class ConsoleAdmins {
    * console's screen sends, the account it showed) by id; the administrator who grants is the
    * actor. 404 without such a user, 409 when already one.
    */
-  async grantExisting(tenantId: string, actor: Actor, who: { email: string } | { userId: string }): Promise<{ user: UserRecord; grantedAt: number }> {
+  async grantExisting(
+    tenantId: string,
+    actor: Actor,
+    who: { email: string } | { userId: string },
+    fingerprint?: string,
+  ): Promise<{ user: UserRecord; grantedAt: number }> {
     const users = reposOf(this.deps).users;
     const user = 'userId' in who ? await users.find(tenantId, who.userId) : await users.findByEmail(tenantId, normalizeEmail(who.email));
     if (!user) throw errors.notFound('userId' in who ? `no user ${who.userId}` : `no user with the email ${normalizeEmail(who.email)}; create the user first`);
     const now = this.deps.clock.now();
     const granted = await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       await this.#stillAdministrator(trx, tenantId, actor);
+      if (fingerprint !== undefined) {
+        // The account as the look-up showed it: a password or email set since then (by a key
+        // that may now know it) is not granted on the strength of the earlier look-up.
+        const r = reposOf(this.deps, trx).users;
+        await r.lock(tenantId, user.id, this.deps.db.dialect);
+        const current = await r.find(tenantId, user.id);
+        if (!current) throw errors.notFound('the user no longer exists');
+        if (!safeEqual(accountFingerprint(current), fingerprint)) {
+          throw errors.conflict("the account's email or password changed since it was looked up; look it up again");
+        }
+      }
       return this.#grant(trx, tenantId, user.id, actor, now);
     });
     if (!granted) throw errors.conflict(`${user.email} already is an administrator`);

@@ -78,8 +78,8 @@ export class Dispatcher {
   /** A pass is running now; `#again` asks for another as soon as it ends. */
   #inPass = false;
   #again = false;
-  /** A pass is due at once (scheduled with no delay) and has not started yet. */
-  #imminent = false;
+  /** A pass is due at once (scheduled with no delay) and has not started: resolved when it starts. */
+  #imminent: { started: Promise<void>; start: () => void } | undefined;
 
   constructor(private readonly o: DispatcherOptions) {}
 
@@ -102,7 +102,8 @@ export class Dispatcher {
   async stop(graceMs = Infinity): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    this.#imminent = false;
+    this.#imminent?.start();
+    this.#imminent = undefined;
     await this.#ticking;
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
@@ -165,7 +166,7 @@ export class Dispatcher {
     for (;;) {
       if (this.#running.size) await Promise.allSettled([...this.#running]);
       else if (this.#inPass) await this.#ticking;
-      else if (this.#imminent) await new Promise((resolve) => setTimeout(resolve, 1));
+      else if (this.#imminent) await this.#imminent.started;
       else return;
     }
   }
@@ -174,10 +175,17 @@ export class Dispatcher {
   #schedule(delayMs: number): void {
     if (this.#stopped) return;
     clearTimeout(this.#timer);
-    this.#imminent = delayMs === 0;
+    this.#imminent?.start();
+    this.#imminent = undefined;
+    if (delayMs === 0) {
+      let start = () => {};
+      const started = new Promise<void>((resolve) => (start = resolve));
+      this.#imminent = { started, start };
+    }
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.#imminent = false;
+      this.#imminent?.start();
+      this.#imminent = undefined;
       this.#inPass = true;
       this.#ticking = this.tick()
         .then(() => undefined)

@@ -28,6 +28,7 @@ interface Candidate {
   organizations_total: number;
   has_password: boolean;
   password_set_by: { type: string; id: string | null; every_permission: boolean } | null;
+  fingerprint: string;
 }
 
 const candidatePath = (email: string) => `/console/api/admins/candidate?email=${encodeURIComponent(email)}`;
@@ -216,7 +217,9 @@ describe('console administrators API', () => {
     // GET needs no CSRF header (like every console GET), only the session and the console cookie.
     const r = await c.call('GET', candidatePath(' Plain-Candidate@Console.TEST '), undefined, { 'x-csrf-token': undefined, origin: undefined });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.json(), {
+    assert.match(r.json().fingerprint, /^[0-9a-f]{32}$/);
+    assert.deepEqual({ ...r.json(), fingerprint: undefined }, {
+      fingerprint: undefined,
       user: { id, email: 'plain-candidate@console.test', created_at: at },
       already_admin: false,
       managed_by: [],
@@ -337,6 +340,46 @@ describe('console administrators API', () => {
     assert.equal((await candidate('ceo@acme.test')).already_admin, true);
     expectError(await c.call('POST', '/console/api/admins', { user_id: id }), 409, 'conflict');
     assert.equal((await c.call('DELETE', `/console/api/admins/${id}`)).status, 204);
+  });
+
+  it('grants with the fingerprint the look-up gave only while the account is as shown: a password set since is 409', async () => {
+    const minted = await v1('POST', '/v1/api_keys', { name: 'users only (fingerprint)', scopes: ['users:read', 'users:write'] });
+    const narrowKey = minted.json().key as string;
+    const id = await newUser('shown@console.test');
+    const shown = await candidate('shown@console.test');
+    assert.deepEqual(shown.password_set_by?.every_permission, true);
+    // While the administrator reads the card, a narrower key sets a password it knows.
+    const set = await s.request({
+      method: 'PATCH',
+      path: `/v1/users/${id}`,
+      headers: { authorization: `Bearer ${narrowKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ password: 'the-key-knows-this-one' }),
+    });
+    assert.equal(set.status, 200, set.text);
+    const stale = await c.call('POST', '/console/api/admins', { user_id: id, fingerprint: shown.fingerprint });
+    expectError(stale, 409, 'conflict');
+    assert.match(stale.json().error_description, /changed since it was looked up/);
+    assert.ok(!(await admins()).some((a) => a.user_id === id));
+    // Looked up again, the card shows the narrower key; granting what it shows works.
+    const again = await candidate('shown@console.test');
+    assert.equal(again.password_set_by?.every_permission, false);
+    assert.notEqual(again.fingerprint, shown.fingerprint);
+    // A name change is not part of how the account signs in: the fingerprint stays.
+    assert.equal((await v1('PATCH', `/v1/users/${id}`, { name: 'Shown' })).status, 200);
+    assert.equal((await candidate('shown@console.test')).fingerprint, again.fingerprint);
+    const granted = await c.call('POST', '/console/api/admins', { user_id: id, fingerprint: again.fingerprint });
+    assert.equal(granted.status, 201, granted.text);
+    assert.equal((await c.call('DELETE', `/console/api/admins/${id}`)).status, 204);
+    expectError(await c.call('POST', '/console/api/admins', { user_id: id, fingerprint: 'not-hex' }), 400, 'invalid_request');
+  });
+
+  it('candidate: a password whose recorded setter no longer matches it (set by a release that does not record it) reads as not recorded', async () => {
+    const id = await newUser('rolling@console.test');
+    assert.equal((await candidate('rolling@console.test')).password_set_by?.every_permission, true);
+    // An instance still on the previous release changes only password_hash.
+    await s.server.ctx.db.kysely.updateTable('users').set({ password_hash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo' }).where('id', '=', id).execute();
+    const r = await candidate('rolling@console.test');
+    assert.deepEqual([r.has_password, r.password_set_by], [true, null]);
   });
 
   it('granting: both email and user_id, or neither, 400; an unknown user_id 404; a malformed one 400', async () => {

@@ -87,7 +87,8 @@ describe('console Administrators screen: where an account came from, before gran
     await page.getByRole('region', { name: 'Administrators' }).getByRole('row').filter({ hasText: 'ceo@acme.test' }).waitFor();
     assert.equal(await page.getByRole('region', { name: 'Account found' }).count(), 0);
     // The screen granted the account it showed, by id, not the email.
-    assert.deepEqual(grantBodies.map((b) => JSON.parse(b)), [{ user_id: ceo }]);
+    const bodies = grantBodies.map((b) => JSON.parse(b) as { user_id: string; fingerprint: string });
+    assert.deepEqual(bodies.map((b) => [b.user_id, /^[0-9a-f]{32}$/.test(b.fingerprint)]), [[ceo, true]]);
     const granted = (await api('GET', '/events?types=tenant_admin.granted&order=desc&limit=1')).json().data[0];
     assert.deepEqual(granted.actor, { type: 'user', id: adminId });
     assert.deepEqual(granted.data, { user_id: ceo });

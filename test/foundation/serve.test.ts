@@ -114,9 +114,11 @@ describe('keyhall serve (a real process)', () => {
       assert.equal(body.error, 'unknown_tenant');
       assert.match(body.error_description, new RegExp(`127\\.0\\.0\\.1:${port}`));
     } finally {
-      p.child.kill('SIGTERM');
+      // SIGHUP (a closed terminal) stops it gracefully too, writing out the buffered log lines.
+      p.child.kill('SIGHUP');
       assert.equal(await p.exited, 0);
     }
+    assert.match(p.out(), /"signal":"SIGHUP","msg":"shutting down"/);
   });
 
   it('on SIGTERM finishes in-flight requests, then exits 0', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bool, codec, computed, json, jsonOrNull, words } from '../../src/storage/codec.js';
 import type { DirectoryUserRecord } from '../../src/storage/repos/directory-users.js';
+import { currentPasswordSetBy, passwordTag } from '../../src/storage/repos/users.js';
 import { client, openStorage, organization, type StorageDb, tenant, uid, user } from './helpers.js';
 
 describe('storage codec', () => {
@@ -77,19 +78,23 @@ describe('storage codec: records round-trip through insert and find', () => {
     const patched = await s.r.organizations.update(a, listed.id, { name: 'Acme 2', slug: null, domain: undefined }, 50);
     assert.deepEqual(patched, { ...listed, name: 'Acme 2', slug: null, updatedAt: 50 });
 
-    const setBy = { type: 'api_key' as const, id: 'key_1', every_permission: false };
+    const setBy = { type: 'api_key' as const, id: 'key_1', every_permission: false, hash_tag: passwordTag('$argon2id$x') };
     const verified = await user(s.r, a, { emailVerified: true, name: 'Ann', passwordHash: '$argon2id$x', passwordSetBy: setBy });
     const plain = await user(s.r, a);
     assert.deepEqual(await s.r.users.find(a, verified.id), verified);
     assert.deepEqual(await s.r.users.find(a, plain.id), plain);
     assert.deepEqual(await s.r.users.update(a, plain.id, { name: 'Bob' }, 60), { ...plain, name: 'Bob', updatedAt: 60 });
-    const bySystem = { type: 'system' as const, id: null, every_permission: true };
+    const bySystem = { type: 'system' as const, id: null, every_permission: true, hash_tag: passwordTag('$argon2id$y') };
     assert.deepEqual(await s.r.users.update(a, verified.id, { passwordHash: '$argon2id$y', passwordSetBy: bySystem }, 70), {
       ...verified,
       passwordHash: '$argon2id$y',
       passwordSetBy: bySystem,
       updatedAt: 70,
     });
+    // The record describes the hash it was made for, and no other.
+    assert.deepEqual(currentPasswordSetBy({ passwordHash: '$argon2id$y', passwordSetBy: bySystem }), bySystem);
+    assert.equal(currentPasswordSetBy({ passwordHash: '$argon2id$z', passwordSetBy: bySystem }), null);
+    assert.equal(currentPasswordSetBy({ passwordHash: null, passwordSetBy: bySystem }), null);
   });
 
   it('directory connections and users: JSON objects, computed fields, booleans, versions', async () => {

@@ -23,18 +23,27 @@ interface Candidate {
   organizations: Array<{ id: string; name: string; role: string }>;
   organizations_total?: number;
   has_password?: boolean;
-  /** Who last set the password (null with has_password: set before it was recorded). */
+  /** Who last set the password (null with has_password: not recorded). */
   password_set_by?: { type: string; id: string | null; every_permission: boolean } | null;
+  /** Sent back with the grant: the server refuses it (409) if the account changed since. */
+  fingerprint?: string;
 }
 
-/** A narrower key (not every permission) set the password: whoever holds that key knows it. */
-const narrowPassword = (c: Candidate) => !!c.has_password && c.password_set_by?.every_permission === false;
+/**
+ * Whoever set the password may know it: a narrower key (not every permission) did, or who did is
+ * not recorded (set before Keyhall recorded it, or by an instance not yet upgraded).
+ */
+function passwordRisk(c: Candidate): 'narrow' | 'unknown' | null {
+  if (!c.has_password) return null;
+  if (!c.password_set_by) return 'unknown';
+  return c.password_set_by.every_permission ? null : 'narrow';
+}
 
 /** The "Password" fact: whether there is one and who set it. */
 function passwordFact(c: Candidate): string {
   if (!c.has_password) return 'None';
   const by = c.password_set_by;
-  if (!by) return 'Set before who sets passwords was recorded';
+  if (!by) return 'Set by someone not recorded';
   if (by.type === 'api_key') return `Set by API key ${by.id ?? ''}${by.every_permission ? '' : ' (a key without every permission)'}`;
   if (by.type === 'user') return `Set by administrator ${by.id ?? ''}`;
   if (by.type === 'system') return 'Set with a setup link or the command line';
@@ -129,11 +138,12 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
   useEffect(() => heading.current?.focus(), []);
   const grant = useAction();
   const make = async () => {
-    await api('POST', '/admins', { user_id: c.user.id });
+    await api('POST', '/admins', { user_id: c.user.id, ...(c.fingerprint ? { fingerprint: c.fingerprint } : {}) });
     onGranted(c.user.email);
   };
   const managed = c.managed_by.length > 0 || c.sso.length > 0 || !!c.verified_domain;
-  const narrow = narrowPassword(c);
+  const risk = passwordRisk(c);
+  const reasons = [...(managed ? [`${controllers(c)} controls the account`] : []), ...(risk === 'narrow' ? [`API key ${c.password_set_by?.id} set its password`] : []), ...(risk === 'unknown' ? ['who set its password is not recorded'] : [])];
   const total = c.organizations_total ?? c.organizations.length;
   return (
     <section className="card" aria-labelledby="admin-candidate" data-candidate={c.user.id}>
@@ -167,13 +177,15 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
           </p>
         </div>
       ) : null}
-      {narrow ? (
+      {risk ? (
         <div className="warning" role="group" aria-labelledby="admin-candidate-password">
-          <h3 id="admin-candidate-password">A narrower API key set this account's password</h3>
+          <h3 id="admin-candidate-password">{risk === 'narrow' ? "A narrower API key set this account's password" : "Who set this account's password is not recorded"}</h3>
           <p>
-            API key {c.password_set_by?.id} set the password, and it does not hold every permission: whoever holds that key knows the password, and as an administrator this
-            account could change every organization, user, key and setting of the tenant. Set a new password on the Users screen first, or ask the person to sign up with an account of
-            their own.
+            {risk === 'narrow'
+              ? `API key ${c.password_set_by?.id} set the password, and it does not hold every permission: whoever holds that key knows the password`
+              : 'It was set before Keyhall recorded who sets passwords, or by an instance not yet upgraded: whoever set it may know it'}
+            , and as an administrator this account could change every organization, user, key and setting of the tenant. Set a new password on the Users screen first, or ask the
+            person to sign up with an account of their own.
           </p>
         </div>
       ) : null}
@@ -198,10 +210,10 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
       )}
       {c.already_admin ? (
         <p className="ok">{c.user.email} already is an administrator.</p>
-      ) : managed || narrow ? (
+      ) : reasons.length ? (
         <ConfirmButton
           label="Make administrator"
-          question={`Make ${c.user.email} an administrator of the whole tenant, although ${managed ? `${controllers(c)} controls the account` : `API key ${c.password_set_by?.id} set its password`}?`}
+          question={`Make ${c.user.email} an administrator of the whole tenant, although ${reasons.join(' and ')}?`}
           confirmLabel="Yes, make administrator"
           onConfirm={make}
         />

@@ -7,7 +7,7 @@ import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type Executor, isUniqueViolation } from '../../storage/db.js';
-import type { PasswordSetBy, UserPatch, UserRecord } from '../../storage/repos/users.js';
+import { type PasswordSetBy, passwordTag, type UserPatch, type UserRecord } from '../../storage/repos/users.js';
 import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
 import { PERMISSIONS } from '../permissions.js';
 
@@ -74,13 +74,13 @@ export class UserService {
    * permission, and so does Keyhall itself (the setup link, where the new administrator chooses
    * the password, and the command line).
    */
-  async #setBy(tenantId: string, actor: Actor): Promise<PasswordSetBy> {
+  async #setBy(tenantId: string, actor: Actor, passwordHash: string): Promise<PasswordSetBy> {
     let every = actor.type === 'user' || actor.type === 'system';
     if (actor.type === 'api_key' && actor.id !== null) {
       const key = await reposOf(this.deps).apiKeys.find(tenantId, actor.id);
       every = !!key && key.organizationId === null && PERMISSIONS.every((p) => key.scopes.includes(p));
     }
-    return { type: actor.type, id: actor.id, every_permission: every };
+    return { type: actor.type, id: actor.id, every_permission: every, hash_tag: passwordTag(passwordHash) };
   }
 
   /** `also` runs in the creating transaction (the console setup link makes the user an administrator there). */
@@ -92,11 +92,15 @@ export class UserService {
       email: normalizeEmail(input.email),
       name: input.name ?? null,
       emailVerified: false,
-      passwordHash: input.password === undefined ? null : await hashPassword(input.password),
-      passwordSetBy: input.password === undefined ? null : await this.#setBy(tenantId, actor),
+      passwordHash: null,
+      passwordSetBy: null,
       createdAt: now,
       updatedAt: now,
     };
+    if (input.password !== undefined) {
+      user.passwordHash = await hashPassword(input.password);
+      user.passwordSetBy = await this.#setBy(tenantId, actor, user.passwordHash);
+    }
     try {
       await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         await reposOf(this.deps, trx).users.insert(user);
@@ -130,9 +134,11 @@ export class UserService {
     const patch: UserPatch = {
       email: input.email === undefined ? undefined : normalizeEmail(input.email),
       name: input.name,
-      passwordHash: input.password === undefined ? undefined : await hashPassword(input.password),
-      passwordSetBy: input.password === undefined ? undefined : await this.#setBy(tenantId, actor),
     };
+    if (input.password !== undefined) {
+      patch.passwordHash = await hashPassword(input.password);
+      patch.passwordSetBy = await this.#setBy(tenantId, actor, patch.passwordHash);
+    }
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         const repo = reposOf(this.deps, trx).users;

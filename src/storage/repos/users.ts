@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import type { ActorType } from '../../events/catalogue.js';
+import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { bool, codec, jsonOrNull } from '../codec.js';
 import type { Database } from '../schema.js';
 
@@ -22,6 +23,21 @@ export interface PasswordSetBy {
   type: ActorType;
   id: string | null;
   every_permission: boolean;
+  /**
+   * passwordTag of the hash it describes: a password set by a release that does not record this
+   * (an instance not yet upgraded, during a rolling upgrade) leaves a record that no longer
+   * matches, which reads as unknown rather than as the previous setter.
+   */
+  hash_tag: string;
+}
+
+/** A short digest of a password hash, tying a PasswordSetBy to the password it describes. */
+export const passwordTag = (passwordHash: string) => sha256Hex(passwordHash).slice(0, 16);
+
+/** Who set the user's current password; null when there is none or that is not known. */
+export function currentPasswordSetBy(u: Pick<UserRecord, 'passwordHash' | 'passwordSetBy'>): PasswordSetBy | null {
+  if (u.passwordHash === null || u.passwordSetBy === null) return null;
+  return u.passwordSetBy.hash_tag === passwordTag(u.passwordHash) ? u.passwordSetBy : null;
 }
 
 const stored = codec<UserRecord>()('users', {
