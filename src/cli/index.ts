@@ -9,6 +9,7 @@ import { isPermission, PERMISSIONS } from '../management/permissions.js';
 import { startServer } from '../server.js';
 import { migrate, openDatabase } from '../storage/db.js';
 import { adminView, setupLink } from '../console/service.js';
+import { currentPasswordSetBy } from '../storage/repos/users.js';
 import { newcomerBanner, servedTenantsNotice } from './banner.js';
 
 const USAGE = `Usage: keyhall <command> [options]
@@ -307,6 +308,15 @@ async function adminCommand(args: string[], io: Io): Promise<void> {
     if (!user && password === undefined) throw new UsageError(`no user ${email} in ${tenant.host}; pipe a password in with --password-stdin to create one`);
     const result = await ctx.admins.grant(tenant.id, email!, password);
     const out = { tenant_id: tenant.id, user_id: result.user.id, email: result.user.email, created_user: result.created, already_admin: !result.granted };
+    // An existing account whose password a narrower key set (or nobody knows who): whoever did may
+    // know it, and the account now holds the whole tenant (docs/console.md).
+    const setBy = currentPasswordSetBy(result.user);
+    if (result.granted && !result.created && result.user.passwordHash !== null && !setBy?.every_permission) {
+      const who = setBy ? `API key ${setBy.id ?? '?'}, which does not hold every permission,` : 'someone not recorded';
+      io.err(
+        `Warning: ${who} set the password of ${result.user.email}; whoever did may know it. Set a new one with a key holding every permission (PATCH /v1/users/${result.user.id}) or on the console's Users screen.`,
+      );
+    }
     if (values.json) io.out(JSON.stringify(out));
     else if (!result.granted) io.out(`${out.email} already is an administrator of ${tenant.host}.`);
     else io.out(`${out.email} (${out.user_id}${result.created ? ', new user' : ''}) is now an administrator of ${tenant.host}: sign in at ${tenant.issuer}/console/`);

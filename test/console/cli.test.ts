@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.js';
+import { openDatabase } from '../../src/storage/db.js';
 import { freshInstallation } from '../helpers/db.js';
 
 // `keyhall tenant create` prints the console setup link; `keyhall admin create|list|remove`.
@@ -45,6 +46,26 @@ describe('keyhall admin', () => {
     const regrant = runCli(['admin', 'create', '--tenant', HOST, '--email', 'ops@example.test', '--json'], env);
     assert.equal(regrant.status, 0, regrant.stderr);
     assert.equal(JSON.parse(regrant.stdout).created_user, false);
+    // Its password was chosen here, at the command line: nothing to warn about.
+    assert.equal(regrant.stderr, '');
+  });
+
+  it('admin create warns when who set an existing account\'s password is not recorded (or was a narrower key)', async () => {
+    const made = runCli(['admin', 'create', '--tenant', HOST, '--email', 'prepared@example.test', '--password-stdin', '--json'], env, 'a long enough password\n');
+    assert.equal(made.status, 0, made.stderr);
+    const id = JSON.parse(made.stdout).user_id as string;
+    assert.equal(runCli(['admin', 'remove', '--tenant', HOST, '--email', 'prepared@example.test'], env).status, 0);
+    // A password set where it is not recorded (an instance on the previous release).
+    const db = openDatabase({ databaseUrl: env.KEYHALL_DATABASE_URL, dataDir: env.KEYHALL_DATA_DIR! });
+    try {
+      await db.kysely.updateTable('users').set({ password_hash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo' }).where('id', '=', id).execute();
+    } finally {
+      await db.close();
+    }
+    const r = runCli(['admin', 'create', '--tenant', HOST, '--email', 'prepared@example.test'], env);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /is now an administrator/);
+    assert.match(r.stderr, new RegExp(`^Warning: someone not recorded set the password of prepared@example\\.test; whoever did may know it\\. .*PATCH /v1/users/${id}`));
   });
 
   it('admin create --link prints a fresh setup link', () => {
