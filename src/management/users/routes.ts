@@ -3,8 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { PERMISSIONS } from '../permissions.js';
-import { actorOf, principalOf } from '../v1.js';
+import { actorOf } from '../v1.js';
 import { passkeyView, sessionView, type UserService, userView } from './service.js';
 
 const email = z.string().trim().max(254).email();
@@ -73,9 +72,7 @@ export const userRoutes =
         response: { 200: userSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request) => {
-        const p = principalOf(request);
-        const everything = p.organizationId === null && PERMISSIONS.every((x) => p.scopes.has(x));
-        return userView(await service.update(tenantOf(request).id, actorOf(request), request.params.userId, request.body, everything));
+        return userView(await service.update(tenantOf(request).id, actorOf(request), request.params.userId, request.body));
       },
     });
 

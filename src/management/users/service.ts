@@ -64,24 +64,29 @@ export function sessionView(s: SessionRecord) {
 
 const isLive = (s: SessionRecord, now: number) => s.revokedAt === null && s.expiresAt > now && s.idleExpiresAt > now;
 
+/** Who sets a password, recorded with it for the console's look-up before a grant. */
+const setBy = (actor: Actor, everyPermission: boolean, passwordHash: string): PasswordSetBy => ({
+  type: actor.type,
+  id: actor.id,
+  every_permission: everyPermission,
+  hash_tag: passwordTag(passwordHash),
+});
+
 export class UserService {
   constructor(private readonly deps: ManagementDeps) {}
 
   /**
-   * Who sets a password, recorded with it for the console's look-up before a grant: an API key
-   * holds every permission only when it is platform-bound with the whole catalogue (read from
-   * the key itself, not taken from the caller). A console administrator acts with every
-   * permission, and so does Keyhall itself (the setup link, where the new administrator chooses
-   * the password, and the command line).
+   * Whether the actor holds every permission, read from the key itself rather than taken from the
+   * caller: an API key only when it is platform-bound with the whole catalogue. A console
+   * administrator acts with every permission, and so does Keyhall itself (the setup link, where
+   * the new administrator chooses the password, and the command line).
    */
-  async #setBy(tenantId: string, actor: Actor, passwordHash: string): Promise<PasswordSetBy> {
-    let every = actor.type === 'user' || actor.type === 'system';
-    if (actor.type === 'api_key' && actor.id !== null) {
-      const key = await reposOf(this.deps).apiKeys.find(tenantId, actor.id);
-      every = !!key && key.organizationId === null && PERMISSIONS.every((p) => key.scopes.includes(p));
-    }
-    return { type: actor.type, id: actor.id, every_permission: every, hash_tag: passwordTag(passwordHash) };
+  async #holdsEveryPermission(tenantId: string, actor: Actor): Promise<boolean> {
+    if (actor.type !== 'api_key') return actor.type === 'user' || actor.type === 'system';
+    const key = actor.id === null ? undefined : await reposOf(this.deps).apiKeys.find(tenantId, actor.id);
+    return !!key && key.organizationId === null && PERMISSIONS.every((p) => key.scopes.includes(p));
   }
+
 
   /** `also` runs in the creating transaction (the console setup link makes the user an administrator there). */
   async create(tenantId: string, actor: Actor, input: { email: string; name?: string; password?: string }, also?: (trx: Executor, user: UserRecord) => Promise<void>) {
@@ -99,7 +104,7 @@ export class UserService {
     };
     if (input.password !== undefined) {
       user.passwordHash = await hashPassword(input.password);
-      user.passwordSetBy = await this.#setBy(tenantId, actor, user.passwordHash);
+      user.passwordSetBy = setBy(actor, await this.#holdsEveryPermission(tenantId, actor), user.passwordHash);
     }
     try {
       await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
@@ -124,20 +129,22 @@ export class UserService {
   }
 
   /**
-   * `mayChangeAdministrators`: whether the caller may change how a tenant administrator signs in
-   * (email, password). An administrator acts with every permission, so only a caller holding
-   * every permission may (a console administrator, or a platform key with the whole catalogue);
-   * a narrower `users:write` key would otherwise raise itself to administrator (a key acts only at
-   * or below its own privilege).
+   * Only a caller holding every permission (a console administrator, or a platform key with the
+   * whole catalogue) may change how a tenant administrator signs in (email, password): an
+   * administrator acts with every permission, so a narrower `users:write` key would otherwise
+   * raise itself to administrator (a key acts only at or below its own privilege).
    */
-  async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string }, mayChangeAdministrators = true) {
+  async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string }) {
     const patch: UserPatch = {
       email: input.email === undefined ? undefined : normalizeEmail(input.email),
       name: input.name,
     };
+    // How the user signs in may change: the caller's privilege decides whether it may for an
+    // administrator, and is recorded with a new password.
+    const mayChangeAdministrators = input.email === undefined && input.password === undefined ? true : await this.#holdsEveryPermission(tenantId, actor);
     if (input.password !== undefined) {
       patch.passwordHash = await hashPassword(input.password);
-      patch.passwordSetBy = await this.#setBy(tenantId, actor, patch.passwordHash);
+      patch.passwordSetBy = setBy(actor, mayChangeAdministrators, patch.passwordHash);
     }
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
