@@ -261,6 +261,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       parTtlSeconds: config.parTtlSeconds,
       // The sign-in service is built below; profiles are read only at request time.
       profiles: { profile: (tenantId, userId) => signin.profile(tenantId, userId) },
+      mfaPolicy: { required: async (tenantId, userId, organizationId) => (await mfa.policyFor(tenantId, userId, organizationId)) === 'required' },
       preAuthorizedCodes: credentials,
     });
 
@@ -273,7 +274,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
 
     const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config), metadata: await loadMetadata(config, clock.now(), log), log });
-    const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin });
+    const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin, mfa });
 
     const deps: ManagementDeps = { db, clock, events };
     const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);

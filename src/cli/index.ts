@@ -5,7 +5,7 @@ import { MasterKeyError } from '../kernel/crypto/master-key.js';
 import { SIGNING_ALGS, type SigningAlg } from '../kernel/crypto/keystore.js';
 import { isAppError } from '../kernel/errors.js';
 import { TenantInputError } from '../kernel/tenancy.js';
-import { isPermission, PERMISSIONS } from '../management/permissions.js';
+import { FULL_PRIVILEGE_ONLY, isPermission, PERMISSIONS } from '../management/permissions.js';
 import { startServer } from '../server.js';
 import { migrate, openDatabase } from '../storage/db.js';
 import { adminView, setupLink } from '../console/service.js';
@@ -210,11 +210,14 @@ async function apiKeysCommand(args: string[], io: Io): Promise<void> {
   const which = flag(values, 'tenant');
   if (!which) throw new UsageError('api-keys create needs --tenant <id|host>');
   const scopesFlag = flag(values, 'scopes');
-  const scopes = scopesFlag === undefined ? [...PERMISSIONS] : scopesFlag.split(',').map((x) => x.trim()).filter(Boolean);
+  const org = flag(values, 'org');
+  // Without --scopes: every permission a key of that binding may hold (an org-bound key never
+  // holds the full-privilege-only ones, such as domains:verify).
+  const scopes =
+    scopesFlag === undefined ? PERMISSIONS.filter((p) => org === undefined || !FULL_PRIVILEGE_ONLY.includes(p)) : scopesFlag.split(',').map((x) => x.trim()).filter(Boolean);
   const unknown = scopes.filter((x) => !isPermission(x));
   if (unknown.length) throw new UsageError(`--scopes: unknown permission ${unknown.join(', ')} (known: ${PERMISSIONS.join(', ')})`);
   if (scopes.length === 0) throw new UsageError('--scopes needs at least one permission');
-  const org = flag(values, 'org');
   if (org !== undefined && !/^org_[0-9a-z]{26}$/.test(org)) throw new UsageError(`--org must be an organization id (org_…), not ${JSON.stringify(org)}`);
   const name = flag(values, 'name') ?? 'created with keyhall api-keys create';
   const minted = await withContext(async (ctx) => {

@@ -5,6 +5,7 @@
 export const PERMISSIONS = [
   'organizations:read',
   'organizations:write',
+  'domains:verify',
   'users:read',
   'users:write',
   'members:read',
@@ -41,3 +42,17 @@ export type Permission = (typeof PERMISSIONS)[number];
 
 const known = new Set<string>(PERMISSIONS);
 export const isPermission = (scope: string): scope is Permission => known.has(scope);
+
+/**
+ * Permissions only a platform key holding every permission may carry (and a console
+ * administrator, who acts with every permission): `domains:verify` takes an actor's word that an
+ * organization owns a domain, which makes that organization's IdP authoritative for its emails
+ * (docs/sso.md, "Trust boundaries").
+ */
+export const FULL_PRIVILEGE_ONLY: readonly Permission[] = ['domains:verify'];
+
+/** Whether a key (its binding and scopes) holds every permission of the catalogue as a platform key. */
+export const holdsEveryPermission = (key: { organizationId: string | null; scopes: Iterable<string> }): boolean => {
+  const held = new Set(key.scopes);
+  return key.organizationId === null && PERMISSIONS.every((p) => held.has(p));
+};

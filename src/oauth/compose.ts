@@ -4,7 +4,7 @@
  * endpoint, logout and discovery. Framework-free: src/context.ts supplies the ports (storage,
  * keys, clock), src/http/oauth/ binds the result to HTTP.
  */
-import { continueFlow, denyFlow, type AuthorizeSettings, type LoadedFlow, loadFlow, type Outcome, startAuthorization } from './authorize/engine.js';
+import { continueFlow, denyFlow, type AuthorizeSettings, type LoadedFlow, loadFlow, type MfaPolicyPort, type Outcome, startAuthorization } from './authorize/engine.js';
 import type { SessionRecord, SigninStore } from './authorize/types.js';
 import type { RawParams } from './authorize/validate.js';
 import { authorizationServerMetadata, type Metadata, protectedResourceMetadata } from './discovery/metadata.js';
@@ -32,6 +32,8 @@ export interface OAuthPorts extends OAuthDeps {
   profiles?: UserProfileSource;
   /** Credential offers' pre-authorized codes (OID4VCI); without it the grant is not offered. */
   preAuthorizedCodes?: PreAuthorizedCodes;
+  /** Whether the MFA policy (the tenant's, the user's organizations', the flow's) requires a second factor. */
+  mfaPolicy?: MfaPolicyPort;
 }
 
 export interface OAuthServer {
@@ -72,7 +74,7 @@ export function grantTable(p: OAuthPorts): GrantTable {
 export function composeOAuth(ports: OAuthPorts): OAuthServer {
   const grants = grantTable(ports);
   const features = { grantTypes: [...grants.keys()] };
-  const authorizeDeps = () => ({ clients: ports.clients, store: ports.signin, settings: ports.authorize, keys: ports.keys, now: ports.clock.now() });
+  const authorizeDeps = () => ({ clients: ports.clients, store: ports.signin, settings: ports.authorize, keys: ports.keys, mfaPolicy: ports.mfaPolicy, now: ports.clock.now() });
   return {
     grants,
     ports,

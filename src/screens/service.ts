@@ -10,6 +10,7 @@ import type { Clock } from '../kernel/clock.js';
 import { sha256Hex } from '../kernel/crypto/hash.js';
 import { newId, randomBase64url } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
+import { withSecondFactor } from '../oauth/authorize/acr.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { UserInfoSource } from '../oauth/userinfo/claims.js';
 import type { Db, Executor } from '../storage/db.js';
@@ -215,9 +216,13 @@ export class SigninService {
     return s?.mfaPending ? s : undefined;
   }
 
-  /** The second factor was given: the pending session becomes usable, its login time and methods updated. */
-  async completeSecondFactor(tenantId: string, session: SessionRecord, amr: string[]): Promise<SessionRecord | undefined> {
+  /**
+   * The second factor was given: the pending session becomes usable, its login time and methods
+   * updated (the first factor's methods and the second's: withSecondFactor).
+   */
+  async completeSecondFactor(tenantId: string, session: SessionRecord, second: string[]): Promise<SessionRecord | undefined> {
     const now = this.clock.now();
+    const amr = withSecondFactor(session.amr ?? ['pwd'], second);
     const ok = await repos(this.db.kysely, this.db.dialect).sessions.completeMfa(tenantId, session.id, amr, now);
     return ok ? { ...session, amr, mfaPending: false, authTime: now } : undefined;
   }

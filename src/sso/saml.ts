@@ -224,6 +224,8 @@ export interface SamlAssertion {
   nameId: string;
   nameIdFormat: string | null;
   attributes: Record<string, unknown>;
+  /** The AuthnContextClassRef of each AuthnStatement: how the IdP authenticated the person. */
+  authnContexts: string[];
 }
 
 export interface SamlValidation {
@@ -343,12 +345,51 @@ export async function validateSamlResponse(v: SamlValidation): Promise<SamlAsser
     nameId: profile.nameID,
     nameIdFormat: profile.nameIDFormat ?? null,
     attributes: (profile.attributes as Record<string, unknown> | undefined) ?? {},
+    authnContexts: children(assertion, 'AuthnStatement')
+      .flatMap((st) => children(st, 'AuthnContext'))
+      .flatMap((c) => texts(c, 'AuthnContextClassRef')),
   };
 }
 
+/** The trimmed text of each child element named `name` (xml2js gives a text-only element as a string). */
+function texts(node: XmlNode, name: string): string[] {
+  const v = node[name];
+  if (!Array.isArray(v)) return [];
+  return v.map((n: unknown) => (typeof n === 'string' ? n : (n as XmlNode | null)?._)).filter((t): t is string => typeof t === 'string' && t.trim() !== '').map((t) => t.trim());
+}
+
+/**
+ * AuthnContextClassRef values that state a multi-factor authentication: REFEDS MFA, Microsoft
+ * Entra ID's multipleauthn, and the SAML 2.0 classes whose definition requires two factors.
+ */
+export const SAML_MFA_CONTEXTS: ReadonlySet<string> = new Set([
+  'https://refeds.org/profile/mfa',
+  'http://schemas.microsoft.com/claims/multipleauthn',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorContract',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorUnregistered',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:TimeSyncToken',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:Smartcard',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:SmartcardPKI',
+]);
+
 /** The upstream profile of a SAML assertion (the email falls back to an emailAddress NameID). */
-export function samlClaims(settings: SamlSettings, a: SamlAssertion): { subject: string; email: unknown; name: unknown; groups: unknown } | SamlResponseError {
+export function samlClaims(
+  settings: SamlSettings,
+  a: SamlAssertion,
+): { subject: string; email: unknown; emailVerified: boolean | undefined; name: unknown; groups: unknown; mfa: boolean } | SamlResponseError {
   if (a.nameIdFormat === TRANSIENT) return new SamlResponseError('invalid_response', 'a transient NameID cannot identify a user');
   const email = a.attributes[settings.attributes.email] ?? (a.nameIdFormat === EMAIL_FORMAT ? a.nameId : undefined);
-  return { subject: a.nameId, email: Array.isArray(email) ? email[0] : email, name: a.attributes[settings.attributes.name], groups: a.attributes[settings.attributes.groups] };
+  const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
+  // With an email_verified attribute configured the IdP's statement decides; without one
+  // (undefined), the organization's verified domain does (docs/sso.md, "Trust boundaries").
+  const attribute = settings.attributes.emailVerified;
+  const verified = attribute === undefined ? undefined : String(first(a.attributes[attribute]) ?? '').toLowerCase() === 'true';
+  return {
+    subject: a.nameId,
+    email: first(email),
+    emailVerified: verified,
+    name: a.attributes[settings.attributes.name],
+    groups: a.attributes[settings.attributes.groups],
+    mfa: a.authnContexts.some((c) => SAML_MFA_CONTEXTS.has(c)),
+  };
 }

@@ -12,6 +12,8 @@ import { sha256Hex } from '../kernel/crypto/hash.js';
 import { newId } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
+import type { Acr } from '../oauth/authorize/acr.js';
+import type { MfaService } from '../screens/mfa/service.js';
 import type { RequestMeta, SigninService } from '../screens/service.js';
 import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import type { OrganizationRecord } from '../storage/repos/organizations.js';
@@ -36,6 +38,7 @@ export type SsoFailureReason =
   | 'email_missing'
   | 'email_unverified'
   | 'email_conflict'
+  | 'administrator_link_refused'
   | SamlFailure;
 
 /** The other of two simultaneous first logins of one person committed first: provision again. */
@@ -56,6 +59,10 @@ export class SsoLoginError extends Error {
 export interface SsoContinuation {
   flow?: string;
   returnTo?: string;
+  /** The flow's `organization`, whose MFA policy applies too. */
+  organizationId?: string;
+  /** The weakest acr the flow's acr_values accept (a passkey for `phr`). */
+  acr?: Acr;
 }
 
 interface StoredTrip extends SsoContinuation {
@@ -72,20 +79,43 @@ export interface SsoSigninDeps {
   envelope: Envelope;
   upstream: UpstreamHttp;
   signin: Pick<SigninService, 'openSession'>;
+  mfa: Pick<MfaService, 'secondFactorNeeded'>;
 }
 
 const stateContext = (stateHash: string) => `sso_state:${stateHash}`;
 const samlRequestContext = (requestId: string) => `sso_saml_request:${requestId}`;
 
 /** What the upstream said about the person, whatever the protocol. */
-interface UpstreamProfile {
+export interface UpstreamProfile {
   /** OIDC `sub`, SAML NameID: the identity linked to the user. */
   subject: unknown;
   email: unknown;
-  /** OIDC `email_verified`; SAML has no such statement: the signed assertion of the organization's IdP vouches for it. */
-  emailVerified: boolean;
+  /**
+   * The IdP's own statement that it verified the email: OIDC `email_verified`, SAML the
+   * connection's email_verified attribute; undefined when it makes none (SAML without that
+   * attribute: the organization's verified domain alone decides).
+   */
+  emailVerified: boolean | undefined;
   name: unknown;
   groups: unknown;
+  /** The IdP says the person passed more than one factor (OIDC amr/acr, SAML AuthnContextClassRef). */
+  mfa: boolean;
+}
+
+/** OIDC `acr` values that state a multi-factor authentication (RFC 8176 amr `mfa` is the other way). */
+const OIDC_MFA_ACRS: ReadonlySet<string> = new Set([
+  'mfa',
+  'phr',
+  'phrh',
+  'http://schemas.openid.net/pape/policies/2007/06/multi-factor',
+  'https://refeds.org/profile/mfa',
+  'urn:okta:loa:2fa:any',
+]);
+
+/** Whether an ID token's claims say the IdP used more than one factor. */
+export function oidcStatesMfa(claims: Record<string, unknown>): boolean {
+  const amr = Array.isArray(claims.amr) ? claims.amr : [];
+  return amr.includes('mfa') || (typeof claims.acr === 'string' && OIDC_MFA_ACRS.has(claims.acr));
 }
 
 /** A fresh browser-binding value (the cookie that must come back with the callback). */
@@ -94,7 +124,12 @@ export const newBrowserBinding = () => randomBytes(32).toString('base64url');
 /** The email's domain, lower case. */
 const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1);
 
-/** The organization routes this email's sign-ins: its domain matches and is verified. */
+/**
+ * The organization owns this email's domain: its domain matches and is verified (by DNS, or by
+ * an actor holding every permission: docs/sso.md, "Trust boundaries"). Only then is its IdP
+ * believed about that email: that it is verified, and that it is the person of an existing
+ * account.
+ */
 export const ownsDomain = (org: OrganizationRecord, email: string) => org.domain !== null && org.domainVerifiedAt !== null && domainOf(email) === org.domain;
 
 /** Roles from most to least privileged: a user in several mapped groups gets the first. */
@@ -260,8 +295,8 @@ export class SsoSigninService {
         throw new SsoLoginError('assertion_replayed', conn, 'this assertion was already used');
       }
       const stored = JSON.parse(this.deps.envelope.decrypt(assertion.continuation, samlRequestContext(assertion.requestId))) as SsoContinuation;
-      const { session, token, userId } = await this.#provisionOnce(tenant.id, conn, { ...claims, emailVerified: true }, meta, previousToken);
-      return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
+      const { session, token, userId } = await this.#provisionOnce(tenant.id, conn, claims, stored, meta, previousToken);
+      return { kind: 'ok', session, token, userId, continuation: stored };
     });
   }
 
@@ -301,9 +336,11 @@ export class SsoSigninService {
         emailVerified: claims.email_verified === true,
         name: claims[config.claims.name],
         groups: claims[config.claims.groups],
+        mfa: oidcStatesMfa(claims),
       };
-      const { session, token, userId } = await this.#provisionOnce(tenant.id, c, profile, meta, previousToken);
-      return { kind: 'ok', session, token, userId, continuation: { flow: stored.flow, returnTo: stored.returnTo } };
+      const continuation: SsoContinuation = { flow: stored.flow, returnTo: stored.returnTo, organizationId: stored.organizationId, acr: stored.acr };
+      const { session, token, userId } = await this.#provisionOnce(tenant.id, c, profile, continuation, meta, previousToken);
+      return { kind: 'ok', session, token, userId, continuation };
     });
   }
 
@@ -339,26 +376,45 @@ export class SsoSigninService {
    * Two first logins of one person at once both try to create the user or the link: the loser's
    * transaction fails on the unique key and is run again, and then finds what the winner made.
    */
-  async #provisionOnce(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, meta: RequestMeta, previousToken?: string) {
+  async #provisionOnce(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, meta: RequestMeta, previousToken?: string) {
     try {
-      return await this.#provision(tenantId, c, claims, meta, previousToken);
+      return await this.#provision(tenantId, c, claims, continuation, meta, previousToken);
     } catch (err) {
       if (!isUniqueViolation(err) && !(err instanceof ConcurrentFirstLogin)) throw err;
-      return this.#provision(tenantId, c, claims, meta, previousToken);
+      return this.#provision(tenantId, c, claims, continuation, meta, previousToken);
     }
   }
 
   /**
-   * Just-in-time provisioning, in one transaction with the session and every event:
-   * - a known upstream identity signs its user in (the name follows the IdP);
-   * - otherwise the IdP must assert a verified email; an existing user with that email is linked
-   *   only when the organization owns the verified domain, or when one of the organization's
-   *   directory (SCIM) connections created that account (one that only linked an existing account
-   *   by email does not count: any organization can name any email) — never a second account;
-   * - a new user is created with the verified email and no password;
-   * - a user who is not a member becomes one, with the role mapped from groups or the default.
+   * The session's methods and whether a second factor is still owed after this SSO first factor
+   * (docs/sso.md, "MFA"): the IdP's MFA statement counts only when the connection trusts it;
+   * otherwise the tenant's, the organizations' and the user's own MFA rules apply as after a
+   * password, and the user passes Keyhall's second factor.
    */
-  async #provision(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, meta: RequestMeta, previousToken?: string) {
+  async #secondFactor(trx: Executor, tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, userId: string) {
+    const trusted = c.trustIdpMfa && claims.mfa;
+    const amr = trusted ? ['fed', 'mfa'] : ['fed'];
+    // A trusted MFA satisfies every policy and acr but a passkey's (phr): that is Keyhall's to check.
+    if (trusted && continuation.acr !== 'phr') return { amr, pending: false };
+    const organizationId = continuation.organizationId ?? c.organizationId;
+    const pending = await this.deps.mfa.secondFactorNeeded(tenantId, userId, { organizationId, acr: continuation.acr ?? null, trx });
+    return { amr, pending };
+  }
+
+  /**
+   * Just-in-time provisioning, in one transaction with the session and every event
+   * (docs/sso.md, "Trust boundaries"):
+   * - a known upstream identity signs its user in (the name follows the IdP);
+   * - otherwise the email is checked: it counts as verified only when the organization owns its
+   *   domain (verified) and the IdP does not deny verifying it;
+   * - an existing user with that email is linked only when that holds, or when one of the
+   *   organization's directory (SCIM) connections created that account — never a tenant
+   *   administrator (they sign in with their own method) and never a second account;
+   * - a new user is created with that email, `email_verified` as above, and no password;
+   * - a user who is not a member becomes one, with the role mapped from groups or the default;
+   * - the session owes Keyhall's second factor unless a trusted IdP stated MFA (#secondFactor).
+   */
+  async #provision(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, meta: RequestMeta, previousToken?: string) {
     const now = this.deps.clock.now();
     const subject = str(claims.subject, 255);
     if (!subject) throw new SsoLoginError('invalid_response', c);
@@ -381,20 +437,25 @@ export class SsoSigninService {
       } else {
         const raw = str(claims.email, 254);
         if (!raw || !raw.includes('@')) throw new SsoLoginError('email_missing', c);
-        if (!claims.emailVerified) throw new SsoLoginError('email_unverified', c);
         const email = normalizeEmail(raw);
+        const verified = ownsDomain(org, email) && claims.emailVerified !== false;
         const existing = await r.users.findByEmail(tenantId, email);
         if (existing) {
-          if (!ownsDomain(org, email) && !(await r.directoryUsers.createdUser(tenantId, org.id, existing.id))) {
-            // A simultaneous first login of this same person may have committed the user and its
-            // identity between the two reads above (READ COMMITTED): run again, it finds the identity.
-            if ((await r.ssoIdentities.find(c.id, subject))?.userId === existing.id) throw new ConcurrentFirstLogin();
-            throw new SsoLoginError('email_conflict', c);
+          // A simultaneous first login of this same person may have committed the user and its
+          // identity between the two reads above (READ COMMITTED): run again, it finds the identity.
+          const raced = async () => (await r.ssoIdentities.find(c.id, subject))?.userId === existing.id;
+          if (await r.tenantAdmins.isAdmin(tenantId, existing.id)) {
+            if (await raced()) throw new ConcurrentFirstLogin();
+            throw new SsoLoginError('administrator_link_refused', c);
+          }
+          if (!verified && !(await r.directoryUsers.createdUser(tenantId, org.id, existing.id))) {
+            if (await raced()) throw new ConcurrentFirstLogin();
+            throw new SsoLoginError(ownsDomain(org, email) ? 'email_unverified' : 'email_conflict', c);
           }
           userId = existing.id;
         } else {
           userId = newId('user', now);
-          await r.users.insert({ id: userId, tenantId, email, name, emailVerified: true, passwordHash: null, passwordSetBy: null, createdAt: now, updatedAt: now });
+          await r.users.insert({ id: userId, tenantId, email, name, emailVerified: verified, passwordHash: null, passwordSetBy: null, createdAt: now, updatedAt: now });
           await this.#record(trx, tenantId, c, 'user.created', system, { user_id: userId });
         }
         await r.ssoIdentities.insert({ connectionId: c.id, subject, tenantId, userId, createdAt: now, lastLoginAt: now });
@@ -404,8 +465,16 @@ export class SsoSigninService {
         await r.members.insert({ tenantId, organizationId: org.id, userId, role, createdAt: now, updatedAt: now });
         await this.#record(trx, tenantId, c, 'member.added', system, { organization_id: org.id, user_id: userId, role, connection_id: c.id });
       }
-      const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, { amr: [], pending: false }, previousToken);
-      await this.#record(trx, tenantId, c, 'sso.login.succeeded', { type: 'user', id: userId }, { user_id: userId, session_id: session.id, connection_id: c.id, ip: meta.ip });
+      const auth = await this.#secondFactor(trx, tenantId, c, claims, continuation, userId);
+      const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, auth, previousToken);
+      await this.#record(trx, tenantId, c, 'sso.login.succeeded', { type: 'user', id: userId }, {
+        user_id: userId,
+        session_id: session.id,
+        connection_id: c.id,
+        ip: meta.ip,
+        amr: auth.amr,
+        ...(auth.pending ? { second_factor_pending: true } : {}),
+      });
       return { session, token, userId };
     });
   }

@@ -44,7 +44,7 @@ describe('SAML connections: /v1/organizations/{orgId}/sso/connections with proto
     assert.equal(c.saml.sp_metadata_url, `${s.issuer}/sso/saml/${c.id}/metadata`);
     assert.equal(c.saml.sp_entity_id, c.saml.sp_metadata_url);
     assert.equal(c.saml.allow_signed_response, false);
-    assert.deepEqual(c.saml.attributes, { email: 'email', name: 'name', groups: 'memberOf' });
+    assert.deepEqual(c.saml.attributes, { email: 'email', name: 'name', groups: 'memberOf', email_verified: null });
     assert.deepEqual(c.group_roles, { admins: 'admin' });
 
     const md = await s.browser().get(`/sso/saml/${c.id}/metadata`);

@@ -17,7 +17,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ConsoleAdmins } from '../../console/service.js';
 import { errors } from '../../kernel/errors.js';
-import { amrOfPasskey, withSecondFactor } from '../../oauth/authorize/acr.js';
+import { amrOfPasskey } from '../../oauth/authorize/acr.js';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
 import { cookieNames } from '../../screens/cookies.js';
 import { browserBinding, type MfaService } from '../../screens/mfa/service.js';
@@ -65,7 +65,7 @@ export async function enrolmentRoutes(app: FastifyInstance, opts: EnrolmentOptio
 
   /** The factor just added completes a pending sign-in. */
   const complete = async (e: Enroller, amr: string[]): Promise<void> => {
-    if (e.pending && !(await signin.completeSecondFactor(e.user.tenantId, e.session, withSecondFactor(amr)))) throw errors.loginRequired();
+    if (e.pending && !(await signin.completeSecondFactor(e.user.tenantId, e.session, amr))) throw errors.loginRequired();
   };
 
   r.get('/', async (request) => {

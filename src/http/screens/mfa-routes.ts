@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../kernel/errors.js';
 import type { LoadedFlow } from '../../oauth/authorize/engine.js';
-import { amrOfPasskey, minimumAcr, withSecondFactor } from '../../oauth/authorize/acr.js';
+import { amrOfPasskey, minimumAcr } from '../../oauth/authorize/acr.js';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
 import type { OAuthServer } from '../../oauth/compose.js';
 import { cookieNames, safeReturnTo } from '../../screens/cookies.js';
@@ -176,7 +176,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     if (r.kind === 'invalid') return refuse(400, r.message);
     if (!e.pending) return seeOther(reply, '/mfa');
     // The first factor of a sign-in that owes one: the new passkey (user verification was required) completes it.
-    const done = await signin.completeSecondFactor(tenant.id, e.session, withSecondFactor(amrOfPasskey(r.passkey, true)));
+    const done = await signin.completeSecondFactor(tenant.id, e.session, amrOfPasskey(r.passkey, true));
     if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
     return finish(request, reply, flow, returnTo, done);
   });
@@ -246,7 +246,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
       return renderTotp(request, reply, e.session, 429, { flow, returnTo }, 'Too many attempts. Wait a few minutes and try again.');
     }
     if (r.kind === 'invalid') return renderTotp(request, reply, e.session, 400, { flow, returnTo }, 'That code is not right. Enter the current code from your app.');
-    if (e.pending) await signin.completeSecondFactor(tenant.id, e.session, withSecondFactor(['otp']));
+    if (e.pending) await signin.completeSecondFactor(tenant.id, e.session, ['otp']);
     const next = e.pending ? withContext('/mfa/continue', flow, returnTo) : '/mfa';
     if (!r.recoveryCodes) return e.pending ? continueNow(request, reply, flow, returnTo) : seeOther(reply, next);
     // The codes are shown once, in the answer to this POST (never stored in clear, never shown again).
@@ -322,7 +322,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
       return renderChallenge(request, reply, p, 429, { flow, returnTo }, 'Too many attempts. Wait a few minutes and try again.');
     }
     if (r.kind === 'invalid') return renderChallenge(request, reply, p, 401, { flow, returnTo }, 'That code is not right, or was already used.');
-    const done = await signin.completeSecondFactor(tenant.id, p, withSecondFactor(r.amr));
+    const done = await signin.completeSecondFactor(tenant.id, p, r.amr);
     if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
     return finish(request, reply, flow, returnTo, done);
   });
@@ -344,7 +344,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const r = await mfa.authenticatePasskey(tenant, binding(request), field(request.body, 'credential'), 'second_factor', p.userId, { ip: request.ip });
     if (r.kind !== 'ok') return renderChallenge(request, reply, p, 401, { flow, returnTo }, r.message);
     await mfa.challengeSucceeded(tenant.id, p.userId, 'passkey', request.ip);
-    const done = await signin.completeSecondFactor(tenant.id, p, withSecondFactor(r.amr));
+    const done = await signin.completeSecondFactor(tenant.id, p, r.amr);
     if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
     return finish(request, reply, flow, returnTo, done);
   });

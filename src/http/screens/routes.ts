@@ -19,7 +19,7 @@ import { sendPage } from './csp.js';
 import { challengeLocation } from './mfa-routes.js';
 import { csrfFor, csrfOk } from './csrf.js';
 import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
-import { redirectToIdp } from './sso-routes.js';
+import { continuationOf, redirectToIdp } from './sso-routes.js';
 import { clearSessionCookie, currentSession, sessionToken, setSessionCookie } from './session-cookie.js';
 
 /** The same words for an unknown email and a wrong password (no account enumeration). */
@@ -65,7 +65,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     if (flowParam !== undefined && !flow) return flowGone(request, reply);
     // An /authorize request that names its connection (or an organization requiring SSO) skips the form.
     const connection = flow ? await sso.forRequest(tenantOf(request).id, flow.flow.request) : undefined;
-    if (flow && connection) return redirectToIdp(request, reply, sso, connection, { flow: flow.id }, flow.flow.request.loginHint ?? undefined);
+    if (flow && connection) return redirectToIdp(request, reply, sso, connection, continuationOf(flow, undefined), flow.flow.request.loginHint ?? undefined);
     return renderLogin(request, reply, 200, flow, { returnTo: safeReturnTo(field(request.query, 'return_to'), tenantOf(request).issuer) });
   });
 
@@ -82,7 +82,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     // and always when the organization requires SSO (the password is then never checked).
     const realm = await sso.homeRealm(tenant.id, email);
     if (realm.kind === 'sso' && (realm.required || password === '')) {
-      return redirectToIdp(request, reply, sso, realm.connectionId, { ...(flow ? { flow: flow.id } : {}), ...(returnTo ? { returnTo } : {}) }, email);
+      return redirectToIdp(request, reply, sso, realm.connectionId, continuationOf(flow, returnTo), email);
     }
     if (realm.kind === 'unavailable') return renderLogin(request, reply, 403, flow, { email, returnTo, message: SSO_UNAVAILABLE });
     const result = await service.login(

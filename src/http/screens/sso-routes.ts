@@ -7,13 +7,16 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../kernel/errors.js';
+import { minimumAcr } from '../../oauth/authorize/acr.js';
+import type { LoadedFlow } from '../../oauth/authorize/engine.js';
 import type { OAuthServer } from '../../oauth/compose.js';
 import { cookieNames, cookieOptions, safeReturnTo } from '../../screens/cookies.js';
 import type { SigninService } from '../../screens/service.js';
 import { MAX_SAML_XML_BYTES } from '../../sso/saml.js';
-import { newBrowserBinding, SSO_STATE_TTL_SECONDS, type SsoFailureReason, type SsoFinish, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
+import { newBrowserBinding, SSO_STATE_TTL_SECONDS, type SsoContinuation, type SsoFailureReason, type SsoFinish, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
+import { challengeLocation } from './mfa-routes.js';
 import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
 import { sessionToken, setSessionCookie } from './session-cookie.js';
 
@@ -35,6 +38,7 @@ const MESSAGES: Record<SsoFailureReason, string> = {
   email_missing: 'Your identity provider did not share your email address.',
   email_unverified: 'Your identity provider did not confirm your email address.',
   email_conflict: 'An account with your email address already exists and cannot be linked to this organization. Ask your administrator.',
+  administrator_link_refused: 'Your account is an administrator\'s account: sign in with your own password or passkey. Single sign-on cannot be linked to it from here.',
   xml_rejected: 'Your identity provider answered with a document that was refused.',
   signature_invalid: 'Your identity provider answered with a response whose signature could not be verified.',
   audience_mismatch: 'Your identity provider answered with a response meant for another service.',
@@ -49,6 +53,14 @@ const ACS_BODY_LIMIT = 2 * MAX_SAML_XML_BYTES;
 
 export const ssoFailure = (reason: SsoFailureReason) => new AppError(reason === 'connection_unknown' ? 404 : 400, reason === 'connection_unknown' ? 'not_found' : 'access_denied', MESSAGES[reason]);
 
+/** Where an SSO sign-in continues, with what the flow asks of it (its organization's MFA policy, its acr). */
+export function continuationOf(flow: LoadedFlow | undefined, returnTo: string | undefined): SsoContinuation {
+  const page = returnTo ? { returnTo } : {};
+  if (!flow) return page;
+  const acr = minimumAcr(flow.flow.request.acrValues);
+  return { ...page, flow: flow.id, ...(flow.flow.request.organizationId ? { organizationId: flow.flow.request.organizationId } : {}), ...(acr ? { acr } : {}) };
+}
+
 const meta = (request: FastifyRequest) => ({ ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null });
 
 /**
@@ -60,7 +72,7 @@ export async function redirectToIdp(
   reply: FastifyReply,
   sso: SsoSigninService,
   connectionId: string,
-  continuation: { flow?: string; returnTo?: string },
+  continuation: SsoContinuation,
   loginHint?: string,
 ): Promise<FastifyReply> {
   const tenant = tenantOf(request);
@@ -87,7 +99,7 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
     if (flowParam !== undefined && !flow) return sendErrorPage(request, reply, ssoFailure('state_invalid'));
     const returnTo = safeReturnTo(field(request.query, 'return_to'), tenant.issuer);
     const hint = field(request.query, 'login_hint') ?? flow?.flow.request.loginHint ?? undefined;
-    return redirectToIdp(request, reply, sso, request.params.connectionId, { ...(flow ? { flow: flow.id } : {}), ...(returnTo ? { returnTo } : {}) }, hint?.slice(0, 254));
+    return redirectToIdp(request, reply, sso, request.params.connectionId, continuationOf(flow, returnTo), hint?.slice(0, 254));
   });
 
   /** The IdP's answer, whatever the protocol: a session, then the flow (or page) that started it. */
@@ -105,6 +117,8 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
     }
     setSessionCookie(request, reply, done.token, signin.settings.sessionMaxSeconds);
     const { flow: flowId, returnTo } = done.continuation;
+    // Keyhall's own second factor is still owed: the same challenge as after a password.
+    if (done.session.mfaPending) return seeOther(reply, challengeLocation(flowId, returnTo));
     const flow = flowId === undefined ? undefined : await oauth.authorize.load(flowId, tenant);
     if (flowId !== undefined && !flow) return sendErrorPage(request, reply, ssoFailure('state_invalid'));
     if (!flow) return seeOther(reply, returnTo ?? '/sessions');

@@ -7,7 +7,7 @@ import { errors } from '../../kernel/errors.js';
 import type { ApiKeyRecord, ApiKeyRepo } from '../../storage/repos/api-keys.js';
 import type { Principal } from '../auth.js';
 import { type ManagementDeps, reposOf } from '../common.js';
-import { isPermission, type Permission } from '../permissions.js';
+import { FULL_PRIVILEGE_ONLY, holdsEveryPermission, isPermission, type Permission } from '../permissions.js';
 
 export const API_KEY_PREFIX = 'sk_live_';
 /** How much of a key is kept in clear to help people tell keys apart (prefix + 4 characters). */
@@ -68,7 +68,7 @@ export class ApiKeyService {
    * insufficient_scope.
    */
   async create(caller: Principal, organizationId: string | null, input: { name: string; scopes: string[] }): Promise<MintedApiKey> {
-    const scopes = checkScopes(input.scopes);
+    const scopes = checkScopes(input.scopes, organizationId);
     if (organizationId === null && caller.organizationId !== null) {
       throw errors.insufficientScope('an organization-bound key cannot mint a platform-bound key');
     }
@@ -82,7 +82,7 @@ export class ApiKeyService {
    * so no privilege ceiling; audited as `api_key.created` with the `system` actor.
    */
   createAsOperator(tenantId: string, organizationId: string | null, input: { name: string; scopes: string[] }): Promise<MintedApiKey> {
-    return this.#mint(tenantId, organizationId, { name: input.name, scopes: checkScopes(input.scopes) }, { type: 'system', id: null });
+    return this.#mint(tenantId, organizationId, { name: input.name, scopes: checkScopes(input.scopes, organizationId) }, { type: 'system', id: null });
   }
 
   #mint(tenantId: string, organizationId: string | null, input: { name: string; scopes: Permission[] }, actor: Actor): Promise<MintedApiKey> {
@@ -138,9 +138,16 @@ export class ApiKeyService {
 /** The scope that lets a key mint keys: a tenant always keeps one live platform key holding it. */
 const ADMIN_SCOPE: Permission = 'api_keys:write';
 
-/** Unknown permission → 400 invalid_scope; duplicates dropped. */
-function checkScopes(scopes: string[]): Permission[] {
+/**
+ * Unknown permission → 400 invalid_scope; duplicates dropped. A full-privilege-only permission
+ * (`domains:verify`) on a key that is org-bound or lacks any other permission → 400 invalid_scope.
+ */
+function checkScopes(scopes: string[], organizationId: string | null): Permission[] {
   const unknown = scopes.filter((s) => !isPermission(s));
   if (unknown.length) throw errors.invalidScope(`unknown permission: ${unknown.join(', ')}`);
+  const reserved = FULL_PRIVILEGE_ONLY.filter((p) => scopes.includes(p));
+  if (reserved.length && !holdsEveryPermission({ organizationId, scopes })) {
+    throw errors.invalidScope(`${reserved.join(', ')} can only be held by a platform key that holds every permission`);
+  }
   return [...new Set(scopes)] as Permission[];
 }

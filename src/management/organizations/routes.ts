@@ -127,14 +127,13 @@ export const organizationRoutes =
       config: { permission: 'organizations:write', access: 'organization' },
       schema: {
         tags,
-        summary: 'Verify the domain: by its DNS TXT record, or manually (platform keys only)',
+        summary: 'Verify the domain: by its DNS TXT record, or manually (needs domains:verify: platform keys holding every permission)',
         params: orgParams,
         body: z.strictObject({ method: z.enum(['dns', 'manual']) }),
         response: { 200: verificationSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request) => {
-        const platform = principalOf(request).organizationId === null;
-        return domainVerificationView(await service.verifyDomain(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.method, platform));
+        return domainVerificationView(await service.verifyDomain(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.method, principalOf(request)));
       },
     });
 

@@ -5,6 +5,7 @@ import { newId } from '../../kernel/ids.js';
 import type { TxtResolver } from '../../egress/dns.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { isUniqueViolation } from '../../storage/db.js';
+import { holdsEveryPermission } from '../permissions.js';
 import type { OrganizationPatch, OrganizationRecord } from '../../storage/repos/organizations.js';
 import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
 
@@ -57,11 +58,19 @@ export class OrganizationService {
 
   /**
    * Marks the organization's domain verified: by its DNS TXT record (`method: dns`, any key of
-   * the organization), or by a platform key's word (`manual`). A domain another organization of
-   * the tenant has verified is a conflict: a domain routes to one organization.
+   * the organization), or by the word (`manual`) of an actor holding `domains:verify` — a platform
+   * key holding every permission, or a console administrator. A verified domain makes the
+   * organization's IdP authoritative for its emails (docs/sso.md, "Trust boundaries"). A domain
+   * another organization of the tenant has verified is a conflict: a domain routes to one
+   * organization.
    */
-  async verifyDomain(tenantId: string, actor: Actor, id: string, method: 'dns' | 'manual', platform: boolean) {
-    if (method === 'manual' && !platform) throw errors.forbidden('manual domain verification needs a platform API key; use method "dns"');
+  async verifyDomain(tenantId: string, actor: Actor, id: string, method: 'dns' | 'manual', caller: { organizationId: string | null; scopes: ReadonlySet<string> }) {
+    if (method === 'manual') {
+      if (caller.organizationId !== null) throw errors.forbidden('manual domain verification needs a platform API key holding every permission; use method "dns"');
+      if (!caller.scopes.has('domains:verify') || !holdsEveryPermission(caller)) {
+        throw errors.insufficientScope('manual domain verification needs the domains:verify permission (platform keys holding every permission, console administrators); use method "dns"');
+      }
+    }
     const org = await this.get(tenantId, id);
     if (org.domain === null) throw errors.invalidRequest('domain: the organization has no domain; set one first');
     if (org.domainVerifiedAt !== null) return org;

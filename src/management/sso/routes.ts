@@ -15,6 +15,7 @@ const connectionSchema = z.object({
   enabled: z.boolean(),
   default_role: z.string(),
   group_roles: z.record(z.string(), z.string()),
+  trust_idp_mfa: z.boolean().describe("The IdP's own MFA statement (OIDC amr/acr, SAML AuthnContextClassRef) satisfies the MFA policy"),
   oidc: z
     .object({
     issuer: z.string(),
@@ -39,7 +40,7 @@ const connectionSchema = z.object({
       acs_url: z.string(),
       sp_metadata_url: z.string(),
       allow_signed_response: z.boolean(),
-      attributes: z.object({ email: z.string(), name: z.string(), groups: z.string() }),
+      attributes: z.object({ email: z.string(), name: z.string(), groups: z.string(), email_verified: z.string().nullable() }),
     })
     .optional()
     .describe('SAML 2.0 settings (protocol `saml`)'),
@@ -69,10 +70,16 @@ const samlFields = {
   metadata_url: z.string().max(2048).describe('Where to fetch the IdP metadata (through the egress policy)'),
   sp_entity_id: z.string().trim().min(1).max(1024).nullable().describe('The SP entity id (the audience); default `<issuer>/sso/saml/<id>/metadata`'),
   allow_signed_response: z.boolean().describe('A signed Response is enough even when its assertion is unsigned (default false)'),
-  attributes: z.strictObject({ email: attributeName.optional(), name: attributeName.optional(), groups: attributeName.optional() }),
+  attributes: z.strictObject({
+    email: attributeName.optional(),
+    name: attributeName.optional(),
+    groups: attributeName.optional(),
+    email_verified: attributeName.nullable().optional().describe('An attribute whose value `true` says the IdP verified the email; null: the verified-domain rule'),
+  }),
 };
 const samlInput = z.strictObject(Object.fromEntries(Object.entries(samlFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof samlFields]: z.ZodOptional<(typeof samlFields)[K]> });
-const common = { name, enabled: z.boolean().optional(), default_role: role.optional(), group_roles: groupRoles.optional() };
+const trustIdpMfa = z.boolean().describe("Count the IdP's own MFA statement as the second factor (default false; docs/sso.md)");
+const common = { name, enabled: z.boolean().optional(), default_role: role.optional(), group_roles: groupRoles.optional(), trust_idp_mfa: trustIdpMfa.optional() };
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('sso') });
@@ -135,6 +142,7 @@ export const ssoRoutes =
           enabled: z.boolean().optional(),
           default_role: role.optional(),
           group_roles: groupRoles.optional(),
+          trust_idp_mfa: trustIdpMfa.optional(),
           oidc: oidcPatch.optional(),
           saml: samlInput.optional(),
         }),

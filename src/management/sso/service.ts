@@ -42,7 +42,7 @@ export interface SamlInput {
   metadata_url?: string;
   sp_entity_id?: string | null;
   allow_signed_response?: boolean;
-  attributes?: { email?: string; name?: string; groups?: string };
+  attributes?: { email?: string; name?: string; groups?: string; email_verified?: string | null };
 }
 
 export interface ConnectionInput {
@@ -50,6 +50,7 @@ export interface ConnectionInput {
   enabled?: boolean;
   default_role?: Role;
   group_roles?: Record<string, Role>;
+  trust_idp_mfa?: boolean;
   oidc?: OidcInput;
   saml?: SamlInput;
 }
@@ -86,7 +87,7 @@ function samlView(c: SsoConnectionRecord, issuer: string) {
     acs_url: `${issuer}/sso/saml/${c.id}/acs`,
     sp_metadata_url: metadataUrl,
     allow_signed_response: config.allowSignedResponse,
-    attributes: config.attributes,
+    attributes: { email: config.attributes.email, name: config.attributes.name, groups: config.attributes.groups, email_verified: config.attributes.emailVerified ?? null },
   };
 }
 
@@ -100,17 +101,27 @@ export function ssoConnectionView(c: SsoConnectionRecord, issuer: string) {
     enabled: c.enabled,
     default_role: c.defaultRole,
     group_roles: c.groupRoles,
+    trust_idp_mfa: c.trustIdpMfa,
     ...(c.protocol === 'saml' ? { saml: samlView(c, issuer) } : { oidc: oidcView(c, issuer) }),
     created_at: iso(c.createdAt),
     updated_at: iso(c.updatedAt),
   };
 }
 
+/** The attribute names after `input`; `email_verified: null` removes that attribute (the verified-domain rule applies again). */
+function samlAttributes(current: SamlSettings['attributes'] | undefined, input: SamlInput['attributes']): SamlSettings['attributes'] {
+  const { email_verified: verified, ...names } = input ?? {};
+  const merged: SamlSettings['attributes'] = { ...DEFAULT_SAML_ATTRIBUTES, ...current, ...names };
+  if (verified === null) delete merged.emailVerified;
+  else if (verified !== undefined) merged.emailVerified = verified;
+  return merged;
+}
+
 const lowerKeys = (m: Record<string, string>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k.trim().toLowerCase(), v]));
 
 /** Names (API spelling) of what a patch changes. */
 function changedFields(input: ConnectionInput): string[] {
-  const top = (['name', 'enabled', 'default_role', 'group_roles'] as const).filter((k) => input[k] !== undefined);
+  const top = (['name', 'enabled', 'default_role', 'group_roles', 'trust_idp_mfa'] as const).filter((k) => input[k] !== undefined);
   const nested = (['oidc', 'saml'] as const).flatMap((p) =>
     Object.entries(input[p] ?? {})
       .filter(([, v]) => v !== undefined)
@@ -172,7 +183,7 @@ export class SsoConnectionService {
       metadataUrl,
       spEntityId: input.sp_entity_id === undefined ? (current?.spEntityId ?? null) : input.sp_entity_id,
       allowSignedResponse: input.allow_signed_response ?? current?.allowSignedResponse ?? false,
-      attributes: { ...DEFAULT_SAML_ATTRIBUTES, ...current?.attributes, ...input.attributes },
+      attributes: samlAttributes(current?.attributes, input.attributes),
     };
   }
 
@@ -192,6 +203,7 @@ export class SsoConnectionService {
       groupRoles: lowerKeys(input.group_roles ?? {}),
       config,
       secretEnc: secret === null ? null : sealConnectionSecret(this.deps.envelope, tenantId, id, secret),
+      trustIdpMfa: input.trust_idp_mfa ?? false,
       createdAt: now,
       updatedAt: now,
     };
@@ -231,6 +243,7 @@ export class SsoConnectionService {
     if (input.enabled !== undefined) patch.enabled = input.enabled;
     if (input.default_role !== undefined) patch.defaultRole = input.default_role;
     if (input.group_roles !== undefined) patch.groupRoles = lowerKeys(input.group_roles);
+    if (input.trust_idp_mfa !== undefined) patch.trustIdpMfa = input.trust_idp_mfa;
     if (input.oidc !== undefined && current.protocol !== 'oidc') throw errors.invalidRequest('oidc: this is a SAML connection');
     if (input.saml !== undefined && current.protocol !== 'saml') throw errors.invalidRequest('saml: this is an OIDC connection');
     if (input.saml !== undefined) patch.config = await this.#samlSettings(samlSettings(current), input.saml);

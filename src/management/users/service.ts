@@ -9,7 +9,7 @@ import { newId } from '../../kernel/ids.js';
 import { type Executor, isUniqueViolation } from '../../storage/db.js';
 import { type PasswordSetBy, passwordTag, type UserPatch, type UserRecord } from '../../storage/repos/users.js';
 import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
-import { PERMISSIONS } from '../permissions.js';
+import { holdsEveryPermission } from '../permissions.js';
 
 /** Emails are unique per tenant in this form: trimmed and lower-cased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -84,7 +84,7 @@ export class UserService {
   async #holdsEveryPermission(tenantId: string, actor: Actor): Promise<boolean> {
     if (actor.type !== 'api_key') return actor.type === 'user' || actor.type === 'system';
     const key = actor.id === null ? undefined : await reposOf(this.deps).apiKeys.find(tenantId, actor.id);
-    return !!key && key.organizationId === null && PERMISSIONS.every((p) => key.scopes.includes(p));
+    return !!key && holdsEveryPermission(key);
   }
 
 

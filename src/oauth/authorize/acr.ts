@@ -16,8 +16,13 @@ export function amrOfPasskey(p: { backedUp: boolean }, userVerified: boolean): s
   return userVerified ? [key, 'user', 'mfa'] : [key];
 }
 
-/** The amr of a password login followed by a second factor. */
-export const withSecondFactor = (second: string[]) => [...new Set(['pwd', ...second.filter((m) => m !== 'mfa' && m !== 'user'), 'mfa'])];
+/**
+ * The amr of a first factor (`pwd`, or `fed` for an SSO sign-in) followed by Keyhall's second
+ * factor: `["pwd","otp","mfa"]`, `["fed","hwk","mfa"]`.
+ */
+export const withSecondFactor = (first: readonly string[], second: readonly string[]) => [
+  ...new Set([...first.filter((m) => m !== 'mfa'), ...second.filter((m) => m !== 'mfa' && m !== 'user'), 'mfa']),
+];
 
 export function acrOf(amr: readonly string[]): Acr {
   if (amr.includes('hwk') || amr.includes('swk')) return amr.includes('mfa') ? 'phr' : 'pwd';

@@ -8,7 +8,7 @@ import { newSecret } from '../../kernel/ids.js';
 import { verifyIdTokenHint } from '../id-token/verify-hint.js';
 import type { KeySource } from '../tokens/access-token.js';
 import type { ClientRecord, ClientStore, OAuthTenant } from '../types.js';
-import { minimumAcr, satisfiesAcr } from './acr.js';
+import { acrOf, minimumAcr, satisfiesAcr } from './acr.js';
 import { AuthorizeError, authorizeErrors as E, redirectTo } from './errors.js';
 import type { AuthorizationRequest, FlowRecord, SessionRecord, SigninClientSettings, SigninStore } from './types.js';
 import { checkRedirectUri, PAR_URN, type RawParams, resolveClient, single, validateAuthorizationRequest } from './validate.js';
@@ -27,7 +27,14 @@ export interface AuthorizeDeps {
   settings: AuthorizeSettings;
   /** The tenant's keys, to verify an `id_token_hint`. */
   keys: KeySource;
+  /** The MFA policy; without it only acr_values decide a session's strength. */
+  mfaPolicy?: MfaPolicyPort;
   now: number;
+}
+
+export interface MfaPolicyPort {
+  /** Whether a second factor is required of this user signing in to this organization (or none). */
+  required(tenantId: string, userId: string, organizationId: string | null): Promise<boolean>;
 }
 
 export type Outcome =
@@ -144,6 +151,16 @@ export function sessionSatisfies(flow: FlowRecord, session: SessionRecord | unde
   );
 }
 
+/**
+ * A single-factor session (a password, or an SSO sign-in without a second factor) does not
+ * satisfy a flow whose MFA policy requires one — the flow's organization may require MFA where
+ * the session's login did not (docs/passkeys.md, "MFA policy").
+ */
+async function policySatisfied(f: LoadedFlow, tenant: OAuthTenant, session: SessionRecord, deps: AuthorizeDeps): Promise<boolean> {
+  if (!deps.mfaPolicy || acrOf(session.amr ?? ['pwd']) !== 'pwd') return true;
+  return !(await deps.mfaPolicy.required(tenant.id, session.userId, f.flow.request.organizationId));
+}
+
 async function needsConsent(f: LoadedFlow, tenant: OAuthTenant, session: SessionRecord, deps: AuthorizeDeps): Promise<boolean> {
   if (f.flow.request.prompt.includes('consent')) return true;
   if (!f.settings.thirdParty) return false;
@@ -166,7 +183,7 @@ export async function continueFlow(
 ): Promise<Outcome> {
   const req = f.flow.request;
   const interactive = !req.prompt.includes('none');
-  if (!sessionSatisfies(f.flow, session)) {
+  if (!sessionSatisfies(f.flow, session) || !(await policySatisfied(f, tenant, session, deps))) {
     return interactive ? { kind: 'login', flow: f.id } : errorRedirect(tenant, req, E.loginRequired('the user is not signed in'));
   }
   if (!opts.consented && (await needsConsent(f, tenant, session, deps))) {

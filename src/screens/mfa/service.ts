@@ -154,25 +154,28 @@ export class MfaService {
    * The policy that applies to a user: the strictest of the tenant's (default optional) and
    * those of the user's organizations and of the organization the sign-in names.
    */
-  async policyFor(tenantId: string, userId: string, organizationId?: string | null): Promise<MfaPolicy> {
-    const r = this.#repos();
+  async policyFor(tenantId: string, userId: string, organizationId?: string | null, trx?: Executor): Promise<MfaPolicy> {
+    const r = this.#repos(trx);
     const orgs = (await r.members.listByUser(tenantId, userId)).map((m) => m.organizationId);
     if (organizationId) orgs.push(organizationId);
     const policies = await r.mfa.policies(tenantId, orgs);
     return strictestPolicy(policies.get('') ?? DEFAULT_MFA_POLICY, ...orgs.map((o) => policies.get(o)).filter((p): p is MfaPolicy => p !== undefined));
   }
 
-  /** After the password: is a second factor owed before the session is usable? */
-  async secondFactorNeeded(tenantId: string, userId: string, opts: { organizationId?: string | null; acr?: Acr | null }): Promise<boolean> {
-    const policy = await this.policyFor(tenantId, userId, opts.organizationId);
+  /**
+   * After the first factor (a password, or an SSO sign-in): is a second factor owed before the
+   * session is usable? `trx`: read inside the caller's transaction (SSO provisioning).
+   */
+  async secondFactorNeeded(tenantId: string, userId: string, opts: { organizationId?: string | null; acr?: Acr | null; trx?: Executor }): Promise<boolean> {
+    const policy = await this.policyFor(tenantId, userId, opts.organizationId, opts.trx);
     if (policy === 'required' || (opts.acr && opts.acr !== 'pwd')) return true;
     if (policy === 'off') return false;
-    return this.hasSecondFactor(tenantId, userId);
+    return this.hasSecondFactor(tenantId, userId, opts.trx);
   }
 
   /** Whether the user has a second factor to be asked for: a confirmed TOTP or a passkey. */
-  hasSecondFactor(tenantId: string, userId: string): Promise<boolean> {
-    return this.#repos().mfa.hasSecondFactor(tenantId, userId);
+  hasSecondFactor(tenantId: string, userId: string, trx?: Executor): Promise<boolean> {
+    return this.#repos(trx).mfa.hasSecondFactor(tenantId, userId);
   }
 
   // ---------------------------------------------------------------- TOTP

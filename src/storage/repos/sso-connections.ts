@@ -37,7 +37,7 @@ export interface SamlSettings {
   /** A signed Response is enough even when its assertion is not signed (default false). */
   allowSignedResponse: boolean;
   /** Which assertion attribute carries each attribute (the email falls back to an emailAddress NameID). */
-  attributes: { email: string; name: string; groups: string };
+  attributes: { email: string; name: string; groups: string; /** An attribute whose value `true` says the IdP verified the email; absent: the verified-domain rule. */ emailVerified?: string };
 }
 
 export interface SsoConnectionRecord {
@@ -53,6 +53,8 @@ export interface SsoConnectionRecord {
   /** OidcSettings for `oidc`, SamlSettings for `saml` (see oidcSettings / samlSettings). */
   config: OidcSettings | SamlSettings;
   secretEnc: string | null;
+  /** The IdP's own MFA statement counts as a second factor (docs/sso.md, "MFA"). */
+  trustIdpMfa: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -68,6 +70,7 @@ const stored = codec<SsoConnectionRecord>()('sso_connections', {
   groupRoles: json<Record<string, string>>(),
   config: json<OidcSettings | SamlSettings>(),
   secretEnc: true,
+  trustIdpMfa: bool,
   createdAt: true,
   updatedAt: true,
 });
@@ -84,7 +87,7 @@ export function samlSettings(c: SsoConnectionRecord): SamlSettings {
   return c.config as SamlSettings;
 }
 
-const PATCHABLE = ['name', 'enabled', 'defaultRole', 'groupRoles', 'config', 'secretEnc'] as const;
+const PATCHABLE = ['name', 'enabled', 'defaultRole', 'groupRoles', 'config', 'secretEnc', 'trustIdpMfa'] as const;
 export type SsoConnectionPatch = Partial<Pick<SsoConnectionRecord, (typeof PATCHABLE)[number]>>;
 
 export class SsoConnectionRepo {

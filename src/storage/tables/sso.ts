@@ -19,6 +19,8 @@ export interface SsoConnectionsTable {
   config: string;
   /** The OIDC client secret under envelope encryption (bound to tenant and connection, src/sso/secrets.ts); null for a public client. */
   secret_enc: string | null;
+  /** 1: the IdP's own MFA statement (OIDC amr/acr, SAML AuthnContextClassRef) satisfies Keyhall's MFA policy. */
+  trust_idp_mfa: number;
   created_at: number;
   updated_at: number;
 }
