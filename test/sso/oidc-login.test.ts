@@ -136,8 +136,9 @@ describe('OIDC SSO: a second Keyhall tenant as the upstream OpenID Provider', ()
     // A local account with the same email exists; the domain is not verified: no takeover.
     await s.api('POST', '/users', { email: 'linus@acme.test', password: 'a long password 1' });
     await upstreamUser(s, 'linus@acme.test');
-    const c2 = await toCallback(b, 'linus@acme.test');
-    const r2 = await b.get(c2.pathname + c2.search);
+    const b2 = s.browser();
+    const c2 = await toCallback(b2, 'linus@acme.test');
+    const r2 = await b2.get(c2.pathname + c2.search);
     assert.equal(r2.status, 400);
     assert.match(r2.text, /cannot be linked/);
     assert.deepEqual((await failures()).slice(before), ['email_conflict']);

@@ -3,8 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { errors } from '../../kernel/errors.js';
-import { actorOf, principalOf } from '../v1.js';
+import { actorOf } from '../v1.js';
 import { type MemberService, memberView, ROLES } from './service.js';
 
 const role = z.enum(ROLES);
@@ -38,8 +37,10 @@ export const memberRoutes =
       },
     });
 
+    // Users are tenant-wide: attaching an existing one (and so learning their email) is for
+    // platform keys; an organization's own keys manage roles and removals.
     r.post('/organizations/:orgId/members', {
-      config: { permission: 'members:write', access: 'organization' },
+      config: { permission: 'members:write', access: 'platform' },
       schema: {
         tags,
         summary: 'Add a user to the organization',
@@ -48,9 +49,6 @@ export const memberRoutes =
         response: { 201: memberSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request, reply) => {
-        // Users are tenant-wide: attaching an existing one (and so learning their email) is for
-        // platform keys; an organization's own keys manage roles and removals.
-        if (principalOf(request).organizationId !== null) throw errors.forbidden('adding an existing user needs a platform-bound key');
         const m = await service.add(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.user_id, request.body.role);
         return reply.code(201).send(memberView(m));
       },

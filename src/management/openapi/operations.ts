@@ -22,7 +22,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/organizations/{orgId}': { operationId: 'getOrganization', ok: 'The organization' },
   'PATCH /v1/organizations/{orgId}': { operationId: 'updateOrganization', ok: 'The organization as updated', errors: [409] },
   'GET /v1/organizations/{orgId}/domain_verification': { operationId: 'getDomainVerification', ok: "The organization's domain, whether it is verified, and the DNS TXT record that verifies it" },
-  'POST /v1/organizations/{orgId}/domain_verification': { operationId: 'verifyDomain', ok: 'The domain is verified (by its DNS TXT record, or manually by a platform key)', errors: [409] },
+  'POST /v1/organizations/{orgId}/domain_verification': { operationId: 'verifyDomain', ok: 'The domain is verified (by its DNS TXT record, or manually by a platform key holding every permission: domains:verify)', errors: [409] },
   'DELETE /v1/organizations/{orgId}': { operationId: 'deleteOrganization', ok: 'Deleted; its memberships are removed and its API keys revoked' },
 
   'POST /v1/users': { operationId: 'createUser', ok: 'The user created', errors: [409] },
