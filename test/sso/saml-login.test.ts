@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { ManualClock } from '../../src/kernel/clock.js';
@@ -16,6 +18,8 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
   let conn: string;
   let spMetadata: string;
   let app: { client_id: string };
+  /** Every log line the server wrote (info and up). */
+  const logs: string[] = [];
 
   const samlConnection = async (extra: Record<string, unknown> = {}, saml: Record<string, unknown> = {}) => {
     const r = await s.api('POST', `/organizations/${org}/sso/connections`, { protocol: 'saml', name: 'Test IdP', ...extra, saml: { metadata_xml: idp.metadataXml, ...saml } });
@@ -26,7 +30,9 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
 
   before(async () => {
     clock = new ManualClock();
-    s = await startSsoServer({}, { clock });
+    const logStream = new PassThrough();
+    logStream.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    s = await startSsoServer({ logLevel: 'info' }, { clock, logStream });
     idp = await startTestIdp();
     org = (await s.api('POST', '/organizations', { name: 'Acme', domain: 'acme.test' })).json().id;
     conn = await samlConnection({ group_roles: { Admins: 'admin' } });
@@ -350,9 +356,11 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
       await expired(b, path);
 
       // 2 minutes after the ACS the outcome is gone; just before, it still completes.
+      const paths: string[] = [];
       for (const [wait, ok] of [[119_000, true], [121_000, false]] as const) {
         const b2 = s.browser();
         const later = completion(await postAcs(await answered(b2, { email: 'hopper@acme.test' })))!;
+        paths.push(later);
         clock.advance(wait);
         try {
           if (ok) assert.equal((await b2.get(later)).status, 303);
@@ -370,6 +378,13 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
       const otherPath = completion(await postAcs(await idp.respond(await metadataOf(other), await startAt(b3, other, await metadataOf(other)), { email: 'hopper@acme.test' }), other))!;
       await expired(b3, otherPath.replace(other, conn));
       assert.equal((await b3.get(otherPath)).status, 303, 'still good where it belongs');
+
+      // The handles were logged nowhere (the access log has the path without the query).
+      const handles = [path, ...paths, otherPath].map((p) => new URLSearchParams(p.split('?')[1]).get('handle')!);
+      await sleep(100);
+      const written = logs.join('');
+      assert.match(written, /"url":"\/sso\/saml\/sso_[^/"]+\/complete"/);
+      for (const h of handles) assert.ok(!written.includes(h), 'a handle in the log');
     });
   });
 });
