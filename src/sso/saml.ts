@@ -216,8 +216,6 @@ export class SamlResponseError extends Error {
 export interface SamlAssertion {
   /** The ID of the request answered (live when checked; the caller consumes it). */
   requestId: string;
-  /** That request's sealed continuation. */
-  continuation: string;
   /** The assertion's ID and when it may be forgotten (for the replay table). */
   assertionId: string;
   assertionExpiresAt: number;
@@ -234,8 +232,8 @@ export interface SamlValidation {
   /** The base64 SAMLResponse form field. */
   samlResponse: string;
   now: number;
-  /** The sealed continuation of the live (unexpired, unused) request of this connection with that ID. */
-  liveRequest: (requestId: string) => Promise<string | undefined>;
+  /** Whether a live (unexpired, unused) request of this connection has that ID. */
+  liveRequest: (requestId: string) => Promise<boolean>;
   /** Whether an assertion with that ID was already accepted. */
   assertionSeen: (assertionId: string) => Promise<boolean>;
 }
@@ -288,14 +286,13 @@ export async function validateSamlResponse(v: SamlValidation): Promise<SamlAsser
   // node-saml asks for the request twice (the Response's InResponseTo, then the assertion's):
   // both must be the same live request. Nothing is consumed here: a response that fails a later
   // check leaves the request to the genuine answer; the caller consumes it after every check.
-  let consumed: { id: string; continuation: string } | undefined;
+  let consumed: { id: string } | undefined;
   const cache: CacheProvider = {
     saveAsync: async () => null,
     getAsync: async (key) => {
       if (consumed) return consumed.id === key ? new Date().toISOString() : null;
-      const continuation = key.length > 200 ? undefined : await v.liveRequest(key);
-      if (continuation === undefined) return null;
-      consumed = { id: key, continuation };
+      if (key.length > 200 || !(await v.liveRequest(key))) return null;
+      consumed = { id: key };
       // node-saml compares this with the system clock; the expiry was checked with ours.
       return new Date().toISOString();
     },
@@ -339,7 +336,6 @@ export async function validateSamlResponse(v: SamlValidation): Promise<SamlAsser
   const expiries = [time(confirmation.NotOnOrAfter), notOnOrAfter].filter((t): t is number => t !== undefined);
   return {
     requestId: consumed.id,
-    continuation: consumed.continuation,
     assertionId,
     assertionExpiresAt: Math.max(v.now, ...expiries) + skew,
     nameId: profile.nameID,

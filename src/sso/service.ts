@@ -84,6 +84,16 @@ export interface SsoSigninDeps {
 
 const stateContext = (stateHash: string) => `sso_state:${stateHash}`;
 const samlRequestContext = (requestId: string) => `sso_saml_request:${requestId}`;
+const samlOutcomeContext = (handleHash: string) => `sso_saml_outcome:${handleHash}`;
+
+/** A validated SAML response waits this long at most for its browser to complete it. */
+export const SAML_OUTCOME_TTL_SECONDS = 120;
+
+/** What the ACS keeps for the completion page (sealed): the assertion's claims and where to go on. */
+interface SamlOutcome {
+  claims: Exclude<ReturnType<typeof samlClaims>, SamlResponseError>;
+  continuation: SsoContinuation;
+}
 
 /** What the upstream said about the person, whatever the protocol. */
 export interface UpstreamProfile {
@@ -210,7 +220,7 @@ export class SsoSigninService {
    */
   async start(tenant: { id: string; issuer: string }, connectionId: string, browser: string, continuation: SsoContinuation, loginHint?: string): Promise<string> {
     const c = await this.connection(tenant.id, connectionId);
-    if (c.protocol === 'saml') return this.#startSaml(tenant, c, continuation);
+    if (c.protocol === 'saml') return this.#startSaml(tenant, c, browser, continuation);
     const config = oidcSettings(c);
     const trip = newRoundTrip(config);
     const now = this.deps.clock.now();
@@ -242,16 +252,18 @@ export class SsoSigninService {
   }
 
   /**
-   * A SAML AuthnRequest (HTTP-Redirect): its ID is stored with the continuation (sealed), for the
-   * IdP's answer to name in InResponseTo, once, within SAML_REQUEST_TTL_SECONDS.
+   * A SAML AuthnRequest (HTTP-Redirect): its ID is stored with the continuation (sealed) and the
+   * hash of `browser` (the cookie that must come back on the completion page), for the IdP's
+   * answer to name in InResponseTo, once, within SAML_REQUEST_TTL_SECONDS.
    */
-  async #startSaml(tenant: { id: string; issuer: string }, c: SsoConnectionRecord, continuation: SsoContinuation): Promise<string> {
+  async #startSaml(tenant: { id: string; issuer: string }, c: SsoConnectionRecord, browser: string, continuation: SsoContinuation): Promise<string> {
     const now = this.deps.clock.now();
     return authnRequestUrl(samlSettings(c), this.samlSp(tenant.issuer, c), (requestId) =>
       repos(this.deps.db.kysely, this.deps.db.dialect).ssoSaml.insertRequest({
         requestId,
         tenantId: tenant.id,
         connectionId: c.id,
+        browserHash: sha256Hex(browser),
         continuationEnc: this.deps.envelope.encrypt(JSON.stringify(continuation), samlRequestContext(requestId)),
         createdAt: now,
         expiresAt: now + SAML_REQUEST_TTL_SECONDS * 1000,
@@ -263,10 +275,13 @@ export class SsoSigninService {
   /**
    * The SAML ACS: the response is validated (saml.ts: size, no DTD, replay, the live request it
    * answers, signature, audience, issuer, recipient, time window), then the request is consumed
-   * and the assertion id recorded (each consume-once, so every instance agrees), then the user is
-   * found or provisioned and a session opened, as for OIDC. Throws SsoLoginError (already audited).
+   * and the assertion id recorded (each consume-once, so every instance agrees). No session yet:
+   * the IdP's post is cross-site and carries no browser cookie, so the outcome is kept sealed for
+   * SAML_OUTCOME_TTL_SECONDS under a new one-time handle (its hash stored, with the request's
+   * browser hash) and the handle is returned for the same-site completion page (completeSaml).
+   * Throws SsoLoginError (already audited).
    */
-  async finishSaml(tenant: { id: string; issuer: string }, connectionId: string, samlResponse: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
+  async acceptSaml(tenant: { id: string; issuer: string }, connectionId: string, samlResponse: string | undefined, meta: RequestMeta): Promise<string> {
     return this.#finishing(tenant.id, connectionId, 'saml', meta, async (conn) => {
       const settings = samlSettings(conn);
       if (!samlResponse) throw new SsoLoginError('invalid_response', conn, 'no SAMLResponse');
@@ -290,13 +305,52 @@ export class SsoSigninService {
       if (claims instanceof SamlResponseError) throw new SsoLoginError(claims.reason, conn, claims.detail);
       // Every check passed: the request is used up (of two parallel answers, one wins), and the
       // assertion id recorded until it expires (a replay is refused on every instance).
-      if (!(await r.consumeRequest(tenant.id, conn.id, assertion.requestId, now))) throw new SsoLoginError('request_unknown', conn, 'the request was answered already');
+      const request = await r.consumeRequest(tenant.id, conn.id, assertion.requestId, now);
+      if (!request) throw new SsoLoginError('request_unknown', conn, 'the request was answered already');
       if (!(await r.useAssertion(tenant.id, conn.id, sha256Hex(assertion.assertionId), assertion.assertionExpiresAt, now))) {
         throw new SsoLoginError('assertion_replayed', conn, 'this assertion was already used');
       }
-      const stored = JSON.parse(this.deps.envelope.decrypt(assertion.continuation, samlRequestContext(assertion.requestId))) as SsoContinuation;
-      const { session, token, userId } = await this.#provisionOnce(tenant.id, conn, claims, stored, meta, previousToken);
-      return { kind: 'ok', session, token, userId, continuation: stored };
+      const continuation = JSON.parse(this.deps.envelope.decrypt(request.continuationEnc, samlRequestContext(request.requestId))) as SsoContinuation;
+      const outcome: SamlOutcome = { claims, continuation };
+      const handle = randomBytes(32).toString('base64url');
+      const handleHash = sha256Hex(handle);
+      await r.insertOutcome({
+        handleHash,
+        tenantId: tenant.id,
+        connectionId: conn.id,
+        browserHash: request.browserHash,
+        outcomeEnc: this.deps.envelope.encrypt(JSON.stringify(outcome), samlOutcomeContext(handleHash)),
+        createdAt: now,
+        expiresAt: now + SAML_OUTCOME_TTL_SECONDS * 1000,
+        consumedAt: null,
+      });
+      return handle;
+    });
+  }
+
+  /**
+   * The SAML completion page (a same-site top-level GET, so the browser's SameSite=Lax cookie
+   * comes along): the outcome `handle` names is consumed only by the browser whose cookie sent
+   * the request it answers; then the user is found or provisioned and a session opened, as for
+   * OIDC. Another browser gets `browser_mismatch` and the outcome is burned: nobody completes it
+   * afterwards (docs/sso.md). Throws SsoLoginError (already audited).
+   */
+  async completeSaml(tenant: { id: string; issuer: string }, connectionId: string, handle: string | undefined, browser: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
+    return this.#finishing(tenant.id, connectionId, 'saml', meta, async (conn) => {
+      if (!handle || handle.length > 200) throw new SsoLoginError('state_invalid', conn);
+      const r = repos(this.deps.db.kysely, this.deps.db.dialect).ssoSaml;
+      const now = this.deps.clock.now();
+      const handleHash = sha256Hex(handle);
+      const row = await r.findOutcome(tenant.id, handleHash);
+      if (!row || row.connectionId !== conn.id || row.consumedAt !== null || row.expiresAt <= now) throw new SsoLoginError('state_invalid', conn);
+      if (!browser || sha256Hex(browser) !== row.browserHash) {
+        await r.burnOutcome(tenant.id, handleHash, now);
+        throw new SsoLoginError('browser_mismatch', conn);
+      }
+      if (!(await r.consumeOutcome(tenant.id, handleHash, row.browserHash, now))) throw new SsoLoginError('state_invalid', conn);
+      const { claims, continuation } = JSON.parse(this.deps.envelope.decrypt(row.outcomeEnc, samlOutcomeContext(handleHash))) as SamlOutcome;
+      const { session, token, userId } = await this.#provisionOnce(tenant.id, conn, claims, continuation, meta, previousToken);
+      return { kind: 'ok', session, token, userId, continuation };
     });
   }
 
@@ -348,7 +402,7 @@ export class SsoSigninService {
    * A login's finish at a connection of `protocol`: an SsoLoginError on the way is audited as
    * `sso.login.failed` (when the connection is known) and rethrown.
    */
-  async #finishing(tenantId: string, connectionId: string, protocol: SsoConnectionRecord['protocol'], meta: RequestMeta, finish: (c: SsoConnectionRecord) => Promise<SsoFinish>): Promise<SsoFinish> {
+  async #finishing<T>(tenantId: string, connectionId: string, protocol: SsoConnectionRecord['protocol'], meta: RequestMeta, finish: (c: SsoConnectionRecord) => Promise<T>): Promise<T> {
     let c: SsoConnectionRecord | undefined;
     try {
       c = await this.connection(tenantId, connectionId);

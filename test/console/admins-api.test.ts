@@ -424,8 +424,11 @@ describe('console administrators API: candidate signed in through SSO', () => {
     assert.equal(start.status, 303, start.text.slice(0, 300));
     const requestId = await idp.requestId(new URL(start.headers.location!), spMetadata);
     const response = await idp.respond(spMetadata, requestId, { email: 'peter@initech.test', name: 'Peter Gibbons' });
-    const acs = await b.post(`/sso/saml/${connectionId}/acs`, { SAMLResponse: response }, { origin: new URL(idp.ssoUrl).origin });
+    // The IdP's cross-site post (no cookies), then the browser's GET of the completion page.
+    const acs = await s.browser().post(`/sso/saml/${connectionId}/acs`, { SAMLResponse: response }, { origin: new URL(idp.ssoUrl).origin });
     assert.equal(acs.status, 303, acs.text.slice(0, 300));
+    const done = await b.get(acs.headers.location!);
+    assert.equal(done.status, 303, done.text.slice(0, 300));
 
     const r = await c.call('GET', candidatePath('peter@initech.test'));
     assert.equal(r.status, 200, r.text);

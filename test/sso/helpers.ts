@@ -19,7 +19,7 @@ export interface SsoTestServer extends SigninTestServer {
 }
 
 /** The test server with loopback allowed by the egress policy and an upstream tenant on `localhost`. */
-export async function startSsoServer(config: Record<string, unknown> = {}, opts: { txtResolver?: TxtResolver; clock?: Clock } = {}): Promise<SsoTestServer> {
+export async function startSsoServer(config: Record<string, unknown> = {}, opts: { txtResolver?: TxtResolver; clock?: Clock; logStream?: NodeJS.WritableStream } = {}): Promise<SsoTestServer> {
   const s = await startSigninServer({ egressResolver: localResolver, ...opts, config: { egressAllow: '127.0.0.1/32', ...config } } as Parameters<typeof startSigninServer>[0]);
   const idp = await s.createTenant(`localhost:${s.port}`);
   return Object.assign(s, {

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { ManualClock } from '../../src/kernel/clock.js';
+import type { HttpResponse } from '../helpers/http.js';
 import type { Browser } from '../signin/helpers.js';
 import { REDIRECT, VERIFIER } from '../signin/helpers.js';
 import { authorizeAtSp, type SsoTestServer, startSsoServer } from './helpers.js';
@@ -15,6 +18,8 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
   let conn: string;
   let spMetadata: string;
   let app: { client_id: string };
+  /** Every log line the server wrote (info and up). */
+  const logs: string[] = [];
 
   const samlConnection = async (extra: Record<string, unknown> = {}, saml: Record<string, unknown> = {}) => {
     const r = await s.api('POST', `/organizations/${org}/sso/connections`, { protocol: 'saml', name: 'Test IdP', ...extra, saml: { metadata_xml: idp.metadataXml, ...saml } });
@@ -25,7 +30,9 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
 
   before(async () => {
     clock = new ManualClock();
-    s = await startSsoServer({}, { clock });
+    const logStream = new PassThrough();
+    logStream.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    s = await startSsoServer({ logLevel: 'info' }, { clock, logStream });
     idp = await startTestIdp();
     org = (await s.api('POST', '/organizations', { name: 'Acme', domain: 'acme.test' })).json().id;
     conn = await samlConnection({ group_roles: { Admins: 'admin' } });
@@ -50,8 +57,23 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     assert.equal(toIdp.origin + toIdp.pathname, idp.ssoUrl);
     return idp.requestId(toIdp, metadata);
   }
-  /** The IdP's form post to the ACS (cross-site: the IdP's Origin). */
-  const post = (b: Browser, samlResponse: string, connectionId = conn) => b.post(`/sso/saml/${connectionId}/acs`, { SAMLResponse: samlResponse }, { origin: new URL(idp.ssoUrl).origin });
+  /**
+   * The IdP's form post to the ACS as a browser makes it: cross-site (the IdP's Origin), so
+   * without our SameSite=Lax cookies — a client with no cookies plays it.
+   */
+  const postAcs = (samlResponse: string, connectionId = conn) => s.browser().post(`/sso/saml/${connectionId}/acs`, { SAMLResponse: samlResponse }, { origin: new URL(idp.ssoUrl).origin });
+  /** The same-site completion page the ACS answers 303 to (a path with the one-time handle), or undefined. */
+  const completion = (acs: HttpResponse) => {
+    if (acs.status !== 303) return undefined;
+    const to = new URL(acs.headers.location!, s.issuer);
+    return to.origin === s.issuer && /^\/sso\/saml\/[^/]+\/complete$/.test(to.pathname) ? to.pathname + to.search : undefined;
+  };
+  /** The ACS post, then the 303 hop followed by `b` with its cookie jar (a top-level GET: its Lax cookies go along). */
+  async function post(b: Browser, samlResponse: string, connectionId = conn): Promise<HttpResponse> {
+    const acs = await postAcs(samlResponse, connectionId);
+    const next = completion(acs);
+    return next === undefined ? acs : b.get(next);
+  }
   /** A round trip answered by the IdP: the response (not yet posted). */
   async function answered(b: Browser, user: SamlUser, tweaks?: ResponseTweaks): Promise<string> {
     return idp.respond(spMetadata, await startAt(b), user, tweaks);
@@ -176,7 +198,7 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
   it('of two parallel posts of one response, one signs in', async () => {
     const b = s.browser();
     const response = await answered(b, { email: 'twice@acme.test' });
-    const statuses = (await Promise.all([post(s.browser(), response), post(s.browser(), response)])).map((r) => r.status).sort();
+    const statuses = (await Promise.all([post(b, response), post(b, response)])).map((r) => r.status).sort();
     assert.deepEqual(statuses, [303, 400]);
     assert.equal((await s.api('GET', '/users?email=twice@acme.test')).json().data.length, 1);
   });
@@ -250,5 +272,119 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     const members = (await s.api('GET', `/organizations/${other}/members`)).json().data;
     assert.equal(members.length, 1);
     assert.equal(members[0].role, 'member');
+  });
+
+  describe('bound to the browser that sent the AuthnRequest (login CSRF)', () => {
+    const users = async (email: string) => (await s.api('GET', `/users?email=${encodeURIComponent(email)}`)).json().data as unknown[];
+    const succeeded = async () => (await events('sso.login.succeeded')).length;
+    /** The completion page answered the way a stranger is: 400, the words, no session cookie, `browser_mismatch` audited. */
+    async function mismatch(b: Browser, path: string) {
+      const before = (await failures()).length;
+      const r = await b.get(path);
+      assert.equal(r.status, 400, r.text.slice(0, 300));
+      assert.match(r.text, /access_denied/);
+      assert.match(r.text, /started in another browser/);
+      assert.ok(!(r.headers['set-cookie'] ?? []).some((c) => c.startsWith('keyhall_session=')), 'no session');
+      assert.deepEqual((await failures()).slice(before), ['browser_mismatch']);
+    }
+    async function expired(b: Browser, path: string) {
+      const before = (await failures()).length;
+      const r = await b.get(path);
+      assert.equal(r.status, 400, r.text.slice(0, 300));
+      assert.match(r.text, /access_denied/);
+      assert.match(r.text, /expired or was already used/);
+      assert.deepEqual((await failures()).slice(before), ['state_invalid']);
+    }
+
+    it("a response to browser A's request, posted from browser B (no cookie, or B's own), signs nobody in and is burned", async () => {
+      for (const own of [false, true]) {
+        const attacker = s.browser();
+        const email = `mallory-${own ? 'own' : 'none'}@acme.test`;
+        // The attacker answers his own AuthnRequest with his own account and makes the victim's
+        // browser post it (an auto-submitting form on his page).
+        const response = await answered(attacker, { email });
+        const victim = s.browser();
+        if (own) await startAt(victim); // the victim has a binding cookie, of another request
+        const before = await succeeded();
+        const acs = await postAcs(response);
+        const path = completion(acs);
+        assert.ok(path, `the ACS answers 303 to the completion page: ${acs.status} ${acs.headers.location}`);
+        await mismatch(victim, path);
+        assert.notEqual((await victim.get('/sessions')).status, 200, 'the victim is not signed in');
+        assert.equal((await users(email)).length, 0, 'nobody provisioned');
+        assert.equal(await succeeded(), before);
+        // Burned: not even the browser that started it can use it now.
+        await expired(attacker, path);
+        assert.equal((await users(email)).length, 0);
+      }
+    });
+
+    it("a victim's answer to a request made inside the attacker's own /authorize gives the attacker's flow nothing", async () => {
+      // The attacker opens /authorize of his application and starts the SSO in his browser,
+      // then sends the IdP URL to the victim, who signs in at the IdP in hers.
+      const attacker = s.browser();
+      const requestId = await startAt(attacker);
+      const victim = s.browser();
+      const response = await idp.respond(spMetadata, requestId, { email: 'victim@acme.test', name: 'Victim' });
+      const before = await succeeded();
+      const acs = await postAcs(response);
+      const path = completion(acs);
+      assert.ok(path, `${acs.status} ${acs.headers.location}`);
+      await mismatch(victim, path);
+      assert.equal((await users('victim@acme.test')).length, 0);
+      // Even with the handle (it went to the victim's browser, but say it leaked), the attacker's
+      // browser, whose cookie the request carries, gets no session and no code for the victim.
+      const r = await attacker.get(path);
+      assert.equal(r.status, 400);
+      assert.ok(!String(r.headers.location ?? '').startsWith(REDIRECT), 'no code at the application');
+      assert.equal(await succeeded(), before);
+      // Before the fix the victim's post continued the attacker's flow: a code for the victim.
+      assert.equal((await users('victim@acme.test')).length, 0);
+    });
+
+    it('the right browser completes; the handle is single-use, lives 2 minutes on the injected clock, and must be ours', async () => {
+      const b = s.browser();
+      const acs = await postAcs(await answered(b, { email: 'hopper@acme.test' }));
+      const path = completion(acs)!;
+      assert.match(path, /^\/sso\/saml\/sso_[^/]+\/complete\?handle=[\w-]{43}$/);
+      assert.equal(acs.headers['set-cookie'], undefined, 'the ACS sets no cookie');
+      const done = await b.get(path);
+      assert.equal(done.status, 303, done.text.slice(0, 300));
+      assert.equal(new URL(done.headers.location!).origin + new URL(done.headers.location!).pathname, REDIRECT);
+      assert.equal((await b.get('/sessions')).status, 200);
+      // Single use, for that browser too.
+      await expired(b, path);
+
+      // 2 minutes after the ACS the outcome is gone; just before, it still completes.
+      const paths: string[] = [];
+      for (const [wait, ok] of [[119_000, true], [121_000, false]] as const) {
+        const b2 = s.browser();
+        const later = completion(await postAcs(await answered(b2, { email: 'hopper@acme.test' })))!;
+        paths.push(later);
+        clock.advance(wait);
+        try {
+          if (ok) assert.equal((await b2.get(later)).status, 303);
+          else await expired(b2, later);
+        } finally {
+          clock.advance(-wait);
+        }
+      }
+
+      // A made-up handle, none, or a handle of this connection presented at another one.
+      const b3 = s.browser();
+      await expired(b3, `/sso/saml/${conn}/complete?handle=${'A'.repeat(43)}`);
+      await expired(b3, `/sso/saml/${conn}/complete`);
+      const other = await samlConnection();
+      const otherPath = completion(await postAcs(await idp.respond(await metadataOf(other), await startAt(b3, other, await metadataOf(other)), { email: 'hopper@acme.test' }), other))!;
+      await expired(b3, otherPath.replace(other, conn));
+      assert.equal((await b3.get(otherPath)).status, 303, 'still good where it belongs');
+
+      // The handles were logged nowhere (the access log has the path without the query).
+      const handles = [path, ...paths, otherPath].map((p) => new URLSearchParams(p.split('?')[1]).get('handle')!);
+      await sleep(100);
+      const written = logs.join('');
+      assert.match(written, /"url":"\/sso\/saml\/sso_[^/"]+\/complete"/);
+      for (const h of handles) assert.ok(!written.includes(h), 'a handle in the log');
+    });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The browser side of enterprise SSO (docs/sso.md): `GET /sso/{connectionId}/start` sends the
- * browser to the organization's IdP; `GET /sso/oidc/{connectionId}/callback` (OIDC) or
- * `POST /sso/saml/{connectionId}/acs` (SAML, HTTP-POST binding) comes back with the IdP's answer
- * and continues the /authorize flow (or the page) that started it.
+ * browser to the organization's IdP; `GET /sso/oidc/{connectionId}/callback` (OIDC) comes back
+ * with the IdP's answer, or `POST /sso/saml/{connectionId}/acs` (SAML, HTTP-POST binding) takes
+ * it and sends the browser on to `GET /sso/saml/{connectionId}/complete`; then the /authorize
+ * flow (or the page) that started it continues.
  * `GET /sso/saml/{connectionId}/metadata` is the SP metadata to give the IdP.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,7 +14,7 @@ import type { OAuthServer } from '../../oauth/compose.js';
 import { cookieNames, cookieOptions, safeReturnTo } from '../../screens/cookies.js';
 import type { SigninService } from '../../screens/service.js';
 import { MAX_SAML_XML_BYTES } from '../../sso/saml.js';
-import { newBrowserBinding, SSO_STATE_TTL_SECONDS, type SsoContinuation, type SsoFailureReason, type SsoFinish, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
+import { newBrowserBinding, SAML_OUTCOME_TTL_SECONDS, SSO_STATE_TTL_SECONDS, type SsoContinuation, type SsoFailureReason, type SsoFinish, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { challengeLocation } from './mfa-routes.js';
@@ -65,7 +66,8 @@ const meta = (request: FastifyRequest) => ({ ip: request.ip, userAgent: typeof r
 
 /**
  * Starts an upstream round trip and answers 303 to the IdP. The browser-binding cookie is kept
- * if the browser has one (parallel tabs), else set; it lives as long as a round trip.
+ * if the browser has one (parallel tabs), else set; it lives as long as a round trip (and the
+ * wait of a SAML outcome for its completion page).
  */
 export async function redirectToIdp(
   request: FastifyRequest,
@@ -81,12 +83,18 @@ export async function redirectToIdp(
   if (!browser || browser.length !== 43) browser = newBrowserBinding();
   try {
     const location = await sso.start(tenant, connectionId, browser, continuation, loginHint);
-    reply.setCookie(name, browser, cookieOptions(tenant.issuer, SSO_STATE_TTL_SECONDS));
+    reply.setCookie(name, browser, cookieOptions(tenant.issuer, SSO_STATE_TTL_SECONDS + SAML_OUTCOME_TTL_SECONDS));
     return seeOther(reply, location);
   } catch (err) {
     if (err instanceof SsoLoginError) return sendErrorPage(request, reply, ssoFailure(err.reason));
     throw err;
   }
+}
+
+/** A refused sign-in: logged with the reason and what the IdP or the validation said, and the error page. */
+function refused(request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply, err: SsoLoginError): FastifyReply {
+  request.log.info({ connection_id: request.params.connectionId, reason: err.reason, detail: err.detail }, 'sso sign-in refused');
+  return sendErrorPage(request, reply, ssoFailure(err.reason));
 }
 
 export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): Promise<void> {
@@ -109,10 +117,7 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
     try {
       done = await run();
     } catch (err) {
-      if (err instanceof SsoLoginError) {
-        request.log.info({ connection_id: request.params.connectionId, reason: err.reason, detail: err.detail }, 'sso sign-in refused');
-        return sendErrorPage(request, reply, ssoFailure(err.reason));
-      }
+      if (err instanceof SsoLoginError) return refused(request, reply, err);
       throw err;
     }
     setSessionCookie(request, reply, done.token, signin.settings.sessionMaxSeconds);
@@ -133,11 +138,27 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
   });
 
   // The IdP's cross-site form post: no CSRF token (the single-use InResponseTo binds it to a
-  // request we sent) and no browser-binding cookie (SameSite=Lax cookies are not sent on it).
+  // request we sent) and no browser-binding cookie (SameSite=Lax cookies are not sent on it). So
+  // no session here: the validated outcome waits under a one-time handle, and the browser is sent
+  // on, same-site, to the completion page, where its cookie comes along.
   app.post<{ Params: { connectionId: string } }>('/sso/saml/:connectionId/acs', { bodyLimit: ACS_BODY_LIMIT }, async (request, reply) => {
     const tenant = tenantOf(request);
-    const samlResponse = field(request.body, 'SAMLResponse');
-    return finish(request, reply, () => sso.finishSaml(tenant, request.params.connectionId, samlResponse, meta(request), sessionToken(request)));
+    const { connectionId } = request.params;
+    let handle;
+    try {
+      handle = await sso.acceptSaml(tenant, connectionId, field(request.body, 'SAMLResponse'), meta(request));
+    } catch (err) {
+      if (err instanceof SsoLoginError) return refused(request, reply, err);
+      throw err;
+    }
+    return seeOther(reply, `/sso/saml/${encodeURIComponent(connectionId)}/complete?handle=${handle}`);
+  });
+
+  // Only the browser that sent the AuthnRequest (its binding cookie) opens the session.
+  app.get<{ Params: { connectionId: string } }>('/sso/saml/:connectionId/complete', async (request, reply) => {
+    const tenant = tenantOf(request);
+    const browser = request.cookies[cookieNames(tenant.issuer).sso];
+    return finish(request, reply, () => sso.completeSaml(tenant, request.params.connectionId, field(request.query, 'handle'), browser, meta(request), sessionToken(request)));
   });
 
   app.get<{ Params: { connectionId: string } }>('/sso/saml/:connectionId/metadata', async (request, reply) => {

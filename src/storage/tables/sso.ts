@@ -56,6 +56,8 @@ export interface SsoSamlRequestsTable {
   request_id: string;
   tenant_id: string;
   connection_id: string;
+  /** SHA-256 hex of the browser-binding cookie (`keyhall_sso`) of the browser that sent the request. */
+  browser_hash: string;
   /** JSON {flow, return_to} under envelope encryption (context `sso_saml_request:<request_id>`). */
   continuation_enc: string;
   created_at: number;
@@ -72,10 +74,29 @@ export interface SsoSamlAssertionsTable {
   expires_at: number;
 }
 
+/**
+ * A validated SAML response waiting for its browser: the ACS keeps it under a one-time handle,
+ * the same-site completion page opens the session for the browser of the answered request only.
+ */
+export interface SsoSamlOutcomesTable {
+  /** SHA-256 hex of the one-time handle (the handle is only in the ACS's redirect). */
+  handle_hash: string;
+  tenant_id: string;
+  connection_id: string;
+  /** The answered request's browser_hash: only that browser completes. */
+  browser_hash: string;
+  /** JSON {claims, continuation} under envelope encryption (context `sso_saml_outcome:<handle_hash>`). */
+  outcome_enc: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
 export interface SsoTables {
   sso_connections: SsoConnectionsTable;
   sso_login_states: SsoLoginStatesTable;
   sso_identities: SsoIdentitiesTable;
   sso_saml_requests: SsoSamlRequestsTable;
   sso_saml_assertions: SsoSamlAssertionsTable;
+  sso_saml_outcomes: SsoSamlOutcomesTable;
 }
