@@ -46,6 +46,10 @@ export interface SamlUser {
   groups?: string[];
   /** The NameID (default: the email). */
   nameId?: string;
+  /** More attributes, each with one value. */
+  attributes?: Record<string, string>;
+  /** The AuthnStatement's AuthnContextClassRef (default PasswordProtectedTransport). */
+  authnContext?: string;
 }
 
 /** Template values to override (samlify's login response template tags). */
@@ -66,7 +70,10 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 function attributeStatement(user: SamlUser): string {
   const attr = (name: string, values: string[]) =>
     `<saml:Attribute Name="${name}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic">${values.map((v) => `<saml:AttributeValue xsi:type="xs:string">${esc(v)}</saml:AttributeValue>`).join('')}</saml:Attribute>`;
-  return `<saml:AttributeStatement>${attr('email', [user.email])}${user.name ? attr('name', [user.name]) : ''}${user.groups ? attr('groups', user.groups) : ''}</saml:AttributeStatement>`;
+  const extra = Object.entries(user.attributes ?? {})
+    .map(([k, v]) => attr(k, [v]))
+    .join('');
+  return `<saml:AttributeStatement>${attr('email', [user.email])}${user.name ? attr('name', [user.name]) : ''}${user.groups ? attr('groups', user.groups) : ''}${extra}</saml:AttributeStatement>`;
 }
 
 export async function startTestIdp(entityId = `https://idp-${randomUUID().slice(0, 8)}.saml.test/metadata`): Promise<TestIdp> {
@@ -120,7 +127,7 @@ export async function startTestIdp(entityId = `https://idp-${randomUUID().slice(
       };
       // samlify escapes every tag value: the two statements (XML) are put in afterwards.
       const statements = {
-        AuthnStatementXml: `<saml:AuthnStatement AuthnInstant="${now.toISOString()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
+        AuthnStatementXml: `<saml:AuthnStatement AuthnInstant="${now.toISOString()}"><saml:AuthnContext><saml:AuthnContextClassRef>${esc(user.authnContext ?? 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport')}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
         AttributeStatementXml: attributeStatement(user),
       };
       const replace = (template: string) => {
