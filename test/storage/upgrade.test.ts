@@ -7,6 +7,7 @@ import { Migrator } from 'kysely';
 import { PERMISSIONS } from '../../src/management/permissions.js';
 import { migrate, openDatabase } from '../../src/storage/db.js';
 import { FIRST_CATALOGUE } from '../../src/storage/migrations/0022_full_keys_new_permissions.js';
+import { CATALOGUE_BEFORE_DOMAINS_VERIFY } from '../../src/storage/migrations/0027_federated_trust.js';
 import { migrationProvider } from '../../src/storage/migrations/index.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/db.js';
 
@@ -40,6 +41,60 @@ describe('upgrading an installation of the first wave', () => {
       assert.deepEqual(scopes.narrow, ['users:read', 'events:read']);
       assert.deepEqual(scopes.directory, ['directory:write', 'members:read', 'directory:read'], 'what directory:write could read, directory:read now reads');
       assert.deepEqual(scopes.revoked, FIRST_CATALOGUE);
+    } finally {
+      await db.close();
+      await pg?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('upgrading to the federated trust boundaries (0027)', () => {
+  it('full keys gain domains:verify; a domain a narrower key verified manually must be proved again; SSO-created users outside a proved domain lose email_verified', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-upgrade-'));
+    const pg = onPostgres ? await freshPostgresDatabase() : undefined;
+    const db = openDatabase({ dataDir, databaseUrl: pg?.url });
+    try {
+      const migrator = new Migrator({ db: db.kysely, provider: migrationProvider });
+      assert.equal((await migrator.migrateTo('0026_user_password_set_by')).error, undefined);
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const k = db.kysely as any;
+      await k.insertInto('tenants').values({ id: 'ten_1', host: 'a.example', issuer: 'https://a.example', created_at: 0 }).execute();
+      const key = (id: string, scopes: string[], organizationId: string | null = null) => ({
+        id, tenant_id: 'ten_1', organization_id: organizationId, name: id, scopes: JSON.stringify(scopes), key_hash: `h_${id}`, key_prefix: 'sk_live_', created_at: 0, last_used_at: null, revoked_at: null,
+      });
+      await k.insertInto('api_keys').values([key('full', CATALOGUE_BEFORE_DOMAINS_VERIFY), key('narrow', ['organizations:write', 'sso:write'])]).execute();
+      const org = (id: string, domain: string) => ({ id, tenant_id: 'ten_1', name: id, slug: null, domain, did: null, status: 'active', created_at: 0, updated_at: 0, domain_verified_at: 1, sso_required: 0 });
+      await k.insertInto('organizations').values([org('org_narrow', 'evil.test'), org('org_full', 'good.test'), org('org_dns', 'dns.test')]).execute();
+      let seq = 0;
+      const event = (type: string, organizationId: string | null, actor: [string, string | null], data: Record<string, unknown>) => ({
+        id: `evt_${++seq}`, tenant_id: 'ten_1', seq, type, organization_id: organizationId, actor_type: actor[0], actor_id: actor[1], data: JSON.stringify(data), created_at: seq,
+      });
+      await k.insertInto('events').values([
+        event('organization.domain_verified', 'org_narrow', ['api_key', 'narrow'], { method: 'manual' }),
+        event('organization.domain_verified', 'org_full', ['api_key', 'full'], { method: 'manual' }),
+        event('organization.domain_verified', 'org_dns', ['api_key', 'narrow'], { method: 'dns' }),
+      ]).execute();
+      const conn = (id: string, organizationId: string) => ({ id, tenant_id: 'ten_1', organization_id: organizationId, protocol: 'oidc', name: id, enabled: 1, default_role: 'member', group_roles: '{}', config: '{}', secret_enc: null, created_at: 0, updated_at: 0 });
+      await k.insertInto('sso_connections').values([conn('sso_good', 'org_full'), conn('sso_evil', 'org_narrow')]).execute();
+      const user = (id: string, email: string) => ({ id, tenant_id: 'ten_1', email, name: null, email_verified: 1, password_hash: null, created_at: 0, updated_at: 0 });
+      await k.insertInto('users').values([user('user_in', 'a@good.test'), user('user_out', 'ceo@bank.test'), user('user_evil', 'b@evil.test'), user('user_api', 'c@elsewhere.test')]).execute();
+      await k.insertInto('events').values([
+        event('user.created', null, ['system', 'sso_good'], { user_id: 'user_in' }),
+        event('user.created', null, ['system', 'sso_good'], { user_id: 'user_out' }),
+        event('user.created', null, ['system', 'sso_evil'], { user_id: 'user_evil' }),
+        event('user.created', null, ['api_key', 'full'], { user_id: 'user_api' }),
+      ]).execute();
+
+      await migrate(db);
+
+      const scopes = Object.fromEntries(((await k.selectFrom('api_keys').select(['id', 'scopes']).execute()) as { id: string; scopes: string }[]).map((r) => [r.id, JSON.parse(r.scopes) as string[]]));
+      assert.ok(scopes.full!.includes('domains:verify'));
+      assert.ok(!scopes.narrow!.includes('domains:verify'));
+      const verified = Object.fromEntries(((await k.selectFrom('organizations').select(['id', 'domain_verified_at']).execute()) as { id: string; domain_verified_at: unknown }[]).map((r) => [r.id, r.domain_verified_at !== null]));
+      assert.deepEqual(verified, { org_narrow: false, org_full: true, org_dns: true });
+      const emailVerified = Object.fromEntries(((await k.selectFrom('users').select(['id', 'email_verified']).execute()) as { id: string; email_verified: unknown }[]).map((r) => [r.id, Number(r.email_verified)]));
+      assert.deepEqual(emailVerified, { user_in: 1, user_out: 0, user_evil: 0, user_api: 1 });
     } finally {
       await db.close();
       await pg?.drop();

@@ -19,19 +19,20 @@ export const CATALOGUE_BEFORE_DOMAINS_VERIFY = [
   'mfa_policy:read', 'mfa_policy:write', 'credentials:issue', 'credentials:read', 'credentials:revoke', 'events:read',
 ];
 
-type KeyRow = { id: string; scopes: string; organization_id: string | null };
+type KeyRow = { id: string; scopes: string; organization_id: string | null; revoked_at: number | null };
 
 const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
-  const keys = (await db.selectFrom('api_keys').select(['id', 'scopes', 'organization_id']).execute()) as KeyRow[];
+  // Revoked keys count when judging who verified a domain, but gain nothing.
+  const keys = (await db.selectFrom('api_keys').select(['id', 'scopes', 'organization_id', 'revoked_at']).execute()) as KeyRow[];
   const full = new Set<string>();
   for (const key of keys) {
     const scopes = JSON.parse(key.scopes) as string[];
     if (key.organization_id !== null || !CATALOGUE_BEFORE_DOMAINS_VERIFY.every((p) => scopes.includes(p))) continue;
     full.add(key.id);
-    if (!scopes.includes('domains:verify')) await db.updateTable('api_keys').set({ scopes: JSON.stringify([...scopes, 'domains:verify']) }).where('id', '=', key.id).execute();
+    if (key.revoked_at === null && !scopes.includes('domains:verify')) await db.updateTable('api_keys').set({ scopes: JSON.stringify([...scopes, 'domains:verify']) }).where('id', '=', key.id).execute();
   }
 
   // The latest verification event of each verified organization says how and by whom.
