@@ -41,6 +41,11 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: DATABASE }] },
   },
   {
+    // The single-page app of docs/guides/spa.md runs in a browser.
+    files: ['docs/guides/spa/*.js'],
+    languageOptions: { globals: { document: 'readonly', location: 'readonly', history: 'readonly', sessionStorage: 'readonly', URLSearchParams: 'readonly' } },
+  },
+  {
     // Storage: the database, never the framework.
     files: ['src/storage/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK] }] },

@@ -37,7 +37,10 @@ export type EgressDecision =
       reason: EgressReason;
       /** For the log: the forbidden range (`loopback`, `private`, …) or the address concerned. */
       detail?: string;
-      /** 400 `invalid_request` with `error_description` "<field>: <reason>": throw it from a route. */
+      /**
+       * 400 `invalid_request` with `error_description` "<field>: <reason>" (a refused address adds
+       * what it means and how to allowlist it): throw it from a route.
+       */
       error: AppError;
     };
 
@@ -90,11 +93,22 @@ function parseEgressUrl(input: string): Parsed {
   return { ok: true, url, hostname: name, ip: false, port };
 }
 
+/**
+ * What a refused address means and how an operator permits one, appended to the description:
+ * the short reason alone left a developer pointing a webhook at a local receiver with no way
+ * forward. The range and the address stay out of it (they go to `detail`, for the log), so a
+ * tenant learns nothing about what a name resolves to inside the network.
+ */
+const ADDRESS_REFUSAL_HINT =
+  'it is a loopback, private, link-local or otherwise non-public address, which Keyhall connects to only when ' +
+  'the operator allowlists its network in KEYHALL_EGRESS_ALLOW (e.g. 127.0.0.1/32 for a receiver on the same ' +
+  'machine; see docs/webhooks.md, "Egress policy")';
+
 const refuse = (field: string, reason: EgressReason, detail?: string): EgressDecision => ({
   ok: false,
   reason,
   ...(detail !== undefined ? { detail } : {}),
-  error: errors.invalidRequest(`${field}: ${reason}`),
+  error: errors.invalidRequest(`${field}: ${reason}${reason === egressReasons.address ? `: ${ADDRESS_REFUSAL_HINT}` : ''}`),
 });
 
 function judge(p: Extract<Parsed, { ok: true }>, addresses: string[], policy: EgressPolicy, field: string): EgressDecision {

@@ -36,6 +36,15 @@ function fakeResolver(answers: Record<string, string[] | ((call: number) => stri
   return Object.assign(resolver, { calls });
 }
 
+/**
+ * The description of a refused address: the reason, then what it means and how an operator
+ * permits one (issue 27: the bare reason left a developer with a local receiver no way forward).
+ */
+const addressRefused = (field: string) =>
+  `${field}: destination address is not allowed: it is a loopback, private, link-local or otherwise non-public address, ` +
+  'which Keyhall connects to only when the operator allowlists its network in KEYHALL_EGRESS_ALLOW ' +
+  '(e.g. 127.0.0.1/32 for a receiver on the same machine; see docs/webhooks.md, "Egress policy")';
+
 function assertRefused(decision: ReturnType<typeof checkEgressUrl>, description: string, label: string): void {
   assert.equal(decision.ok, false, `${label} should be refused`);
   if (decision.ok) return;
@@ -126,7 +135,7 @@ describe('isWebPort', () => {
 });
 
 describe('checkEgressUrl (registration, syntactic)', () => {
-  const address = 'url: destination address is not allowed';
+  const address = addressRefused('url');
 
   it('accepts public https URLs and returns the normalised URL', () => {
     for (const [input, url] of [
@@ -201,15 +210,15 @@ describe('checkEgressUrl (registration, syntactic)', () => {
   });
 
   it('names the given field', () => {
-    assertRefused(checkEgressUrl('https://[::1]/jwks', none, { field: 'jwks_uri' }), 'jwks_uri: destination address is not allowed', 'jwks_uri');
+    assertRefused(checkEgressUrl('https://[::1]/jwks', none, { field: 'jwks_uri' }), addressRefused('jwks_uri'), 'jwks_uri');
   });
 
   it('lets the allowlist permit its addresses, over http and on any port', () => {
     for (const v of ['http://127.0.0.1:4000/hook', 'https://127.0.0.1:6379/', 'http://[::1]:8080/', 'http://2130706433:4000/', 'http://[::ffff:127.0.0.1]:4000/']) {
       assert.ok(checkEgressUrl(v, loopbackAllowed).ok, v);
     }
-    assertRefused(checkEgressUrl('http://127.0.0.2:4000/', loopbackAllowed), 'url: destination address is not allowed', '127.0.0.2');
-    assertRefused(checkEgressUrl('https://10.0.0.1/', loopbackAllowed), 'url: destination address is not allowed', '10.0.0.1');
+    assertRefused(checkEgressUrl('http://127.0.0.2:4000/', loopbackAllowed), addressRefused('url'), '127.0.0.2');
+    assertRefused(checkEgressUrl('https://10.0.0.1/', loopbackAllowed), addressRefused('url'), '10.0.0.1');
     // A name's addresses are unknown here: http and odd ports wait for the resolved check.
     assertRefused(checkEgressUrl('http://localhost:4000/', loopbackAllowed), 'url: only https URLs are allowed', 'localhost');
     assert.ok(checkEgressUrlShape('http://localhost:4000/', loopbackAllowed).ok);
@@ -238,7 +247,7 @@ describe('checkEgressUrlResolved (registration, with DNS)', () => {
 
   it('refuses names that resolve (even partly) to forbidden addresses', async () => {
     for (const name of ['127.0.0.1.nip.io', 'metadata.example.com', 'mixed.example.com', 'v6private.example.com', 'mapped.example.com']) {
-      assertRefused(await checkEgressUrlResolved(`https://${name}/`, none, { resolver }), 'url: destination address is not allowed', name);
+      assertRefused(await checkEgressUrlResolved(`https://${name}/`, none, { resolver }), addressRefused('url'), name);
     }
   });
 
@@ -250,8 +259,8 @@ describe('checkEgressUrlResolved (registration, with DNS)', () => {
   });
 
   it('resolves localhost with the system resolver and refuses it', async () => {
-    assertRefused(await checkEgressUrlResolved('https://localhost/', none), 'url: destination address is not allowed', 'localhost');
-    assertRefused(await checkEgressUrlResolved('https://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/', none), 'url: destination address is not allowed', 'IDN localhost');
+    assertRefused(await checkEgressUrlResolved('https://localhost/', none), addressRefused('url'), 'localhost');
+    assertRefused(await checkEgressUrlResolved('https://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/', none), addressRefused('url'), 'IDN localhost');
   });
 
   it('permits http and odd ports only when every address is allowlisted', async () => {
@@ -265,7 +274,7 @@ describe('checkEgressUrlResolved (registration, with DNS)', () => {
   it('refuses the syntactic cases without resolving', async () => {
     const r = fakeResolver({});
     assertRefused(await checkEgressUrlResolved('https://u@x.example/', none, { resolver: r }), 'url: must not contain credentials', 'userinfo');
-    assertRefused(await checkEgressUrlResolved('https://[::1]/', none, { resolver: r }), 'url: destination address is not allowed', '::1');
+    assertRefused(await checkEgressUrlResolved('https://[::1]/', none, { resolver: r }), addressRefused('url'), '::1');
     assert.deepEqual(r.calls, []);
   });
 
