@@ -123,7 +123,7 @@ function holderKey(h: ProtectedHeaderParameters): { jwk: JWK; did: string } {
 }
 
 /**
- * Checks one `openid4vci-proof+jwt` (OID4VCI 1.0 §8.2.1.1, Appendix F.1) with jose: typ, alg,
+ * Checks one `openid4vci-proof+jwt` (OID4VCI 1.0 Appendix F.1, the jwt proof type) with jose: typ, alg,
  * the key the header names, the signature, `aud` = this issuer exactly (whatever its scheme: an
  * http loopback issuer is as much this issuer as an https one), `exp`/`nbf`, `iat` within the
  * nonce lifetime. The nonce is returned for the caller to consume.
