@@ -48,7 +48,11 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   let draining = false;
   const metrics = metricsOf(ctx);
   let app: FastifyInstance;
+  let bootstrapped: CreatedTenant | undefined;
   try {
+    // The first tenant exists before the app takes the port: /readyz answers 200 only then. Its
+    // host names the port the boot listener holds (the real one when 0 was asked for).
+    bootstrapped = await bootstrap(ctx, config, boot.port);
     app = await buildApp(ctx, { metrics, draining: () => draining });
     await app.ready();
     await boot.close();
@@ -69,17 +73,6 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
     }
   }
   const port = boot.port;
-
-  let bootstrapped: CreatedTenant | undefined;
-  if (config.bootstrap && (await ctx.tenants.count()) === 0) {
-    try {
-      bootstrapped = await ctx.tenants.create({ host: `localhost:${port}` });
-    } catch (err) {
-      // Another instance bootstrapped the same host first.
-      if (!(err instanceof TenantInputError)) throw err;
-    }
-  }
-
   const dispatcher = ctx.dispatcher;
   if (metrics) dispatcher.observe((outcome) => metrics.delivery(outcome));
   dispatcher.start();
@@ -112,6 +105,18 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
     return closing;
   };
   return { app, ctx, port, dispatcher, offerExpiry, metrics, metricsPort: metricsListener?.port, bootstrapped, close };
+}
+
+/** On an empty database, the first tenant, for `localhost:<port>` (the newcomer path). */
+async function bootstrap(ctx: Context, config: Config, port: number): Promise<CreatedTenant | undefined> {
+  if (!config.bootstrap || (await ctx.tenants.count()) > 0) return undefined;
+  try {
+    return await ctx.tenants.create({ host: `localhost:${port}` });
+  } catch (err) {
+    // Another instance bootstrapped the same host first.
+    if (!(err instanceof TenantInputError)) throw err;
+    return undefined;
+  }
 }
 
 /** The metrics of this instance, when a metrics port or token is configured. */

@@ -7,6 +7,7 @@
 import { ECDH } from 'node:crypto';
 import { base58 } from '@scure/base';
 import type { JWK } from 'jose';
+import { isPublicJwk } from '../oauth/jwk.js';
 
 export class DidError extends Error {}
 
@@ -34,7 +35,7 @@ function fromDidJwk(did: string): JWK {
     const value: unknown = JSON.parse(Buffer.from(did.slice('did:jwk:'.length), 'base64url').toString('utf8'));
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DidError('did:jwk is not a JWK');
     const jwk = value as JWK;
-    if ('d' in jwk) throw new DidError('did:jwk contains a private key');
+    if (!isPublicJwk(jwk)) throw new DidError('did:jwk names a private or symmetric key');
     return publicJwk(jwk);
   } catch (err) {
     if (err instanceof DidError) throw err;

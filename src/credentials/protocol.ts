@@ -1,14 +1,14 @@
 /**
  * The OID4VCI 1.0 credential issuer, framework-free: the issuer metadata, the proof check (with
- * @openid4vc/openid4vci), the dc+sd-jwt credential (with @sd-jwt/sd-jwt-vc) and the Token Status
+ * jose), the dc+sd-jwt credential (with @sd-jwt/sd-jwt-vc) and the Token Status
  * List token (with @sd-jwt/jwt-status-list). The service (service.ts) holds the state.
  */
-import { createHash, KeyObject, randomBytes, sign } from 'node:crypto';
-import type { CredentialIssuerMetadata, Openid4vciIssuer } from '@openid4vc/openid4vci';
-import type { JwtSigner, VerifyJwtCallback } from '@openid4vc/oauth2';
+import { KeyObject, randomBytes, sign } from 'node:crypto';
+import type { CredentialIssuerMetadata } from '@openid4vc/openid4vci';
 import { digest, generateSalt } from '@sd-jwt/crypto-nodejs';
-import { compactVerify, importJWK, type JWK } from 'jose';
+import { decodeProtectedHeader, errors as joseErrors, importJWK, type JWK, type JWTPayload, jwtVerify, type ProtectedHeaderParameters } from 'jose';
 import type { ActiveKey } from '../kernel/crypto/keystore.js';
+import { isPublicJwk } from '../oauth/jwk.js';
 import { signJwt } from '../oauth/tokens/jws.js';
 import { DidError, didJwkOf, didOf, publicJwk, resolveHolderDid } from './did.js';
 import type { ClaimSpec, CredentialTypeRecord } from './types.js';
@@ -87,44 +87,6 @@ export class ProofError extends Error {
   }
 }
 
-/** Verifies a holder's signature with the key its header names (jwk, or a did:key / did:jwk kid). */
-const verifyHolderJwt: VerifyJwtCallback = async (signer: JwtSigner, jwt) => {
-  if (!(PROOF_ALGS as readonly string[]).includes(signer.alg)) return { verified: false };
-  let jwk: JWK;
-  if (signer.method === 'jwk') jwk = publicJwk(signer.publicJwk as JWK);
-  else if (signer.method === 'did') jwk = resolveHolderDid(signer.didUrl);
-  else return { verified: false };
-  try {
-    await compactVerify(jwt.compact, await importJWK(jwk, signer.alg), { algorithms: [...PROOF_ALGS] });
-    return { verified: true, signerJwk: jwk as never };
-  } catch {
-    return { verified: false };
-  }
-};
-
-// The OID4VCI and SD-JWT libraries are loaded on first use: together they cost a few hundred
-// milliseconds of start-up, paid by every server start and CLI command otherwise.
-let openid4vci: Promise<{ issuer: Openid4vciIssuer; v1: Openid4vciVersion }> | undefined;
-type Openid4vciVersion = typeof import('@openid4vc/openid4vci').Openid4vciVersion.V1;
-function library() {
-  openid4vci ??= import('@openid4vc/openid4vci').then((m) => ({
-    v1: m.Openid4vciVersion.V1,
-    issuer: new m.Openid4vciIssuer({
-      callbacks: {
-        verifyJwt: verifyHolderJwt,
-        hash: (data, alg) => createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
-        generateRandom: (n) => randomBytes(n),
-        // The issuer never signs through the library, nor authenticates clients with it.
-        signJwt: () => {
-          throw new Error('not used');
-        },
-        clientAuthentication: () => undefined,
-      },
-    }),
-  }));
-  return openid4vci;
-}
-
 export interface VerifiedProof {
   /** The holder's public key (the credential's cnf.jwk). */
   jwk: JWK;
@@ -133,29 +95,60 @@ export interface VerifiedProof {
   nonce: string | undefined;
 }
 
-/** Checks one `openid4vci-proof+jwt`: typ, alg, signature by the named key, aud = the issuer, times. */
-export async function verifyProof(jwt: string, metadata: CredentialIssuerMetadata, now: number, maxAgeSeconds: number): Promise<VerifiedProof> {
-  let verified: Awaited<ReturnType<Openid4vciIssuer['verifyCredentialRequestJwtProof']>>;
-  const { issuer, v1 } = await library();
+const refuse = (message: string) => new ProofError('invalid_proof', message);
+
+function proofHeader(jwt: string): ProtectedHeaderParameters {
   try {
-    verified = await issuer.verifyCredentialRequestJwtProof({
-      issuerMetadata: { originalDraftVersion: v1, credentialIssuer: metadata, authorizationServers: [], knownCredentialConfigurations: issuer.getKnownCredentialConfigurationsSupported(metadata) },
-      jwt,
-      now: new Date(now),
-    });
-  } catch (err) {
-    const reason = err instanceof DidError ? err.message : err instanceof Error ? err.message : 'invalid proof';
-    throw new ProofError('invalid_proof', reason);
+    return decodeProtectedHeader(jwt);
+  } catch {
+    throw refuse('the proof is not a JWT');
   }
-  const { header, payload, signer } = verified;
-  const iat = typeof payload.iat === 'number' ? payload.iat : undefined;
+}
+
+/**
+ * The key a proof header names: a public `jwk`, or a did:key / did:jwk URL in `kid`. A `jwk`
+ * with private members is refused: a credential bound to a key its holder has published binds
+ * to nobody.
+ */
+function holderKey(h: ProtectedHeaderParameters): { jwk: JWK; did: string } {
+  if (h.jwk !== undefined && h.kid !== undefined) throw refuse('the proof names its key twice (jwk and kid)');
+  if (h.jwk !== undefined) {
+    if (typeof h.jwk !== 'object' || h.jwk === null || Array.isArray(h.jwk)) throw refuse('the proof jwk is not a JWK');
+    if (!isPublicJwk(h.jwk)) throw refuse('the proof jwk must be a public key: it carries private key members');
+    const jwk = publicJwk(h.jwk);
+    return { jwk, did: didJwkOf(jwk) };
+  }
+  if (typeof h.kid === 'string' && h.kid.startsWith('did:')) return { jwk: resolveHolderDid(h.kid), did: didOf(h.kid) };
+  throw refuse('the proof names no key: a jwk, or a did:key / did:jwk kid');
+}
+
+/**
+ * Checks one `openid4vci-proof+jwt` (OID4VCI 1.0 Appendix F.1, the jwt proof type) with jose: typ, alg,
+ * the key the header names, the signature, `aud` = this issuer exactly (whatever its scheme: an
+ * http loopback issuer is as much this issuer as an https one), `exp`/`nbf`, `iat` within the
+ * nonce lifetime. The nonce is returned for the caller to consume.
+ */
+export async function verifyProof(jwt: string, issuer: string, now: number, maxAgeSeconds: number): Promise<VerifiedProof> {
+  const header = proofHeader(jwt);
+  if (header.typ !== PROOF_TYP) throw refuse(`typ must be ${PROOF_TYP}`);
+  const alg = header.alg ?? '';
+  if (!(PROOF_ALGS as readonly string[]).includes(alg)) throw refuse(`the proof alg must be one of ${PROOF_ALGS.join(', ')}`);
+  if (header.key_attestation !== undefined) throw refuse('key attestations are not supported');
+  if (header.trust_chain !== undefined || header.x5c !== undefined) throw refuse('only jwk, did:key and did:jwk holder keys are supported');
+  let holder: { jwk: JWK; did: string };
+  let payload: JWTPayload;
+  try {
+    holder = holderKey(header);
+    ({ payload } = await jwtVerify(jwt, await importJWK(holder.jwk, alg), { typ: PROOF_TYP, algorithms: [alg], audience: issuer, currentDate: new Date(now) }));
+  } catch (err) {
+    if (err instanceof ProofError) throw err;
+    if (err instanceof DidError || err instanceof joseErrors.JOSEError || err instanceof TypeError) throw refuse(`invalid proof: ${err.message}`);
+    throw err;
+  }
   const nowS = Math.floor(now / 1000);
-  if (iat === undefined) throw new ProofError('invalid_proof', 'the proof has no iat');
-  if (iat > nowS + 5 || iat < nowS - maxAgeSeconds) throw new ProofError('invalid_proof', 'the proof iat is not recent');
-  const jwk = publicJwk(signer.publicJwk as JWK);
-  const did = signer.method === 'did' ? didOf(signer.didUrl) : didJwkOf(jwk);
-  if (header.key_attestation) throw new ProofError('invalid_proof', 'key attestations are not supported');
-  return { jwk, did, nonce: typeof payload.nonce === 'string' ? payload.nonce : undefined };
+  if (typeof payload.iat !== 'number') throw refuse('the proof has no iat');
+  if (payload.iat > nowS + 5 || payload.iat < nowS - maxAgeSeconds) throw refuse('the proof iat is not recent');
+  return { jwk: holder.jwk, did: holder.did, nonce: typeof payload.nonce === 'string' ? payload.nonce : undefined };
 }
 
 /** A compact signature with the tenant's active EdDSA key (the SD-JWT signer). */

@@ -341,7 +341,6 @@ export class CredentialService implements PreAuthorizedCodes {
   async issue(tenant: IssuerTenant, offerId: string, body: unknown) {
     const now = this.deps.clock.now();
     const { configurationId, proof } = this.parseRequest(body);
-    const metadata = await this.issuerMetadata(tenant);
     const type = await this.findType(tenant.id, configurationId);
     if (!type) throw credentialErrors.unknownCredentialConfiguration(`unknown credential_configuration_id ${JSON.stringify(configurationId)}`);
     const offer = await this.r().credentialOffers.find(tenant.id, offerId);
@@ -352,7 +351,7 @@ export class CredentialService implements PreAuthorizedCodes {
 
     let holder;
     try {
-      holder = await verifyProof(proof, metadata, now, this.deps.settings.nonceTtlSeconds);
+      holder = await verifyProof(proof, tenant.issuer, now, this.deps.settings.nonceTtlSeconds);
     } catch (err) {
       if (err instanceof ProofError) throw credentialErrors.invalidProof(err.message);
       throw err;

@@ -1,18 +1,18 @@
 /**
- * A wallet built from the OWF client (@openid4vc/openid4vci Openid4vciClient) and an independent
- * SD-JWT VC verifier (@sd-jwt/sd-jwt-vc) that finds the issuer key at /.well-known/jwt-vc-issuer.
+ * Credential test helpers: holder keys, the OWF wallet (wallet.ts) and an independent SD-JWT VC
+ * verifier (@sd-jwt/sd-jwt-vc) that finds the issuer key at /.well-known/jwt-vc-issuer.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { clientAuthenticationAnonymous, type JwtSigner, setGlobalConfig } from '@openid4vc/oauth2';
-import { Openid4vciClient } from '@openid4vc/openid4vci';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { compactVerify, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { compactVerify, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { didJwkOf, didKeyOf } from '../../src/credentials/did.js';
+import { fetchVia } from '../helpers/http.js';
 import type { TestServer } from '../helpers/server.js';
 import { type Api, v1 } from '../helpers/v1.js';
-
-setGlobalConfig({ allowInsecureUrls: true });
+import { runWallet, type WalletResult } from './wallet.js';
 
 export interface HolderKey {
   alg: 'EdDSA' | 'ES256';
@@ -23,35 +23,18 @@ export interface HolderKey {
 }
 
 export async function holderKey(alg: 'EdDSA' | 'ES256' = 'EdDSA'): Promise<HolderKey> {
-  const { publicKey, privateKey } = alg === 'EdDSA' ? await generateKeyPair('EdDSA', { crv: 'Ed25519' }) : await generateKeyPair('ES256');
+  const { publicKey, privateKey } = alg === 'EdDSA' ? await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true }) : await generateKeyPair('ES256', { extractable: true });
   const publicJwk = await exportJWK(publicKey);
   return { alg, publicJwk, privateKey, didKey: didKeyOf(publicJwk), didJwk: didJwkOf(publicJwk) };
 }
 
-/** The wallet's signJwt callback: signs with the holder key whichever way the signer names it. */
-function walletSigner(keys: () => HolderKey) {
-  return async (signer: JwtSigner, jwt: { header: Record<string, unknown>; payload: Record<string, unknown> }) => {
-    const key = keys();
-    const header = { ...jwt.header, alg: signer.alg } as { alg: string };
-    const token = await new SignJWT(jwt.payload).setProtectedHeader(header).sign(key.privateKey);
-    return { jwt: token, signerJwk: key.publicJwk as never };
-  };
-}
-
-export function wallet(key: () => HolderKey) {
-  return new Openid4vciClient({
-    callbacks: {
-      hash: (data, alg) => createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
-      generateRandom: (n) => randomBytes(n),
-      signJwt: walletSigner(key) as never,
-      clientAuthentication: clientAuthenticationAnonymous(),
-    },
-  });
-}
-
-/** A verifier that trusts the keys the issuer publishes at /.well-known/jwt-vc-issuer. */
-export async function verifierFor(issuer: string) {
-  const meta = (await (await fetch(`${issuer}/.well-known/jwt-vc-issuer`)).json()) as { issuer: string; jwks: { keys: JWK[] } };
+/**
+ * A verifier that trusts the keys the issuer publishes at /.well-known/jwt-vc-issuer; it reads
+ * that document and the status lists with `fetchImpl` (an https tenant of the test server:
+ * `fetchVia(s.port)`).
+ */
+export async function verifierFor(issuer: string, fetchImpl: typeof fetch = fetch) {
+  const meta = (await (await fetchImpl(`${issuer}/.well-known/jwt-vc-issuer`)).json()) as { issuer: string; jwks: { keys: JWK[] } };
   const verify = async (data: string, sig: string) => {
     const header = JSON.parse(Buffer.from(data.split('.')[0]!, 'base64url').toString()) as { kid?: string; alg: string };
     const jwk = meta.jwks.keys.find((k) => k.kid === header.kid);
@@ -63,7 +46,12 @@ export async function verifierFor(issuer: string) {
       return false;
     }
   };
-  return { meta, sdjwt: new SDJwtVcInstance({ verifier: verify, hasher: digest, hashAlg: 'sha-256' }) };
+  const statusListFetcher = async (uri: string) => {
+    const r = await fetchImpl(uri, { headers: { accept: 'application/statuslist+jwt' } });
+    if (!r.ok) throw new Error(`status list ${uri}: ${r.status}`);
+    return r.text();
+  };
+  return { meta, sdjwt: new SDJwtVcInstance({ verifier: verify, hasher: digest, hashAlg: 'sha-256', statusListFetcher }) };
 }
 
 export interface Org {
@@ -95,21 +83,35 @@ export async function membershipOffer(o: Org, txCode = true) {
   return r.json() as { offer_id: string; credential_offer_uri: string; credential_offer_link: string; credential_offer: Record<string, unknown>; tx_code: string | null; expires_in: number };
 }
 
-/** Resolve the offer, get a token with the code (+tx_code), fetch a nonce, prove possession, receive the credential. */
-export async function receiveCredential(s: TestServer, link: string, txCode: string | null, key: HolderKey, signer?: JwtSigner) {
-  const w = wallet(() => key);
-  const offer = await w.resolveCredentialOffer(link);
-  const issuerMetadata = await w.resolveIssuerMetadata(offer.credential_issuer);
-  const { accessTokenResponse } = await w.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer: offer, issuerMetadata, ...(txCode ? { txCode } : {}) });
-  const { c_nonce } = await w.requestNonce({ issuerMetadata });
-  const configurationId = offer.credential_configuration_ids[0]!;
-  const { jwt } = await w.createCredentialRequestJwtProof({
-    issuerMetadata,
-    credentialConfigurationId: configurationId,
-    signer: signer ?? { method: 'jwk', alg: key.alg, publicJwk: key.publicJwk as never },
-    nonce: c_nonce,
-  });
-  const res = await w.retrieveCredentials({ issuerMetadata, accessToken: accessTokenResponse.access_token, credentialConfigurationId: configurationId, proofs: { jwt: [jwt] } });
-  void s;
-  return { res, accessToken: accessTokenResponse.access_token, issuerMetadata, offer };
+const walletProgram = path.join(import.meta.dirname, 'wallet-process.ts');
+
+/** The OWF wallet in a process of its own, in developer mode (wallet-process.ts): for http issuers. */
+export async function walletProcess(link: string, txCode: string | null, key: HolderKey): Promise<WalletResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', walletProgram], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  child.stdin.end(JSON.stringify({ link, tx_code: txCode, alg: key.alg, private_jwk: await exportJWK(key.privateKey) }));
+  if ((await exited) !== 0) throw new Error(`the wallet failed: ${err}`);
+  return JSON.parse(out) as WalletResult;
+}
+
+/** The issuer an offer link names (its credential_offer_uri, or the offer by value). */
+function offerIssuer(link: string): string {
+  const params = new URL(link).searchParams;
+  const byRef = params.get('credential_offer_uri');
+  if (byRef) return new URL(byRef).origin;
+  return (JSON.parse(params.get('credential_offer') ?? '{}') as { credential_issuer: string }).credential_issuer;
+}
+
+/**
+ * The wallet receives the credential of an offer link: in this process for an https issuer
+ * (reached on the test server through fetchVia), in a wallet process for an http one.
+ */
+export async function receiveCredential(s: TestServer, link: string, txCode: string | null, key: HolderKey): Promise<{ res: WalletResult }> {
+  const https = offerIssuer(link).startsWith('https:');
+  const res = https ? await runWallet({ link, txCode, key, fetch: fetchVia(s.port) }) : await walletProcess(link, txCode, key);
+  return { res };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
+import { fetchVia } from '../helpers/http.js';
 import { ok, type Receiver, startReceiver } from '../helpers/receiver.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectError, v1 } from '../helpers/v1.js';
@@ -25,7 +26,7 @@ describe('credential lifecycle: webhooks, status lists, membership revocation', 
   let s: TestServer;
   let rx: Receiver;
   before(async () => {
-    s = await startTestServer({ config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 50 } });
+    s = await startTestServer({ tenantHost: 'issuer.test', config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 50 } });
     rx = await startReceiver(ok);
   });
   after(async () => {
@@ -110,7 +111,7 @@ describe('credential lifecycle: webhooks, status lists, membership revocation', 
     const hook = await o.api('POST', `/organizations/${o.orgId}/webhooks`, { url: rx.url, events: ['credential.revoked'] });
     assert.equal(hook.status, 201, hook.text);
     const { credential, record } = await issueTo(s, o);
-    const { sdjwt } = await verifierFor(s.tenant.tenant.issuer);
+    const { sdjwt } = await verifierFor(s.tenant.tenant.issuer, fetchVia(s.port));
     await sdjwt.verify(credential);
 
     const off = await d.scim('PATCH', `/Users/${created.json().id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: false } }] });
@@ -143,7 +144,7 @@ describe('credential lifecycle: webhooks, status lists, membership revocation', 
 describe('credential types and offers through /v1', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ config: { credentialOfferTtlSeconds: 120 } });
+    s = await startTestServer({ tenantHost: 'issuer.test', config: { credentialOfferTtlSeconds: 120 } });
   });
   after(() => s.close());
 
@@ -183,7 +184,7 @@ describe('credential types and offers through /v1', () => {
     const { res } = await receiveCredential(s, offer.json().credential_offer_link, null, key);
     assert.equal(res.ok, true, JSON.stringify(res));
     const credential = (res as { credentialResponse: { credentials: Array<{ credential: string }> } }).credentialResponse.credentials[0]!.credential;
-    const { sdjwt } = await verifierFor(s.tenant.tenant.issuer);
+    const { sdjwt } = await verifierFor(s.tenant.tenant.issuer, fetchVia(s.port));
     const v = await sdjwt.verify(credential);
     assert.equal(v.payload.vct, 'https://acme.example/vct/badge');
     assert.equal((v.payload as Record<string, unknown>).badge_no, 'B-7');

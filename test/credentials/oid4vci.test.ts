@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { fetchVia } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { holderKey, membershipOffer, orgWithMember, receiveCredential, verifierFor } from './helpers.js';
 
 describe('OID4VCI pre-authorized code flow with the OWF wallet client', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer();
+    // An https issuer, as in production; http://localhost is covered by wallet-cli.test.ts.
+    s = await startTestServer({ tenantHost: 'issuer.test' });
   });
   after(() => s.close());
 
@@ -18,7 +20,7 @@ describe('OID4VCI pre-authorized code flow with the OWF wallet client', () => {
     const { res } = await receiveCredential(s, offer.credential_offer_link, offer.tx_code, key);
     assert.equal(res.ok, true, JSON.stringify(res));
     const credential = (res as { credentialResponse: { credentials: Array<{ credential: string }> } }).credentialResponse.credentials[0]!.credential;
-    const { sdjwt } = await verifierFor(s.tenant.tenant.issuer);
+    const { sdjwt } = await verifierFor(s.tenant.tenant.issuer, fetchVia(s.port));
     const presentation = await sdjwt.present(credential, { email: true } as never);
     const verified = await sdjwt.verify(presentation);
     assert.equal(verified.payload.iss, s.tenant.tenant.issuer);

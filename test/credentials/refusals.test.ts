@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SignJWT } from 'jose';
+import { exportJWK, SignJWT } from 'jose';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { makeProof, proofKey } from '../oauth/dpop-helpers.js';
 import { basic, type OAuthTestServer, serviceClient, startOAuthServer } from '../oauth/helpers.js';
@@ -150,6 +150,36 @@ describe('OID4VCI refusals', () => {
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })).toString('base64url')}.${Buffer.from(JSON.stringify({ aud: s.issuer, iat: Math.floor(clock.now() / 1000), nonce: await nonce() })).toString('base64url')}.`;
     expectError(await credential(t, await request(none)), 400, 'invalid_proof');
     expectError(await credential(t, await request(await proof({ nonce: await nonce(), iat: Math.floor(clock.now() / 1000) - 3600 }))), 400, 'invalid_proof');
+  });
+
+  it('refuses a proof whose jwk carries private key members, and binds no credential to that key (invalid_proof)', async () => {
+    const es = await holderKey('ES256');
+    const before = (await events('credential.issued')).length;
+    for (const k of [key, es]) {
+      const privateJwk = await exportJWK(k.privateKey);
+      assert.ok(privateJwk.d, 'the exported key is private');
+      const t = await token();
+      const r = await credential(t, await request(await proof({ nonce: await nonce() }, { jwk: privateJwk }, k)));
+      expectError(r, 400, 'invalid_proof');
+      assert.match(r.json().error_description, /public key/);
+      // The token still works with a proper proof: the refusal issued nothing.
+      assert.equal((await credential(t, await request(await proof({ nonce: await nonce() }, {}, k)))).status, 200);
+    }
+    // Any private or symmetric member, not only d; and a did:jwk naming a private key.
+    for (const extra of [{ p: 'AQAB' }, { k: 'AQAB' }, { dp: 'AQAB' }]) {
+      expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: { ...key.publicJwk, ...extra } }))), 400, 'invalid_proof');
+    }
+    const privateDid = `did:jwk:${Buffer.from(JSON.stringify(await exportJWK(key.privateKey))).toString('base64url')}`;
+    expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: undefined, kid: `${privateDid}#0` }))), 400, 'invalid_proof');
+    const after = (await events('credential.issued')).length;
+    assert.equal(after - before, 2, 'only the two proper proofs issued a credential');
+  });
+
+  it('refuses a proof that names its key twice, or by a kid that is not a did:key / did:jwk (invalid_proof)', async () => {
+    expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, { kid: `${key.didKey}#0` }))), 400, 'invalid_proof');
+    expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: undefined, kid: 'key-1' }))), 400, 'invalid_proof');
+    expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: 'not a jwk' }))), 400, 'invalid_proof');
+    expectError(await credential(await token(), await request('not-a-jwt')), 400, 'invalid_proof');
   });
 
   it('refuses an access token from client_credentials at the credential endpoint (401 invalid_token)', async () => {

@@ -34,6 +34,11 @@ export async function startTestServer(
     shareDatabaseWith?: TestServer;
     /** Serve the main tenant on `localhost:<port>` (a WebAuthn RP ID must be a domain, never an IP address). */
     localhost?: boolean;
+    /**
+     * Serve the main tenant on this host instead: a host without a port (`issuer.test`) gets the
+     * https issuer of a production tenant, reached through `fetchVia(port)` (helpers/http.ts).
+     */
+    tenantHost?: string;
   } = {},
 ): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyhall-test-'));
@@ -58,7 +63,7 @@ export async function startTestServer(
   });
   const server = await startServer(config, { clock: opts.clock, egressResolver: opts.egressResolver, txtResolver: opts.txtResolver, logStream: opts.logStream });
   const port = server.port;
-  const tenant = opts.shareDatabaseWith?.tenant ?? (await server.ctx.tenants.create({ host: `${opts.localhost ? 'localhost' : '127.0.0.1'}:${port}` }));
+  const tenant = opts.shareDatabaseWith?.tenant ?? (await server.ctx.tenants.create({ host: opts.tenantHost ?? `${opts.localhost ? 'localhost' : '127.0.0.1'}:${port}` }));
   return {
     port,
     server,

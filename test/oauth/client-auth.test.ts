@@ -74,6 +74,22 @@ describe('client authentication', () => {
         const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
         return `${enc({ alg: 'none' })}.${enc({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'n', exp: t + 60 })}.`;
       }],
+      // Only registered keys count: a key the assertion carries in its header (private members
+      // and all, or public) is never used to verify it.
+      ['a key of its own in the header jwk (private)', async () => {
+        const own = await generateKeyPair('EdDSA', { extractable: true });
+        const t = Math.floor(Date.now() / 1000);
+        return new SignJWT({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'e', exp: t + 60 })
+          .setProtectedHeader({ alg: 'EdDSA', jwk: await exportJWK(own.privateKey) } as never)
+          .sign(own.privateKey);
+      }],
+      ['a key of its own in the header jwk, named by the registered kid', async () => {
+        const own = await generateKeyPair('EdDSA', { extractable: true });
+        const t = Math.floor(Date.now() / 1000);
+        return new SignJWT({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'f', exp: t + 60 })
+          .setProtectedHeader({ alg: 'EdDSA', kid: 'k1', jwk: await exportJWK(own.publicKey) })
+          .sign(own.privateKey);
+      }],
       ['a value that is not a JWT', async () => 'not-a-jwt'],
     ];
     for (const [name, make] of cases) {

@@ -248,13 +248,15 @@ describe('a backlog drains at the pace its endpoint answers', () => {
 
 describe('the system clock steps forward (a laptop resuming from sleep)', () => {
   it('new deliveries are due at once, not after as long as the machine slept', { skip: onPostgres && 'PostgreSQL judges due-ness by the database clock (docs/webhooks.md)' }, async () => {
-    // No injected clock: the server runs on the system clock, as in production.
-    const s = await startTestServer({ config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000 } });
+    // A wall clock that runs like the system's and then steps (injected: the process's Date.now
+    // and its monotonic clock stay as they are, as they do when a laptop resumes).
+    let step = 0;
+    const wall = { now: () => Date.now() + step };
+    const s = await startTestServer({ clock: wall, config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000 } });
     const rx = await startReceiver();
-    const realNow = Date.now;
     try {
       const { api, org } = await setup(s, rx.url);
-      Date.now = () => realNow() + 8 * 3600_000; // the wall clock jumped; the monotonic one did not
+      step = 8 * 3600_000; // the wall clock jumped; the monotonic one did not
       await addMember(api, org, 'sleeper@example.com');
       await pump(s);
       assert.deepEqual(
@@ -262,7 +264,6 @@ describe('the system clock steps forward (a laptop resuming from sleep)', () => 
         ['member.added'],
       );
     } finally {
-      Date.now = realNow;
       await rx.close();
       await s.close();
     }
