@@ -101,7 +101,12 @@ function Signed({ path }: { path: string }) {
       </a>
       <header className="top">
         <span className="brand">Keyhall console</span>
-        <nav aria-label="Console">
+        <span className="who">
+          <span className="muted">{session.user.email}</span> <a href="/logout">Sign out</a>
+        </span>
+      </header>
+      <div className="frame">
+        <nav aria-label="Console" className="side">
           <ul>
             {SCREENS.map((s) => (
               <li key={s.path}>
@@ -112,16 +117,13 @@ function Signed({ path }: { path: string }) {
             ))}
           </ul>
         </nav>
-        <span className="who">
-          <span className="muted">{session.user.email}</span> <a href="/logout">Sign out</a>
-        </span>
-      </header>
-      <main id="main">
-        <h1 ref={heading} tabIndex={-1}>
-          {screen.title}
-        </h1>
-        {screen.render(session)}
-      </main>
+        <main id="main">
+          <h1 ref={heading} tabIndex={-1}>
+            {screen.title}
+          </h1>
+          {screen.render(session)}
+        </main>
+      </div>
     </>
   );
 }

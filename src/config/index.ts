@@ -90,9 +90,9 @@ const schema = z.object({
   upstreamTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS: how long a credential offer's pre-authorized code can be redeemed. */
   credentialOfferTtlSeconds: z.coerce.number().int().min(30).max(30 * 24 * 3600).default(300),
-  /** KEYHALL_CREDENTIAL_NONCE_TTL_SECONDS: lifetime of a c_nonce from the nonce endpoint. */
   /** KEYHALL_CREDENTIAL_OFFER_SWEEP_SECONDS: how often each instance records `credential.offer.expired` for offers that died unredeemed. */
   credentialOfferSweepSeconds: z.coerce.number().int().min(1).max(3600).default(60),
+  /** KEYHALL_CREDENTIAL_NONCE_TTL_SECONDS: lifetime of a c_nonce from the nonce endpoint. */
   credentialNonceTtlSeconds: z.coerce.number().int().min(30).max(3600).default(300),
   /** KEYHALL_STATUS_LIST_TTL_SECONDS: the status list token's `ttl` and its HTTP max-age. */
   statusListTtlSeconds: z.coerce.number().int().min(0).max(24 * 3600).default(300),

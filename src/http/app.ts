@@ -16,6 +16,8 @@ import { credentialRoutes } from './credentials.js';
 import { documentRoutes } from './documents.js';
 import { renderError } from './errors.js';
 import { healthRoutes } from './health.js';
+import { homeRoutes } from './home.js';
+import { apiReferenceRoutes } from './api-reference.js';
 import { metricsRoute, registerRequestMetrics } from './metrics.js';
 import { trackRouteMethods } from './methods.js';
 import { rejectUnstorableText } from './input.js';
@@ -125,7 +127,9 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   if (opts.metrics && ctx.config.metricsToken) await app.register(metricsRoute, { metrics: opts.metrics, token: ctx.config.metricsToken });
   registerTenantResolution(app, ctx.tenantResolver);
   await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore, tenantMetadata: (tenantId, issuer) => ctx.management.mcp.authorizationServerMetadata(tenantId, issuer) });
+  await app.register(homeRoutes);
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });
+  await app.register(apiReferenceRoutes);
   await app.register(scimRoutes, { prefix: '/scim/v2', scim: ctx.scim, bodyLimit: ctx.config.bodyLimit });
   await app.register(tokenRoutes, { oauth: ctx.oauth, cors: ctx.browserOrigins, bodyLimit: ctx.config.bodyLimit });
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });

@@ -71,6 +71,8 @@ export interface LoginView {
   email?: string;
   message?: string;
   clientName?: string | null;
+  /** Some organization of the tenant signs in with SSO: say that its people leave the password empty. */
+  ssoHint?: boolean;
 }
 
 export function loginPage(f: PageFrame, v: LoginView): Html {
@@ -84,7 +86,7 @@ ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.
 <input id="email" name="email" type="email" autocomplete="username webauthn" required value="${v.email ?? ''}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password">
-<p class="hint">With your organization's single sign-on, leave the password empty.</p>
+${v.ssoHint ? html`<p class="hint">With your organization's single sign-on, leave the password empty.</p>` : ''}
 <button type="submit">Sign in</button>
 </form>
 <p class="or">or</p>

@@ -170,6 +170,11 @@ export class SsoSigninService {
     return (await repos(this.deps.db.kysely, this.deps.db.dialect).ssoConnections.listByOrganization(tenantId, organizationId)).find((c) => c.enabled);
   }
 
+  /** Whether single sign-on can route anyone at all: some organization has an enabled connection. */
+  async offered(tenantId: string): Promise<boolean> {
+    return repos(this.deps.db.kysely, this.deps.db.dialect).ssoConnections.anyEnabled(tenantId);
+  }
+
   /**
    * Home-realm discovery: only a VERIFIED domain routes. The organization that verified the
    * email's domain, if it has an enabled connection, signs the person in at its IdP.

@@ -118,7 +118,16 @@ describe('console in a browser', () => {
   let mintedKey = '';
   it('mints an API key: the secret is shown once and the event names the administrator', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
     await nav('API keys');
+    // Least privilege: no permission is ticked at first, and a key with none is not minted.
+    const boxes = page.getByRole('group', { name: 'Permissions' }).getByRole('checkbox');
+    assert.ok((await boxes.count()) > 10, 'one box per permission');
+    assert.deepEqual([...new Set(await boxes.evaluateAll((els) => els.map((e) => (e as unknown as { checked: boolean }).checked)))], [false], 'none ticked');
+    const keysBefore = (await v1('GET', '/v1/api_keys')).json().data.length;
     await page.getByLabel('Name', { exact: true }).fill('console key');
+    await page.getByRole('button', { name: 'Mint API key' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Tick at least one permission' }).waitFor();
+    assert.equal((await v1('GET', '/v1/api_keys')).json().data.length, keysBefore, 'nothing minted');
+    await page.getByRole('checkbox', { name: 'organizations:read' }).check();
     await page.getByRole('button', { name: 'Mint API key' }).click();
     const secret = page.getByRole('textbox', { name: /New API key/ });
     await secret.waitFor();
@@ -194,6 +203,11 @@ describe('console in a browser', () => {
     await page.getByLabel('Types (comma-separated)').fill('');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByRole('cell', { name: 'organization.created' }).first().waitFor();
+    // The data as fields, not JSON: the key minted above, by name and with its one scope.
+    const minted = page.locator('tr', { has: page.getByRole('cell', { name: 'api_key.created', exact: true }) }).filter({ hasText: 'console key' });
+    const fields = await minted.locator('dl.fields').evaluate((dl) => [...dl.querySelectorAll('dt')].map((dt) => `${dt.textContent}=${dt.nextElementSibling?.textContent}`));
+    assert.deepEqual(fields.filter((f) => !f.startsWith('key_id=')), ['name=console key', 'scopes=organizations:read']);
+    assert.equal(await page.locator('td code.data').count(), 0, 'no raw JSON');
     await shot(page, '06-events');
     await accessible(page, 'events');
   });
@@ -283,6 +297,22 @@ describe('console in a browser', () => {
     assert.equal(scim.status, 200, scim.text);
     await shot(page, '10-directory');
     await accessible(page, 'directory');
+  });
+
+  it('at 1280 px the screens are a sidebar: one line each, in one column, beside the screen', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
+    await nav('Overview');
+    const links = page.getByRole('navigation', { name: 'Console' }).getByRole('link');
+    const boxes = (await links.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()))) as Array<{ x: number; y: number; width: number; height: number }>;
+    assert.equal(boxes.length, 13);
+    const line = Math.min(...boxes.map((b) => b.height));
+    for (const [i, b] of boxes.entries()) {
+      assert.equal(Math.round(b.x), Math.round(boxes[0]!.x), `link ${i} in the same column`);
+      assert.ok(b.height < line * 1.5, `link ${i} on one line (${b.height}px)`);
+      if (i > 0) assert.ok(b.y >= boxes[i - 1]!.y + boxes[i - 1]!.height - 1, `link ${i} below the one before`);
+    }
+    const main = (await page.locator('main').boundingBox())!;
+    assert.ok(Math.max(...boxes.map((b) => b.x + b.width)) <= main.x + 1, 'the screen is beside the sidebar');
+    await noHorizontalScroll(page, 'Overview at 1280 px');
   });
 
   it('is usable at 390 px wide, and nothing broke the CSP', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {

@@ -12,12 +12,15 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
   const base = org ? `/organizations/${org}/api_keys` : '/api_keys';
   const keys = useLoad(() => api<Page<ApiKey>>('GET', `${base}${query({ limit: 50, after: cursors.after })}`), [base, cursors.after]);
   const [minted, setMinted] = useState<{ key: string; name: string }>();
-  const [scopes, setScopes] = useState<Set<string>>(new Set(permissions));
+  // Least privilege: a new key starts with no permission; the administrator ticks what it needs.
+  const [scopes, setScopes] = useState<Set<string>>(new Set());
 
   const mint = useSubmit(
     async (data) => {
+      if (scopes.size === 0) throw new Error('Tick at least one permission: a key can do only what it is given.');
       const r = await api<ApiKey & { key: string }>('POST', base, { name: String(data.get('name') ?? ''), scopes: [...scopes] });
       setMinted({ key: r.key, name: r.name });
+      setScopes(new Set());
       keys.reload();
     },
     { reset: true },
@@ -51,6 +54,15 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
         </Field>
         <fieldset>
           <legend>Permissions</legend>
+          <p className="muted" id="key-scopes-hint">
+            Give the key only the permissions it needs (none is ticked at first).{' '}
+            <button type="button" onClick={() => setScopes(new Set(permissions))}>
+              Tick all
+            </button>{' '}
+            <button type="button" onClick={() => setScopes(new Set())}>
+              Clear
+            </button>
+          </p>
           <div className="scopes">
             {permissions.map((p) => (
               <div className="check" key={p}>

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { api, type AuditEvent, type Page, query } from '../api';
-import { EventCells } from '../components/events';
+import { EventCells, EventData } from '../components/events';
 import { DataTable, Loaded, Pager, useCursors } from '../components/lists';
 import { OrganizationOptions, useOrganizations } from '../components/organizations';
 import { Field, useLoad } from '../ui';
@@ -83,7 +83,7 @@ export function Events() {
                 <EventCells event={e} />
                 <td>{e.organization_id ? <code>{e.organization_id}</code> : '—'}</td>
                 <td>
-                  <code className="data">{JSON.stringify(e.data)}</code>
+                  <EventData data={e.data} />
                 </td>
               </>
             )}

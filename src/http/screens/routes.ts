@@ -47,6 +47,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     const tenant = tenantOf(request);
     const brand = await service.brand(tenant.id, flow?.flow.request.organizationId);
     const csrf = csrfFor(request, reply);
+    const ssoOffered = await sso.offered(tenant.id);
     return sendPage(reply, status, { title: 'Sign in', brand, formTargets: flow ? [flow.flow.request.redirectUri] : [], script: true }, (f) =>
       loginPage(f, {
         csrf,
@@ -55,6 +56,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
         email: extra.email ?? flow?.flow.request.loginHint ?? undefined,
         message: extra.message,
         clientName: flow?.client.clientName,
+        ssoHint: ssoOffered,
       }),
     );
   };

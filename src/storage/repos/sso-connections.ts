@@ -112,6 +112,12 @@ export class SsoConnectionRepo {
     return row && stored.toRecord(row);
   }
 
+  /** Whether any organization of the tenant has an enabled connection (the login page's SSO hint). */
+  async anyEnabled(tenantId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('sso_connections').select('id').where((eb) => eb.and({ tenant_id: tenantId, enabled: 1 })).limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
   async listByOrganization(tenantId: string, organizationId: string): Promise<SsoConnectionRecord[]> {
     const rows = await this.db
       .selectFrom('sso_connections')
