@@ -22,6 +22,7 @@ import * as m0023 from './0023_signing_keys_published_until.js';
 import * as m0024 from './0024_events_actor_index.js';
 import * as m0025 from './0025_directory_read.js';
 import * as m0026 from './0026_user_password_set_by.js';
+import * as m0030 from './0030_passkey_disabled.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '0024_events_actor_index': m0024,
   '0025_directory_read': m0025,
   '0026_user_password_set_by': m0026,
+  '0030_passkey_disabled': m0030,
 };
 
 export const migrationProvider: MigrationProvider = {
