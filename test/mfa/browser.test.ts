@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type { Protocol } from 'playwright-core/types/protocol';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { basic } from '../oauth/helpers.js';
 import { v1 } from '../helpers/v1.js';
@@ -105,7 +104,8 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     const user = await s.createUser('clone-chromium@example.com');
     const api = v1(s, s.tenant.platformApiKey);
     const options = { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true } as const;
-    type Credential = Protocol.WebAuthn.Credential;
+    /** A CDP WebAuthn.Credential: with its private key, so it can be copied to another authenticator. */
+    type Credential = { credentialId: string; isResidentCredential: boolean; rpId?: string; privateKey: string; userHandle?: string; signCount: number };
     /** A page of its own with a virtual authenticator holding `credential` (none: empty). */
     const authenticatorPage = async (credential?: Credential) => {
       const page = await browser.context.newPage();
