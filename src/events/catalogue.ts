@@ -75,7 +75,7 @@ export const EVENT_TYPES = {
   'passkey.registered': { webhook: false, description: 'a user registered a passkey' },
   'passkey.removed': { webhook: false, description: 'a passkey was removed (by its user on /mfa, or through /v1)' },
   'passkey.rejected': { webhook: false, description: "a passkey registration was refused by an organization's WebAuthn policy, or because the FIDO MDS reports its model revoked or compromised" },
-  'passkey.counter_regressed': { webhook: false, description: "a passkey's signature counter went backwards (a cloned authenticator?); the sign-in was refused" },
+  'passkey.counter_regressed': { webhook: false, description: "a passkey's signature counter went backwards (a cloned authenticator?); the sign-in was refused and the passkey disabled" },
   'mfa.totp.enrolled': { webhook: false, description: 'a user set up an authenticator app (TOTP)' },
   'mfa.totp.removed': { webhook: false, description: 'a user removed their authenticator app (TOTP)' },
   'mfa.challenge.succeeded': { webhook: false, description: 'a second factor was given at sign-in' },

@@ -6,7 +6,8 @@ import { errors } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { loggerOptions } from '../kernel/logging.js';
 import { v1Routes } from '../management/v1.js';
-import { scimRoutes } from '../scim/routes.js';
+import { isScimTarget } from '../scim/errors.js';
+import { renderScimError, scimRoutes } from '../scim/routes.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { pendingMigrations, ping } from '../storage/db.js';
 import { registerAccessLog } from './access-log.js';
@@ -79,8 +80,9 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     // parameter longer than any id names nothing.
     // Requests Node's parser refuses (headers or URL over maxHeaderSize…) get our error body too.
     clientErrorHandler,
+    // Under /scim/v2 they are SCIM errors, as everything there is.
     frameworkErrors: (err, request, reply) =>
-      renderError(
+      (isScimTarget(request.url) ? renderScimError : renderError)(
         err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? errors.notFound('no such resource: an id in the path is too long') : errors.invalidRequest('malformed request target'),
         request,
         reply,

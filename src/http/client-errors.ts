@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { type AppError, errors } from '../kernel/errors.js';
-import { SCIM_CONTENT_TYPE, ScimError } from '../scim/errors.js';
+import { isScimTarget, SCIM_CONTENT_TYPE, ScimError } from '../scim/errors.js';
 
 /** How long a connection refused at the HTTP parser stays open for the client to read the answer. */
 const LINGER_MS = 2_000;
@@ -24,7 +24,7 @@ export function clientErrorHandler(err: Error & { code?: string; rawPacket?: unk
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const appError = errorOf(err);
   const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.subarray(0, 64).toString('latin1') : '';
-  const scim = /^[A-Z]+ \/scim\/v2(?:[/?\s]|$)/.test(head);
+  const scim = isScimTarget(/^[A-Z]+ (\S*)/.exec(head)?.[1] ?? '');
   const body = JSON.stringify(scim ? new ScimError(appError.status, undefined, appError.description ?? appError.code).toBody() : appError.toBody());
   if (socket.writable) {
     socket.end(

@@ -59,6 +59,17 @@ export async function managementRoutes(app: FastifyInstance, services: Managemen
   app.removeContentTypeParser(['text/plain', 'application/x-www-form-urlencoded']);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Everything under /organizations/{orgId} is 404 for an organization that does not exist, in
+  // one place, so a list route never answers an empty page for it. After authorization (a key
+  // bound to another organization still gets its 403) and before validation (so a body or query
+  // that would be refused does not hide that the organization is unknown).
+  const underOrganization = `${app.prefix}/organizations/:orgId`;
+  app.addHook('preValidation', async (request) => {
+    const url = request.routeOptions.url;
+    if (url !== undefined && (url === underOrganization || url.startsWith(`${underOrganization}/`))) {
+      await services.organizations.get(tenantOf(request).id, (request.params as { orgId: string }).orgId);
+    }
+  });
   await app.register(organizationRoutes(services.organizations));
   await app.register(userRoutes(services.users));
   await app.register(memberRoutes(services.members));

@@ -60,6 +60,12 @@ export const scimErrors = {
   server: () => new ScimError(500, undefined, 'internal error'),
 };
 
+/**
+ * Whether a request target (path and query, as in the request line) is under /scim/v2: its
+ * failures are SCIM errors, those found before routing (by Node's parser or Fastify's router) too.
+ */
+export const isScimTarget = (target: string): boolean => /^\/scim\/v2(?:[/?]|$)/.test(target);
+
 /** scimmy throws its own SCIMError {status, scimType, message}: map it over. */
 export function fromScimmy(err: unknown): ScimError | undefined {
   if (err instanceof SCIMMY.Types.Error) {

@@ -58,6 +58,19 @@ function toScimError(err: unknown, request: FastifyRequest): ScimError {
   return scimErrors.server();
 }
 
+/**
+ * Renders any failure as a SCIM error: the plugin's error handler, and the server's handler of
+ * failures found before routing (an over-long path segment, bad percent-encoding) under /scim/v2.
+ */
+export function renderScimError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const e = toScimError(err, request);
+  for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
+  return send(reply.header('cache-control', 'no-store'), e.status, e.toBody());
+}
+
+/** A path as an error's detail shows it: over-long ones are cut, not echoed whole. */
+const shown = (path: string) => (path.length > 100 ? `${path.slice(0, 100)}…` : path);
+
 export interface ScimServices extends ScimResourceServices {
   auth: ScimAuth;
 }
@@ -76,16 +89,12 @@ export async function scimRoutes(app: FastifyInstance, opts: { scim: ScimService
     if (finding) done(unstorable(finding, scimErrors.invalidValue), undefined);
     else done(null, result.value);
   });
-  app.setErrorHandler((err, request, reply) => {
-    const e = toScimError(err, request);
-    for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
-    return send(reply.header('cache-control', 'no-store'), e.status, e.toBody());
-  });
+  app.setErrorHandler(renderScimError);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allow = app.allowedMethods(path);
-    if (allow.length === 0) return send(reply, 404, scimErrors.notFound(`no SCIM endpoint ${request.method} ${path}`).toBody());
-    return send(reply.header('allow', allow.join(', ')), 405, scimErrors.methodNotAllowed(`${request.method} is not allowed on ${path}; it accepts ${allow.join(', ')}`).toBody());
+    if (allow.length === 0) return send(reply, 404, scimErrors.notFound(`no SCIM endpoint ${request.method} ${shown(path)}`).toBody());
+    return send(reply.header('allow', allow.join(', ')), 405, scimErrors.methodNotAllowed(`${request.method} is not allowed on ${shown(path)}; it accepts ${allow.join(', ')}`).toBody());
   });
 
   app.decorateRequest('scimConnection', null);

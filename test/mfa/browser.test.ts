@@ -100,6 +100,76 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     await page.close();
   });
 
+  it('a copy of a used passkey whose counter starts again at 0 is refused as a clone, audited, and the passkey disabled', { timeout: 120_000 }, async () => {
+    const user = await s.createUser('clone-chromium@example.com');
+    const api = v1(s, s.tenant.platformApiKey);
+    const options = { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true } as const;
+    /** A CDP WebAuthn.Credential: with its private key, so it can be copied to another authenticator. */
+    type Credential = { credentialId: string; isResidentCredential: boolean; rpId?: string; privateKey: string; userHandle?: string; signCount: number };
+    /** A page of its own with a virtual authenticator holding `credential` (none: empty). */
+    const authenticatorPage = async (credential?: Credential) => {
+      const page = await browser.context.newPage();
+      const cdp = await browser.context.newCDPSession(page);
+      await cdp.send('WebAuthn.enable');
+      const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options });
+      if (credential) await cdp.send('WebAuthn.addCredential', { authenticatorId, credential });
+      const stored = async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials[0]!;
+      return { page, stored };
+    };
+    const web = await s.webClient({ redirect_uris: [redirectUri] });
+    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    /** Signed out, signs in through /authorize with the passkey alone: where it lands, and the authenticator's credential after. */
+    const passkeySignIn = async (credential: Credential) => {
+      await browser.context.clearCookies();
+      const { page, stored } = await authenticatorPage(credential);
+      await page.goto(`${s.issuer}/authorize?${params}`);
+      await Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`) || u.pathname === '/login/passkey'), page.click('#passkey-login', { timeout: 2_000 }).catch(() => undefined)]);
+      const landed = page.url().startsWith(redirectUri) ? 'signed in' : ((await page.locator('[role=alert]').textContent()) ?? '');
+      const after = await stored();
+      await page.close();
+      return { landed, after };
+    };
+
+    const registering = await authenticatorPage();
+    await passwordToMfa(registering.page, s.issuer, user.email);
+    await Promise.all([registering.page.waitForSelector('[data-passkey]'), registering.page.click('#passkey-register')]);
+    const registered = await registering.stored();
+    await registering.page.close();
+    const first = await passkeySignIn(registered);
+    assert.equal(first.landed, 'signed in', 'the original signs in');
+    const original = first.after;
+    assert.ok(original.signCount >= 1, `the original has signed: ${original.signCount}`);
+
+    // The copy: the same key pair and credential id on another authenticator, counter reset to 0.
+    const copy = await passkeySignIn({ ...original, signCount: 0 });
+    assert.match(copy.landed, /counter went backwards/, 'the copy is refused');
+    const regressed = (await api('GET', '/events?types=passkey.counter_regressed')).json().data;
+    assert.equal(regressed.length, 1);
+    assert.equal(regressed[0].data.user_id, user.id);
+    assert.equal(regressed[0].data.stored_counter, original.signCount);
+    assert.ok(regressed[0].data.presented_counter <= original.signCount);
+
+    // Neither can be told from the original: the passkey is disabled, so the copy cannot step its
+    // counter past the stored one by trying again, and the original is refused too.
+    assert.match((await passkeySignIn(copy.after)).landed, /counter went backwards/, 'the copy, again');
+    assert.match((await passkeySignIn({ ...original, signCount: original.signCount + 10 })).landed, /counter went backwards/, 'the original');
+    assert.equal((await api('GET', '/events?types=passkey.counter_regressed')).json().data.length, 1, 'recorded once');
+    const [listed] = (await api('GET', `/users/${user.id}/passkeys`)).json().data;
+    assert.match(listed.disabled_at, /^\d{4}-/);
+    // It still counts as the user's second factor (disabling it must not lower the bar to the
+    // password alone); an administrator who removes it lets the user in to add a new one.
+    await browser.context.clearCookies();
+    const account = await browser.context.newPage();
+    await account.goto(`${s.issuer}/login?return_to=%2Fmfa`);
+    await account.fill('#email', user.email);
+    await account.fill('#password', PASSWORD);
+    await Promise.all([account.waitForURL(/\/mfa\/challenge/), account.click('form[action="/login"] button[type=submit]')]);
+    assert.equal((await api('DELETE', `/users/${user.id}/passkeys/${listed.id}`)).status, 204);
+    await browser.context.clearCookies();
+    await passwordToMfa(account, s.issuer, user.email);
+    await account.close();
+  });
+
   it('with an allowlist that excludes the virtual authenticator, the page shows the refusal', async () => {
     const user = await s.createUser('strict-chromium@example.com');
     const api = v1(s, s.tenant.platformApiKey);

@@ -159,24 +159,41 @@ describe('passkeys (nid-webauthn-emulator)', () => {
     // The emulator's counter moved on without the server seeing it; that is a forward move, fine.
   });
 
-  it('refuses a counter going backwards (a cloned authenticator) and audits it; counters that stay at 0 are fine', async () => {
-    const snapshot = repo.loadCredentials().map((c) => serializeCredential(c));
-    const ok = await loginPage();
-    const a = em.getJSON(origin, await passkeyOptions(ok.b, ok.csrf));
-    assert.equal((await ok.b.post('/login/passkey', { csrf_token: ok.csrf, flow: ok.flow, credential: JSON.stringify(a) })).status, 303);
+  it('refuses a counter going backwards (a cloned authenticator), audits it and disables the passkey; counters that stay at 0 are fine', async () => {
+    const owner = await s.createUser('cloned@example.com');
+    const ownRepo = new PasskeysCredentialsMemoryRepository();
+    const own = emulator({ repo: ownRepo });
+    const spare = emulator({ repo: new PasskeysCredentialsMemoryRepository() });
+    const enrol = await onMfa('cloned@example.com');
+    assert.equal((await register(enrol.b, enrol.csrf, own, 'Phone')).answer.status, 303);
+    assert.equal((await register(enrol.b, enrol.csrf, spare, 'Spare key')).answer.status, 303);
+    const signInWith = async (e: WebAuthnEmulator) => {
+      const p = await loginPage();
+      return p.b.post('/login/passkey', { csrf_token: p.csrf, flow: p.flow, credential: JSON.stringify(e.getJSON(origin, await passkeyOptions(p.b, p.csrf))) });
+    };
+    const snapshot = ownRepo.loadCredentials().map((c) => serializeCredential(c));
+    assert.equal((await signInWith(own)).status, 303);
     // A clone made from the earlier state signs with an older counter.
     const cloneRepo = new PasskeysCredentialsMemoryRepository();
     for (const c of snapshot) cloneRepo.saveCredential(deserializeCredential(c));
     const clone = emulator({ repo: cloneRepo });
-    const c = await loginPage();
-    const cloned = clone.getJSON(origin, await passkeyOptions(c.b, c.csrf));
-    const refused = await c.b.post('/login/passkey', { csrf_token: c.csrf, flow: c.flow, credential: JSON.stringify(cloned) });
+    const refused = await signInWith(clone);
     assert.equal(refused.status, 401);
     assert.match(refused.text, /counter went backwards/);
     const regressed = await events('passkey.counter_regressed');
     assert.equal(regressed.length, 1);
-    assert.equal(regressed[0]!.data.user_id, userId);
+    assert.equal(regressed[0]!.data.user_id, owner.id);
     assert.ok(Number(regressed[0]!.data.presented_counter) <= Number(regressed[0]!.data.stored_counter));
+    // Disabled: the clone stepping past the stored counter, and the original, are refused as well.
+    for (let i = 0; i < 3; i++) assert.equal((await signInWith(clone)).status, 401, `clone, try ${i + 2}`);
+    const original = await signInWith(own);
+    assert.equal(original.status, 401);
+    assert.match(original.text, /counter went backwards/);
+    assert.equal((await events('passkey.counter_regressed')).length, 1, 'recorded once');
+    // The other passkey still works; /mfa shows the disabled one as such.
+    const page = (await (await onMfa('cloned@example.com', spare)).b.get('/mfa')).text;
+    assert.match(page, /Phone<\/strong>.*data-disabled>Disabled [^<]*may have been copied/s);
+    assert.doesNotMatch(page, /Spare key<\/strong><br><small>[^<]*<\/small><br><small class="error" data-disabled/);
 
     // A synced passkey whose counter stays 0: every sign-in passes.
     const zeroUser = await s.createUser('zero@example.com');
@@ -242,8 +259,9 @@ describe('passkeys (nid-webauthn-emulator)', () => {
     const list = await api('GET', `/users/${userId}/passkeys`);
     assert.equal(list.status, 200, list.text);
     const item = list.json().data.find((p: { id: string }) => p.id === id);
-    assert.deepEqual(Object.keys(item).sort(), ['aaguid', 'attestation_verified', 'created_at', 'id', 'last_used_at', 'name', 'transports']);
+    assert.deepEqual(Object.keys(item).sort(), ['aaguid', 'attestation_verified', 'created_at', 'disabled_at', 'id', 'last_used_at', 'name', 'transports']);
     assert.equal(item.name, 'Work <laptop>');
+    assert.equal(item.disabled_at, null);
     assert.equal(item.aaguid, EMULATOR_AAGUID);
     expectError(await api('GET', '/users/user_00000000000000000000000000/passkeys'), 404, 'not_found');
     expectError(await api('DELETE', `/users/${userId}/passkeys/pk_00000000000000000000000000`), 404, 'not_found');

@@ -203,7 +203,7 @@ describe('webhook operations', () => {
     expectError(await a.api('POST', `/organizations/${a.org}/webhooks/we_00000000000000000000000000/ping`), 404, 'not_found');
   });
 
-  it('retry now makes a pending delivery due at once; a delivered one is 409', async () => {
+  it('retry now makes a pending delivery due at once', async () => {
     rx.received.length = 0;
     rx.respond = fail500;
     const { api, org, hook } = await setup(s, rx.url);
@@ -227,11 +227,56 @@ describe('webhook operations', () => {
     assert.equal(done.status, 'delivered');
     assert.equal(done.attempts.length, 2);
 
-    const again = await api('POST', `/organizations/${org}/webhooks/${hook.endpoint_id}/deliveries/${pending.id}/retry`);
-    expectError(again, 409, 'conflict');
-    await pump(s);
-    assert.equal(rx.received.length, 2, 'a delivered delivery is not sent again');
     expectError(await api('POST', `/organizations/${org}/webhooks/${hook.endpoint_id}/deliveries/whd_00000000000000000000000000/retry`), 404, 'not_found');
+  });
+
+  it('a delivered delivery is resent on request: one new attempt, same webhook-id and body, recorded in its attempts', async () => {
+    rx.received.length = 0;
+    rx.respond = ok;
+    const { api, org, hook } = await setup(s, rx.url);
+    await addMember(api, org, 'resend@example.com');
+    await pump(s);
+    assert.equal(rx.received.length, 1);
+    const path = `/organizations/${org}/webhooks/${hook.endpoint_id}/deliveries`;
+    const d = (await api('GET', path)).json().data[0];
+    assert.equal(d.status, 'delivered');
+
+    clock.advance(60_000);
+    const resent = await api('POST', `${path}/${d.id}/retry`);
+    assert.equal(resent.status, 202, resent.text);
+    assert.deepEqual(resent.json(), { id: d.id, status: 'pending' });
+    await pump(s);
+    assert.equal(rx.received.length, 2, 'sent again');
+    const [first, second] = rx.received as [(typeof rx.received)[0], (typeof rx.received)[0]];
+    assert.equal(second.headers['webhook-id'], first.headers['webhook-id']);
+    assert.equal(second.headers['webhook-event'], 'member.added');
+    assert.equal(second.body, first.body, 'the same bytes');
+    assert.notEqual(second.headers['webhook-signature'], first.headers['webhook-signature'], 'signed afresh');
+    const event = stripe.webhooks.constructEvent(second.body, String(second.headers['webhook-signature']), hook.secret, 300, undefined, clock.now());
+    assert.equal(event.type as string, 'member.added');
+    const after = (await api('GET', path)).json().data[0];
+    assert.equal(after.status, 'delivered');
+    assert.deepEqual(
+      after.attempts.map((a: { attempt: number; at: string; status_code: number }) => [a.attempt, a.at, a.status_code]),
+      [
+        [1, new Date(clock.now() - 60_000).toISOString(), 200],
+        [2, new Date(clock.now()).toISOString(), 200],
+      ],
+    );
+
+    // A resend the receiver refuses is one attempt, not a new schedule: the delivery is failed.
+    rx.respond = fail500;
+    assert.equal((await api('POST', `${path}/${d.id}/retry`)).status, 202);
+    await pump(s);
+    clock.advance(3_600_000);
+    await pump(s);
+    assert.equal(rx.received.length, 3, 'one attempt');
+    const refused = (await api('GET', path)).json().data[0];
+    assert.equal(refused.status, 'failed');
+    assert.deepEqual(
+      refused.attempts.map((a: { status_code: number }) => a.status_code),
+      [200, 200, 500],
+    );
   });
 
   it('retry now never lets a delivery be attempted twice at once', async () => {

@@ -140,6 +140,7 @@ export const userRoutes =
       attestation_verified: z.boolean(),
       created_at: z.string(),
       last_used_at: z.string().nullable(),
+      disabled_at: z.string().nullable().describe('When the passkey was disabled because its signature counter went backwards (a possible copy); a disabled passkey signs nothing in until it is removed'),
     });
 
     r.get('/users/:userId/passkeys', {

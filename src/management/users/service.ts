@@ -41,6 +41,7 @@ export function passkeyView(p: PasskeyRecord) {
     attestation_verified: p.attestationVerified,
     created_at: iso(p.createdAt),
     last_used_at: p.lastUsedAt === null ? null : iso(p.lastUsedAt),
+    disabled_at: p.disabledAt === null ? null : iso(p.disabledAt),
   };
 }
 

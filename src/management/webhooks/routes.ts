@@ -145,7 +145,7 @@ export const webhookRoutes =
       config: { permission: 'webhooks:write', access: 'organization' },
       schema: {
         tags,
-        summary: 'Retry a pending or failed delivery now (same webhook-id and body); a delivered one is 409',
+        summary: 'Retry or resend a delivery now (same webhook-id and body); one being attempted right now is 409',
         params: deliveryParams,
         response: { 202: z.object({ id: z.string(), status: z.string() }), 404: errorResponse, 409: errorResponse },
       },

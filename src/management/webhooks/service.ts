@@ -173,18 +173,17 @@ export class WebhookService {
   }
 
   /**
-   * Retry now: a pending delivery is due now instead of at its scheduled time; a failed one gets
-   * one more attempt, now. Same webhook-id, same body. A delivered one, or one being attempted
-   * at this moment, is a conflict.
+   * Retry now: a pending delivery is due now instead of at its scheduled time; a failed or
+   * delivered one gets one more attempt, now (a resend: the receiver, which deduplicates on
+   * webhook-id, decides what to do with it). Same webhook-id, same body. Only a delivery being
+   * attempted at this moment is a conflict.
    */
   async retry(tenantId: string, orgId: string, endpointId: string, deliveryId: string) {
     await this.get(tenantId, orgId, endpointId);
     const repo = reposOf(this.deps).webhookDeliveries;
     const d = await repo.scheduleRetry(tenantId, endpointId, deliveryId, this.deps.clock.now());
     if (d) return d;
-    const found = await repo.find(tenantId, endpointId, deliveryId);
-    if (found?.status === 'delivered') throw errors.conflict('the delivery has already succeeded');
-    if (found) throw errors.conflict('the delivery is being attempted right now');
+    if (await repo.find(tenantId, endpointId, deliveryId)) throw errors.conflict('the delivery is being attempted right now');
     throw errors.notFound('delivery not found');
   }
 }

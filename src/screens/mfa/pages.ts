@@ -29,7 +29,7 @@ ${v.fresh ? '' : html`<p id="reauth">To add or remove a sign-in method, <a href=
 <h1>Passkeys</h1>
 ${v.passkeys.length === 0 ? html`<p>No passkeys yet.</p>` : ''}
 <table><tbody>${v.passkeys.map(
-      (p) => html`<tr data-passkey="${p.id}"><td><strong>${p.name}</strong><br><small>Added ${when(p.createdAt)}${p.lastUsedAt ? html` · last used ${when(p.lastUsedAt)}` : ''}</small>
+      (p) => html`<tr data-passkey="${p.id}"><td><strong>${p.name}</strong><br><small>Added ${when(p.createdAt)}${p.lastUsedAt ? html` · last used ${when(p.lastUsedAt)}` : ''}</small>${p.disabledAt ? html`<br><small class="error" data-disabled>Disabled ${when(p.disabledAt)}: its signature counter went backwards, so it may have been copied. Remove it and add a new passkey.</small>` : ''}
 <form method="post" action="/mfa/passkeys/rename" class="inline">${hidden('csrf_token', v.csrf)}${hidden('passkey_id', p.id)}<input type="text" name="name" aria-label="New name" maxlength="100" required value="${p.name}"><button type="submit" class="secondary">Rename</button></form></td>
 <td>${v.fresh ? post('/mfa/passkeys/remove', 'Remove', hidden('passkey_id', p.id)) : ''}</td></tr>`,
     )}</tbody></table>

@@ -389,6 +389,7 @@ export class MfaService {
       attestationVerified,
       createdAt: now,
       lastUsedAt: null,
+      disabledAt: null,
     };
     try {
       await this.events.transaction(this.db.kysely, async (trx) => {
@@ -425,7 +426,8 @@ export class MfaService {
   /**
    * Verifies an assertion: the challenge is consumed once (this browser, this purpose,
    * unexpired); the signature, origin, RP ID and user verification are checked; a counter that
-   * does not move forward (unless both are 0) is refused and audited as a cloned authenticator.
+   * does not move forward (unless both are 0) is refused, disables the passkey and is audited as
+   * a cloned authenticator; a disabled passkey is refused.
    */
   async authenticatePasskey(
     tenant: WebauthnTenant,
@@ -467,16 +469,23 @@ export class MfaService {
       return invalid();
     }
     if (!verification.verified) return invalid();
+    const copied = 'This passkey may have been copied: its signature counter went backwards. Use another sign-in method and contact your administrator.';
+    if (passkey.disabledAt !== null) return invalid(copied);
     const counter = (await signCount(response.response.authenticatorData)) ?? 0;
     if ((counter > 0 || passkey.counter > 0) && counter <= passkey.counter) {
-      await this.#audit(tenant.id, 'passkey.counter_regressed', userActor(passkey.userId), {
-        user_id: passkey.userId,
-        passkey_id: passkey.id,
-        stored_counter: passkey.counter,
-        presented_counter: counter,
-        ip: meta.ip,
+      // Refusing this one sign-in is not enough: a copy steps its counter past the stored one in
+      // a few tries. Neither copy can be told from the original, so the passkey is disabled.
+      await this.events.transaction(this.db.kysely, async (trx) => {
+        if (!(await this.#repos(trx).mfa.disablePasskey(tenant.id, passkey.id, now))) return;
+        await this.#record(trx, tenant.id, 'passkey.counter_regressed', userActor(passkey.userId), {
+          user_id: passkey.userId,
+          passkey_id: passkey.id,
+          stored_counter: passkey.counter,
+          presented_counter: counter,
+          ip: meta.ip,
+        });
       });
-      return invalid('This passkey may have been copied: its signature counter went backwards. Use another sign-in method and contact your administrator.');
+      return invalid(copied);
     }
     if (!(await r.mfa.passkeyUsed(tenant.id, passkey.id, passkey.counter, counter, now))) return invalid();
     const amr = amrOfPasskey(passkey, verification.authenticationInfo.userVerified);

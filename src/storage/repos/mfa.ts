@@ -18,6 +18,8 @@ export interface PasskeyRecord {
   attestationVerified: boolean;
   createdAt: number;
   lastUsedAt: number | null;
+  /** When its signature counter went backwards (a possible clone); a disabled passkey signs nothing in. */
+  disabledAt: number | null;
 }
 
 /** The MFA policies, weakest first. */
@@ -55,6 +57,7 @@ const passkeys = codec<PasskeyRecord>()('mfa_passkeys', {
   attestationVerified: bool,
   createdAt: num,
   lastUsedAt: true,
+  disabledAt: true,
 });
 
 /** Passkeys, TOTP secrets, recovery codes, WebAuthn challenges and MFA policies. */
@@ -79,10 +82,16 @@ export class MfaRepo {
 
   /**
    * Stores the new signature counter only if it is still the one the verification read (two
-   * parallel uses of one assertion cannot both pass), and moves last_used_at.
+   * parallel uses of one assertion cannot both pass) and the passkey was not disabled meanwhile,
+   * and moves last_used_at.
    */
   passkeyUsed(tenantId: string, id: string, seenCounter: number, counter: number, now: number): Promise<boolean> {
-    return compareAndSet(this.db, 'mfa_passkeys', { key: { tenant_id: tenantId, id }, seen: { counter: seenCounter }, set: { counter, last_used_at: now } });
+    return compareAndSet(this.db, 'mfa_passkeys', { key: { tenant_id: tenantId, id }, seen: { counter: seenCounter, disabled_at: null }, set: { counter, last_used_at: now } });
+  }
+
+  /** Disables a passkey whose counter went backwards; false when it was disabled already. */
+  disablePasskey(tenantId: string, id: string, now: number): Promise<boolean> {
+    return consumeOnce(this.db, 'mfa_passkeys', { key: { tenant_id: tenantId, id }, column: 'disabled_at', now });
   }
 
   async renamePasskey(tenantId: string, userId: string, id: string, name: string): Promise<boolean> {

@@ -194,20 +194,21 @@ export class WebhookDeliveryRepo {
   }
 
   /**
-   * Retry now: a pending delivery becomes due now; a failed one gets one more attempt, now. Same
-   * id, same body. One compare-and-set statement on the status, so a delivery claimed meanwhile
-   * (delivering) or delivered is left alone and is never attempted twice at once.
+   * Retry now: a pending delivery becomes due now; a failed or delivered one gets one more
+   * attempt, now (a resend: the receiver asked for it again). Same id, same body. One
+   * compare-and-set statement on the status, so a delivery claimed meanwhile (delivering) is left
+   * alone and is never attempted twice at once.
    */
   async scheduleRetry(tenantId: string, endpointId: string, id: string, now: number): Promise<DeliveryRecord | undefined> {
     const row = await this.db
       .updateTable('webhook_deliveries')
       .set({
         status: 'pending',
-        attempt_limit: sql<number>`case when status = 'failed' then attempts + 1 else attempt_limit end`,
+        attempt_limit: sql<number>`case when status = 'pending' then attempt_limit else attempts + 1 end`,
         next_attempt_at: now,
         updated_at: now,
       })
-      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('endpoint_id', '=', endpointId), eb('id', '=', id), eb('status', 'in', ['pending', 'failed'])]))
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('endpoint_id', '=', endpointId), eb('id', '=', id), eb('status', 'in', ['pending', 'failed', 'delivered'])]))
       .returningAll()
       .executeTakeFirst();
     return row && stored.toRecord(row);

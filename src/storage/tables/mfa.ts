@@ -21,6 +21,8 @@ export interface MfaPasskeysTable {
   attestation_verified: number;
   created_at: number;
   last_used_at: number | null;
+  /** Set when its signature counter went backwards (a possible clone): it signs nothing in. */
+  disabled_at: number | null;
 }
 
 export interface MfaTotpTable {
