@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -150,5 +152,69 @@ describe('membership ends vault access', () => {
     } finally {
       await bed.api('PATCH', `/connect/providers/${bed.providerId}`, { client_secret: bed.upstreamClient.client_secret });
     }
+  });
+});
+
+describe('a membership ending during a refresh', () => {
+  const clock = new ManualClock();
+  let bed: VaultBed;
+  let proxy: http.Server;
+  /** The upstream's answer to the vault's refresh, held until released. */
+  let held: { release: () => void } | undefined;
+  let upstreamAnswer: { refresh_token?: string } = {};
+  before(async () => {
+    bed = await startVaultBed({ clock });
+    // The provider's token endpoint: a proxy to the upstream's that holds each answer until released
+    // (the upstream has refreshed and rotated; the vault has not heard back yet).
+    proxy = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void bed.s
+          .request({ method: 'POST', host: bed.upstreamHost, path: '/token', headers: { 'content-type': String(req.headers['content-type']), authorization: String(req.headers.authorization) }, body: Buffer.concat(chunks).toString() })
+          .then((r) => {
+            upstreamAnswer = r.json();
+            held = { release: () => res.writeHead(r.status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(r.text) };
+          });
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    proxy.close();
+    await bed.s.close();
+  });
+
+  it('the refreshed tokens are not stored, are revoked upstream, and the retrieval answers 404 account_not_found', async () => {
+    const u = await bed.createUserPair('mid-refresh');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    const p = (await bed.api('GET', `/connect/providers/${bed.providerId}`)).json();
+    assert.ok(p.revocation_endpoint, 'the upstream revokes (RFC 7009)');
+    const port = (proxy.address() as AddressInfo).port;
+    const patched = await bed.api('PATCH', `/connect/providers/${bed.providerId}`, {
+      type: 'oauth2',
+      issuer: p.issuer,
+      authorization_endpoint: p.authorization_endpoint,
+      token_endpoint: `http://127.0.0.1:${port}/token`,
+      revocation_endpoint: p.revocation_endpoint,
+    });
+    assert.equal(patched.status, 200, patched.text);
+
+    clock.advance(570_000);
+    const retrieval = bed.api('POST', `/organizations/${bed.orgId}/connect/accounts/${accountId}/token`);
+    for (let i = 0; i < 100 && !held; i++) await sleep(20);
+    assert.ok(held, 'the vault is refreshing upstream');
+    assert.equal((await bed.api('DELETE', `/organizations/${bed.orgId}/members/${u.userId}`)).status, 204);
+    held.release();
+    expectError(await retrieval, 404, 'account_not_found');
+    assert.ok(upstreamAnswer.refresh_token, 'the upstream rotated the refresh token');
+    const refreshAgain = await bed.s.request({
+      method: 'POST',
+      host: bed.upstreamHost,
+      path: '/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: upstreamAnswer.refresh_token }).toString(),
+    });
+    expectError(refreshAgain, 400, 'invalid_grant');
   });
 });
