@@ -438,8 +438,9 @@ export class VaultService {
     const provider = await this.#repos().connectProviders.find(a.tenantId, a.providerId);
     if (!provider) throw errors.serverError();
     const reauthorize = async (reason: string, extra: Record<string, unknown>, description: string): Promise<never> => {
-      await this.#tx(async (trx) => {
-        if (await this.#repos(trx).connectedAccounts.markNeedsReauthorization(a.tenantId, a.id, a.version, owner, this.deps.clock.now())) {
+      const marked = await this.#tx(async (trx) => {
+        const m = await this.#repos(trx).connectedAccounts.markNeedsReauthorization(a.tenantId, a.id, a.version, owner, this.deps.clock.now());
+        if (m) {
           await this.#record(trx, a.tenantId, 'connected_account.reauthorization_required', a.organizationId, actorOf(caller), {
             account_id: a.id,
             provider_id: a.providerId,
@@ -448,7 +449,10 @@ export class VaultService {
           });
         }
         await this.#failedEvent(trx, a.tenantId, a.organizationId, a.id, caller, reason, extra);
+        return m;
       });
+      // Removed while we refreshed (its removal revoked the refresh token upstream): gone, not broken.
+      if (!marked && !(await this.#repos().connectedAccounts.find(a.tenantId, a.id))) throw errors.accountNotFound();
       throw errors.upstreamRefreshFailed(description);
     };
     if (a.refreshTokenEnc === null) {

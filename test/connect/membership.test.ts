@@ -162,6 +162,8 @@ describe('a membership ending during a refresh', () => {
   /** The upstream's answer to the vault's refresh, held until released. */
   let held: { release: () => void } | undefined;
   let upstreamAnswer: { refresh_token?: string } = {};
+  /** What the proxy holds: nothing (connecting), the request itself (the upstream has not seen it) or only the answer. */
+  let hold: 'nothing' | 'request' | 'answer' = 'nothing';
   before(async () => {
     bed = await startVaultBed({ clock });
     // The provider's token endpoint: a proxy to the upstream's that holds each answer until released
@@ -170,12 +172,15 @@ describe('a membership ending during a refresh', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        void bed.s
-          .request({ method: 'POST', host: bed.upstreamHost, path: '/token', headers: { 'content-type': String(req.headers['content-type']), authorization: String(req.headers.authorization) }, body: Buffer.concat(chunks).toString() })
-          .then((r) => {
-            upstreamAnswer = r.json();
-            held = { release: () => res.writeHead(r.status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(r.text) };
-          });
+        const forward = () =>
+          bed.s.request({ method: 'POST', host: bed.upstreamHost, path: '/token', headers: { 'content-type': String(req.headers['content-type']), authorization: String(req.headers.authorization) }, body: Buffer.concat(chunks).toString() });
+        const answer = (r: Awaited<ReturnType<typeof forward>>) => {
+          upstreamAnswer = r.json();
+          res.writeHead(r.status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(r.text);
+        };
+        if (hold === 'request') held = { release: () => void forward().then(answer) };
+        else if (hold === 'answer') void forward().then((r) => (held = { release: () => answer(r) }));
+        else void forward().then(answer);
       });
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
@@ -185,10 +190,10 @@ describe('a membership ending during a refresh', () => {
     await bed.s.close();
   });
 
-  it('the refreshed tokens are not stored, are revoked upstream, and the retrieval answers 404 account_not_found', async () => {
-    const u = await bed.createUserPair('mid-refresh');
-    const accountId = await bed.connect(u.email, u.upstreamEmail);
+  /** Sends the provider's token requests through the proxy (the other endpoints stay the upstream's). */
+  async function throughProxy() {
     const p = (await bed.api('GET', `/connect/providers/${bed.providerId}`)).json();
+    if (p.type === 'oauth2') return;
     assert.ok(p.revocation_endpoint, 'the upstream revokes (RFC 7009)');
     const port = (proxy.address() as AddressInfo).port;
     const patched = await bed.api('PATCH', `/connect/providers/${bed.providerId}`, {
@@ -199,13 +204,29 @@ describe('a membership ending during a refresh', () => {
       revocation_endpoint: p.revocation_endpoint,
     });
     assert.equal(patched.status, 200, patched.text);
+  }
 
+  /** Starts a retrieval that refreshes, and waits until the proxy holds it. */
+  async function refreshing(accountId: string, what: 'request' | 'answer') {
+    held = undefined;
+    hold = what;
     clock.advance(570_000);
     const retrieval = bed.api('POST', `/organizations/${bed.orgId}/connect/accounts/${accountId}/token`);
     for (let i = 0; i < 100 && !held; i++) await sleep(20);
-    assert.ok(held, 'the vault is refreshing upstream');
+    // (Set by the proxy's handler, which the compiler cannot see through.)
+    const h = held as { release: () => void } | undefined;
+    assert.ok(h, 'the vault is refreshing upstream');
+    hold = 'nothing';
+    return { retrieval, release: h.release };
+  }
+
+  it('after the upstream rotated: the new tokens are not stored, are revoked upstream, and the retrieval answers 404 account_not_found', async () => {
+    await throughProxy();
+    const u = await bed.createUserPair('mid-refresh');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    const { retrieval, release } = await refreshing(accountId, 'answer');
     assert.equal((await bed.api('DELETE', `/organizations/${bed.orgId}/members/${u.userId}`)).status, 204);
-    held.release();
+    release();
     expectError(await retrieval, 404, 'account_not_found');
     assert.ok(upstreamAnswer.refresh_token, 'the upstream rotated the refresh token');
     const refreshAgain = await bed.s.request({
@@ -216,5 +237,17 @@ describe('a membership ending during a refresh', () => {
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: upstreamAnswer.refresh_token }).toString(),
     });
     expectError(refreshAgain, 400, 'invalid_grant');
+  });
+
+  it('before the upstream saw the refresh: the removal revoked the refresh token, and the retrieval answers 404 account_not_found, not 502', async () => {
+    await throughProxy();
+    const u = await bed.createUserPair('before-refresh');
+    const accountId = await bed.connect(u.email, u.upstreamEmail);
+    const { retrieval, release } = await refreshing(accountId, 'request');
+    assert.equal((await bed.api('DELETE', `/organizations/${bed.orgId}/members/${u.userId}`)).status, 204);
+    release();
+    expectError(await retrieval, 404, 'account_not_found');
+    const reauth = (await bed.api('GET', '/events?types=connected_account.reauthorization_required&limit=100')).json().data;
+    assert.ok(!reauth.some((e: { data: { account_id: string } }) => e.data.account_id === accountId), 'a removed account is not marked');
   });
 });
