@@ -229,10 +229,10 @@ export class UserService {
   }
 
   /**
-   * Deletes the user and their memberships (each a member.removed event, and the member's
-   * connected accounts disconnected). A tenant administrator
-   * is not deleted (409): the role is removed first, where the rules that keep one administrator
-   * and record `tenant_admin.revoked` apply (the console's Administrators, `keyhall admin remove`).
+   * Deletes the user and their memberships (each a member.removed event, the member's connected
+   * accounts disconnected). A tenant administrator is not deleted (409): the role is removed
+   * first, where the rules that keep one administrator and record `tenant_admin.revoked` apply
+   * (the console's Administrators, `keyhall admin remove`).
    */
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
