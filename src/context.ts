@@ -309,8 +309,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const management: ManagementServices = {
       auth,
       organizations: new OrganizationService(deps, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
-      users: new UserService(deps),
-      members: new MemberService(deps),
+      users: new UserService({ ...deps, vault }),
+      members: new MemberService({ ...deps, vault }),
       apiKeys: new ApiKeyService(deps, r.apiKeys),
       events: new EventFeedService(r.events),
       directory: new DirectoryService(deps),
@@ -332,7 +332,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     };
     const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 
-    const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events };
+    const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events, vault };
     const scim: ScimServices = { auth: new ScimAuth(r.directoryConnections, clock), users: new ScimUsers(scimDeps), groups: new ScimGroups(scimDeps) };
 
     const dispatcher = new Dispatcher({

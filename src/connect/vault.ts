@@ -29,6 +29,16 @@ export type VaultCaller =
   | { type: 'api_key'; keyId: string }
   | { type: 'oauth_client'; clientId: string; userId: string | null; act: Record<string, unknown> | null };
 
+/** A user's membership of an organization. */
+export interface Membership {
+  tenantId: string;
+  organizationId: string;
+  userId: string;
+}
+
+/** What the services that end memberships need of the vault. */
+export type MembershipVault = Pick<VaultService, 'endMembership'>;
+
 export interface VaultToken {
   accessToken: string;
   /** Epoch seconds, or null when the upstream gave the token no lifetime. */
@@ -57,6 +67,9 @@ export interface VaultDeps {
   /** Told of failed best-effort upstream revocations (the log). */
   onRevokeFailed?: (accountId: string, err: unknown) => void;
 }
+
+/** Tokens to revoke upstream with their RFC 7009 hints, the refresh token first. */
+type RevocableTokens = Array<[string, 'refresh_token' | 'access_token']>;
 
 const POLL_MS = 40;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -262,33 +275,68 @@ export class VaultService {
     await this.#remove(await this.get(tenantId, organizationId, accountId), actor);
   }
 
-  /**
-   * Deletes the account (with its event), then revokes its tokens upstream (RFC 7009) where the
-   * provider has a revocation endpoint: best effort, after the commit, so an unreachable upstream
-   * cannot keep an account the user or administrator removed.
-   */
+  /** Deletes the account with its event; its tokens are revoked upstream once that commits. */
   async #remove(account: ConnectedAccountRecord, actor: Actor): Promise<void> {
-    const provider = await this.#repos().connectProviders.find(account.tenantId, account.providerId);
     await this.#tx(async (trx) => {
       if (!(await this.#repos(trx).connectedAccounts.delete(account.tenantId, account.id))) throw errors.accountNotFound();
-      await this.#record(trx, account.tenantId, 'connected_account.disconnected', account.organizationId, actor, {
-        account_id: account.id,
-        provider_id: account.providerId,
-        user_id: account.userId,
-        upstream_revocation: provider?.revocationEndpoint ? 'attempted' : 'unsupported',
-      });
+      await this.#disconnected(trx, account, actor, 'removed');
+    });
+  }
+
+  /**
+   * A membership ended (DELETE …/members/{user}, a SCIM deactivation or deletion, the user's
+   * deletion): inside the caller's transaction, the user's accounts in that organization are
+   * deleted, each with `connected_account.disconnected` (`reason: membership_ended`); their
+   * tokens are revoked upstream once that transaction has committed.
+   */
+  async endMembership(trx: Executor, m: Membership, actor: Actor): Promise<void> {
+    for (const account of await this.#repos(trx).connectedAccounts.deleteForMember(m.tenantId, m.organizationId, m.userId)) {
+      await this.#disconnected(trx, account, actor, 'membership_ended');
+    }
+  }
+
+  /**
+   * The event of a deleted account, and the revocation of its tokens at the provider's RFC 7009
+   * endpoint after the commit: best effort, so an unreachable upstream cannot keep an account
+   * the user or administrator removed (a failure is logged).
+   */
+  async #disconnected(trx: Executor, account: ConnectedAccountRecord, actor: Actor, reason: 'removed' | 'membership_ended'): Promise<void> {
+    const provider = await this.#repos(trx).connectProviders.find(account.tenantId, account.providerId);
+    await this.#record(trx, account.tenantId, 'connected_account.disconnected', account.organizationId, actor, {
+      account_id: account.id,
+      provider_id: account.providerId,
+      user_id: account.userId,
+      reason,
+      upstream_revocation: provider?.revocationEndpoint ? 'attempted' : 'unsupported',
     });
     if (!provider?.revocationEndpoint) return;
-    const secret = openClientSecret(this.deps.envelope, provider);
-    const tokens: Array<[string, 'refresh_token' | 'access_token']> = [];
-    if (account.refreshTokenEnc) tokens.push([openToken(this.deps.envelope, account.tenantId, account.id, 'refresh', account.refreshTokenEnc), 'refresh_token']);
-    tokens.push([openToken(this.deps.envelope, account.tenantId, account.id, 'access', account.accessTokenEnc), 'access_token']);
-    for (const [token, hint] of tokens) {
-      try {
-        await this.deps.upstream.revoke(provider, secret, token, hint);
-      } catch (err) {
-        this.deps.onRevokeFailed?.(account.id, err);
+    this.deps.events.afterCommit(trx, () =>
+      this.#revokeUpstream(account.id, provider, () => {
+        const tokens: RevocableTokens = [];
+        if (account.refreshTokenEnc) tokens.push([openToken(this.deps.envelope, account.tenantId, account.id, 'refresh', account.refreshTokenEnc), 'refresh_token']);
+        tokens.push([openToken(this.deps.envelope, account.tenantId, account.id, 'access', account.accessTokenEnc), 'access_token']);
+        return tokens;
+      }),
+    );
+  }
+
+  /**
+   * RFC 7009 revocation of each token, best effort: a failure (to reach the upstream, or even to
+   * open a stored token) goes to onRevokeFailed, the log, and never undoes the removal.
+   */
+  async #revokeUpstream(accountId: string, provider: ConnectProviderRecord, tokens: () => RevocableTokens): Promise<void> {
+    if (!provider.revocationEndpoint) return;
+    try {
+      const secret = openClientSecret(this.deps.envelope, provider);
+      for (const [token, hint] of tokens()) {
+        try {
+          await this.deps.upstream.revoke(provider, secret, token, hint);
+        } catch (err) {
+          this.deps.onRevokeFailed?.(accountId, err);
+        }
       }
+    } catch (err) {
+      this.deps.onRevokeFailed?.(accountId, err);
     }
   }
 
@@ -349,8 +397,11 @@ export class VaultService {
   async retrieve(tenantId: string, organizationId: string, accountId: string, caller: VaultCaller): Promise<VaultToken> {
     const accounts = this.#repos().connectedAccounts;
     let a = await accounts.find(tenantId, accountId);
-    const missing = () => this.#fail(tenantId, organizationId, accountId, caller, 'account_not_found', errors.accountNotFound());
+    const missing = (reason = 'account_not_found') => this.#fail(tenantId, organizationId, accountId, caller, reason, errors.accountNotFound());
     if (!a || a.organizationId !== organizationId) return missing();
+    // Every time, as /mcp does: an account whose user left the organization is not served, even
+    // one whose removal did not disconnect it (connected concurrently, or before this check).
+    if (!(await this.#repos().members.find(tenantId, organizationId, a.userId))) return missing('not_a_member');
     const deadline = performance.now() + this.deps.settings.waitMs;
     /** The version we saw another caller's claim on. */
     let waitedOn: number | null = null;
@@ -387,8 +438,9 @@ export class VaultService {
     const provider = await this.#repos().connectProviders.find(a.tenantId, a.providerId);
     if (!provider) throw errors.serverError();
     const reauthorize = async (reason: string, extra: Record<string, unknown>, description: string): Promise<never> => {
-      await this.#tx(async (trx) => {
-        if (await this.#repos(trx).connectedAccounts.markNeedsReauthorization(a.tenantId, a.id, a.version, owner, this.deps.clock.now())) {
+      const marked = await this.#tx(async (trx) => {
+        const m = await this.#repos(trx).connectedAccounts.markNeedsReauthorization(a.tenantId, a.id, a.version, owner, this.deps.clock.now());
+        if (m) {
           await this.#record(trx, a.tenantId, 'connected_account.reauthorization_required', a.organizationId, actorOf(caller), {
             account_id: a.id,
             provider_id: a.providerId,
@@ -397,7 +449,10 @@ export class VaultService {
           });
         }
         await this.#failedEvent(trx, a.tenantId, a.organizationId, a.id, caller, reason, extra);
+        return m;
       });
+      // Removed while we refreshed (its removal revoked the refresh token upstream): gone, not broken.
+      if (!marked && !(await this.#repos().connectedAccounts.find(a.tenantId, a.id))) throw errors.accountNotFound();
       throw errors.upstreamRefreshFailed(description);
     };
     if (a.refreshTokenEnc === null) {
@@ -432,8 +487,18 @@ export class VaultService {
       else await this.#failedEvent(trx, a.tenantId, a.organizationId, a.id, caller, 'refresh_superseded');
       return landed;
     });
-    // The account was connected again (or removed) while we refreshed: its new state wins.
-    if (!ok) throw errors.upstreamRefreshFailed('the account changed during the refresh; try again');
+    if (!ok) {
+      // Removed while we refreshed (its user left the organization, or it was disconnected): the
+      // fresh tokens were never stored, so nothing else would revoke them upstream.
+      if (!(await this.#repos().connectedAccounts.find(a.tenantId, a.id))) {
+        const tokens: RevocableTokens = [[fresh.accessToken, 'access_token']];
+        if (fresh.refreshToken !== null) tokens.unshift([fresh.refreshToken, 'refresh_token']);
+        await this.#revokeUpstream(a.id, provider, () => tokens);
+        throw errors.accountNotFound();
+      }
+      // The account was connected again while we refreshed: its new state wins.
+      throw errors.upstreamRefreshFailed('the account changed during the refresh; try again');
+    }
     return { accessToken: fresh.accessToken, expiresAt: next.expiresAt === null ? null : Math.floor(next.expiresAt / 1000), scopes: next.scopes };
   }
 }

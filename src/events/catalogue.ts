@@ -89,7 +89,7 @@ export const EVENT_TYPES = {
   'connect.provider.updated': { webhook: false, description: "an upstream provider's settings or client secret changed" },
   'connect.provider.deleted': { webhook: false, description: 'an upstream provider was removed' },
   'connected_account.connected': { webhook: false, description: 'a user connected an upstream account (or connected it again)' },
-  'connected_account.disconnected': { webhook: false, description: 'a connected account was removed (by its user or an administrator)' },
+  'connected_account.disconnected': { webhook: false, description: 'a connected account was removed (by its user or an administrator, or because its user left the organization)' },
   'connected_account.token_retrieved': { webhook: false, description: "an access token was retrieved from the vault (refreshed upstream first when near expiry)" },
   'connected_account.token_retrieval_failed': { webhook: false, description: 'a vault token retrieval failed (unknown account, upstream refresh failed)' },
   'mcp.client.registered': { webhook: false, description: 'an MCP client registered itself at /register, or first identified itself by a Client ID Metadata Document' },

@@ -32,6 +32,7 @@ export interface NewEvent {
 export class EventRecorder {
   readonly #listeners: EventListener[] = [];
   readonly #queues = new WeakMap<Executor, PendingEvent[]>();
+  readonly #afterCommit = new WeakMap<Executor, Array<() => Promise<void>>>();
 
   constructor(
     private readonly repo: EventRepo,
@@ -44,13 +45,28 @@ export class EventRecorder {
 
   /** Runs `fn` in a transaction whose recorded events are appended just before commit. */
   async transaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
-    return db.transaction().execute(async (trx) => {
+    const committed: Array<() => Promise<void>> = [];
+    const result = await db.transaction().execute(async (trx) => {
       const queue: PendingEvent[] = [];
       this.#queues.set(trx, queue);
-      const result = await fn(trx);
+      this.#afterCommit.set(trx, committed);
+      const out = await fn(trx);
       for (const event of queue) await this.repo.append(trx, event);
-      return result;
+      return out;
     });
+    for (const job of committed) await job();
+    return result;
+  }
+
+  /**
+   * Runs `job` once the transaction `trx` (opened by `transaction()`) has committed, and never if
+   * it rolls back: work outside the database that must follow the change, such as revoking
+   * tokens at an upstream provider. The job handles its own failures (the change stands).
+   */
+  afterCommit(trx: Executor, job: () => Promise<void>): void {
+    const jobs = this.#afterCommit.get(trx);
+    if (!jobs) throw new Error('afterCommit needs a transaction opened by EventRecorder.transaction');
+    jobs.push(job);
   }
 
   async record(trx: Executor, e: NewEvent): Promise<PendingEvent> {

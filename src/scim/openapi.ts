@@ -145,7 +145,7 @@ export function scimOpenApiDocument(issuer: string): Json {
         BadRequest: scimError('Invalid syntax, filter, path or value (scimType says which)', 400, 'invalidValue'),
         Unauthorized: scimError('No SCIM token, or an unknown or replaced one', 401, undefined, { 'WWW-Authenticate': { schema: { type: 'string' } } }),
         NotFound: scimError('No such resource in this connection’s organization', 404),
-        Conflict: scimError('A unique attribute (userName, displayName) is taken', 409, 'uniqueness'),
+        Conflict: scimError('A unique attribute (userName, displayName) is taken, or the email belongs to an existing user this directory may not link', 409, 'uniqueness'),
         PreconditionFailed: scimError('If-Match does not match the resource’s current ETag', 412),
         PayloadTooLarge: scimError('The body is larger than ServiceProviderConfig allows', 413),
         UnsupportedMediaType: scimError('The body is not application/scim+json or application/json', 415),

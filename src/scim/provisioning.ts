@@ -4,6 +4,7 @@
  * transaction, with its events.
  */
 
+import type { MembershipVault } from '../connect/vault.js';
 import { revokeMembershipCredentials } from '../credentials/service.js';
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -26,10 +27,12 @@ export interface ScimDeps {
   dialect: Dialect;
   clock: Clock;
   events: EventRecorder;
+  /** Disconnects a former member's connected accounts. */
+  vault: MembershipVault;
 }
 
 /** The repositories over the root database, or over `trx` inside a transaction. */
-export const scimRepos = (deps: ScimDeps, trx?: Executor): Repos => repos(trx ?? deps.db, deps.dialect);
+export const scimRepos = (deps: Pick<ScimDeps, 'db' | 'dialect'>, trx?: Executor): Repos => repos(trx ?? deps.db, deps.dialect);
 
 export const scimActor = (conn: ScimConnection): Actor => ({ type: 'scim', id: conn.id });
 
@@ -47,7 +50,7 @@ export async function desiredRole(groups: Repos['directoryGroups'], conn: ScimCo
  * Makes an active SCIM user a member with the mapped role (member.added / member.role_changed).
  * The actor is the connection, or the API key whose mapping change triggered it.
  */
-export async function ensureMember(deps: ScimDeps, trx: Executor, conn: ScimConnection, du: DirectoryUserRecord, actor: Actor = scimActor(conn)): Promise<void> {
+export async function ensureMember(deps: Omit<ScimDeps, 'vault'>, trx: Executor, conn: ScimConnection, du: DirectoryUserRecord, actor: Actor = scimActor(conn)): Promise<void> {
   const { members, directoryGroups } = scimRepos(deps, trx);
   const role = await desiredRole(directoryGroups, conn, du.id);
   const existing = await members.find(conn.tenantId, conn.organizationId, du.userId);
@@ -69,7 +72,8 @@ export async function ensureMember(deps: ScimDeps, trx: Executor, conn: ScimConn
 }
 
 /**
- * Removes the user's membership (member.removed) and, when this directory created the user,
+ * Removes the user's membership (member.removed; its credentials revoked and its connected
+ * accounts disconnected) and, when this directory created the user,
  * ends their hosted-login sessions (session.revoked). Sessions are tenant-wide, not per
  * organization, and a directory links any existing tenant user with a matching email, so a user
  * the directory only linked keeps their sessions whatever other memberships they have (losing
@@ -81,7 +85,9 @@ export async function removeMember(deps: ScimDeps, trx: Executor, conn: ScimConn
   const removed = await members.delete(conn.tenantId, conn.organizationId, du.userId);
   if (!removed) return;
   const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor: scimActor(conn) };
-  await revokeMembershipCredentials(trx, { dialect: deps.dialect, events: deps.events, now: deps.clock.now() }, { tenantId: conn.tenantId, organizationId: conn.organizationId, userId: du.userId }, base.actor);
+  const membership = { tenantId: conn.tenantId, organizationId: conn.organizationId, userId: du.userId };
+  await revokeMembershipCredentials(trx, { dialect: deps.dialect, events: deps.events, now: deps.clock.now() }, membership, base.actor);
+  await deps.vault.endMembership(trx, membership, base.actor);
   await deps.events.record(trx, { ...base, type: 'member.removed', data: { organization_id: conn.organizationId, user_id: du.userId, role: removed.role } });
   if (!du.ownsUser) return;
   for (const sessionId of await sessions.revokeAllForUser(conn.tenantId, du.userId, deps.clock.now())) {

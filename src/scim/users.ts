@@ -2,8 +2,10 @@
 import SCIMMY from 'scimmy';
 import { newId } from '../kernel/ids.js';
 import { normalizeEmail } from '../management/users/service.js';
+import { ownsDomain } from '../sso/service.js';
 import { isUniqueViolation, type Executor } from '../storage/db.js';
 import type { DirectoryUserRecord, ListQuery } from '../storage/repos/directory-users.js';
+import type { UserRecord } from '../storage/repos/users.js';
 import { fromScimmy, ScimError, scimErrors } from './errors.js';
 import type { AttributeMap } from './filter/attributes.js';
 import { filterToSql } from '../storage/scim-filter.js';
@@ -77,6 +79,11 @@ export class ScimUsers {
       let user = await users.findByEmail(conn.tenantId, email);
       const ownsUser = !user;
       if (user && (await repo.findByUserId(conn.id, user.id))) throw scimErrors.uniqueness('a user with this email is already provisioned by this directory');
+      if (user && !(await this.mayLink(trx, conn, user))) {
+        throw scimErrors.uniqueness(
+          "a user with this email already exists and this directory cannot link it: only users whose email is in the organization's verified domain, and who are not tenant administrators, can be linked",
+        );
+      }
       if (!user) {
         user = { id: newId('user', now), tenantId: conn.tenantId, email, name: displayNameOf(f), emailVerified: false, passwordHash: null, passwordSetBy: null, createdAt: now, updatedAt: now };
         await users.insert(user);
@@ -92,6 +99,17 @@ export class ScimUsers {
       if (du.active) await ensureMember(this.deps, trx, conn, du);
       return du;
     });
+  }
+
+  /**
+   * Whether this directory may link an existing tenant user by email (docs/scim.md): only one
+   * whose email is in its organization's verified domain, never a tenant administrator — the
+   * rule of `POST …/members`, which an organization's own key cannot use to attach existing users.
+   */
+  private async mayLink(trx: Executor, conn: ScimConnection, user: UserRecord): Promise<boolean> {
+    const r = scimRepos(this.deps, trx);
+    const org = await r.organizations.find(conn.tenantId, conn.organizationId);
+    return org !== undefined && ownsDomain(org, user.email) && !(await r.tenantAdmins.isAdmin(conn.tenantId, user.id));
   }
 
   async get(conn: ScimConnection, id: string): Promise<DirectoryUserRecord> {

@@ -1,6 +1,5 @@
 import type { EgressResolver } from '../../src/egress/policy.js';
 import type { Clock } from '../../src/kernel/clock.js';
-import { UserService } from '../../src/management/users/service.js';
 import type { CreatedTenant } from '../../src/tenants/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type Api, v1 } from '../helpers/v1.js';
@@ -73,7 +72,7 @@ export async function vaultBedOn(s: TestServer, providerExtra: Record<string, un
   const patched = await api('PATCH', `/connect/providers/${providerId}`, { client_id: upstreamClient.client_id, client_secret: upstreamClient.client_secret });
   if (patched.status !== 200) throw new Error(`provider patch: ${patched.status} ${patched.text}`);
   const orgId = (await api('POST', '/organizations', { name: 'Acme' })).json().id as string;
-  const users = new UserService({ db: ctx.db, clock: ctx.clock, events: ctx.events });
+  const users = ctx.management.users;
   const system = { type: 'system' as const, id: null };
 
   const bed: VaultBed = {

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectError } from '../helpers/v1.js';
-import { createDirectory, USER } from '../scim/helpers.js';
+import { createDirectory, USER, verifyDomain } from '../scim/helpers.js';
 import type { Browser } from '../signin/helpers.js';
 import { authorizeAtSp, type SsoTestServer, startSsoServer } from '../sso/helpers.js';
 import { startTestIdp } from '../sso/saml-idp.js';
@@ -284,7 +284,9 @@ describe('console administrators API', () => {
     assert.deepEqual(scimmed.organizations, [{ id: org, name: 'Acme Corp', role: 'member' }]);
     assert.equal(scimmed.already_admin, false);
 
-    // The tenant's own account that the directory later named by email: linked, not created.
+    // The tenant's own account that the directory later named by email: linked, not created (a
+    // directory links only in its organization's verified domain).
+    await verifyDomain(dir.api, org, 'acme.test');
     const own = await newUser('own@acme.test');
     const linked = await dir.scim('POST', '/Users', { schemas: [USER], userName: 'own@acme.test', emails: [{ value: 'own@acme.test', primary: true }], active: true });
     assert.equal(linked.status, 201, linked.text);

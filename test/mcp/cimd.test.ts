@@ -3,7 +3,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { UserService } from '../../src/management/users/service.js';
 import type { HttpResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { v1 } from '../helpers/v1.js';
@@ -29,7 +28,7 @@ describe('/mcp with a client identified by a Client ID Metadata Document', () =>
     base = `http://127.0.0.1:${(docs.address() as AddressInfo).port}`;
     s = await startTestServer({ config: { egressAllow: '127.0.0.1/32' } });
     const ctx = s.server.ctx;
-    await new UserService({ db: ctx.db, clock: ctx.clock, events: ctx.events }).create(s.tenant.tenant.id, { type: 'system', id: null }, { email: 'grace@example.com', password: PASSWORD, name: 'Grace' });
+    await ctx.management.users.create(s.tenant.tenant.id, { type: 'system', id: null }, { email: 'grace@example.com', password: PASSWORD, name: 'Grace' });
   });
   after(async () => {
     await s.close();

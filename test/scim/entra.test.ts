@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createDirectory, type Directory, ENTERPRISE, eventsOf, GROUP, membersOf, PATCH, USER } from './helpers.js';
+import { createDirectory, type Directory, ENTERPRISE, eventsOf, GROUP, membersOf, PATCH, USER, verifyDomain } from './helpers.js';
 
 /** The request shapes Microsoft Entra ID's provisioning service sends. */
 describe('SCIM: an Entra ID-shaped provisioning sequence', () => {
@@ -123,6 +123,8 @@ describe('SCIM: an Entra ID-shaped provisioning sequence', () => {
   });
 
   it('links a SCIM user to an existing tenant user by email without changing that user', async () => {
+    // Linking an existing user needs the email in the organization's verified domain.
+    await verifyDomain(d.api, d.orgId, 'contoso.com');
     const existing = await d.api('POST', '/users', { email: 'Existing@Contoso.com', name: 'Keep Me' });
     assert.equal(existing.status, 201, existing.text);
     const r = await d.scim('POST', '/Users', { schemas: [USER], userName: 'existing@contoso.com', displayName: 'Directory Name' });

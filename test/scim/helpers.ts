@@ -76,3 +76,14 @@ export async function membersOf(api: Api, orgId: string) {
   assert.equal(r.status, 200, r.text);
   return r.json().data as Array<{ user_id: string; role: string; user: { email: string; name: string | null } }>;
 }
+
+/**
+ * Gives the organization a verified domain (manually, with the platform key): a directory links
+ * existing users only in its organization's verified domain (docs/scim.md).
+ */
+export async function verifyDomain(api: Api, orgId: string, domain: string): Promise<void> {
+  const patched = await api('PATCH', `/organizations/${orgId}`, { domain });
+  assert.equal(patched.status, 200, patched.text);
+  const verified = await api('POST', `/organizations/${orgId}/domain_verification`, { method: 'manual' });
+  assert.equal(verified.status, 200, verified.text);
+}

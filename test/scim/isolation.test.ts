@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createDirectory, type Directory, expectScimError, GROUP, membersOf, PATCH, USER } from './helpers.js';
+import { createDirectory, type Directory, expectScimError, GROUP, membersOf, PATCH, USER, verifyDomain } from './helpers.js';
 
 describe('SCIM isolation between connections', () => {
   let s: TestServer;
@@ -42,6 +42,8 @@ describe('SCIM isolation between connections', () => {
   });
 
   it('the same person can be provisioned by two connections; each sees only its own record', async () => {
+    // A creates the user; C links it, which needs the email in C's organization's verified domain.
+    await verifyDomain(c.api, c.orgId, 'acme.example');
     const ra = await a.scim('POST', '/Users', { schemas: [USER], userName: 'shared@acme.example' });
     const rc = await c.scim('POST', '/Users', { schemas: [USER], userName: 'shared@acme.example' });
     assert.equal(ra.status, 201, ra.text);

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Browser, signIn } from '../signin/helpers.js';
 import { v1 } from '../helpers/v1.js';
-import { createDirectory, type Directory, eventsOf, PATCH, scimClient, USER } from './helpers.js';
+import { createDirectory, type Directory, eventsOf, PATCH, scimClient, USER, verifyDomain } from './helpers.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -51,7 +51,11 @@ describe('SCIM deprovisioning ends hosted-login sessions', () => {
     const other = (await d.api('POST', '/organizations', { name: 'Elsewhere' })).json().id;
     const shared = (await d.api('POST', '/users', { email: 'shared@acme.example', password: PASSWORD })).json();
     assert.equal((await d.api('POST', `/organizations/${other}/members`, { user_id: shared.id })).status, 201);
-    const u = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'shared@acme.example' })).json();
+    // The directory links the existing user: their email is in its organization's verified domain.
+    await verifyDomain(d.api, d.orgId, 'acme.example');
+    const linked = await d.scim('POST', '/Users', { schemas: [USER], userName: 'shared@acme.example' });
+    assert.equal(linked.status, 201, linked.text);
+    const u = linked.json();
     const b = await loggedIn('shared@acme.example');
     await d.scim('PATCH', `/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] });
     assert.ok(!(await signedOut(b)), 'membership elsewhere: the session stays');
@@ -60,11 +64,13 @@ describe('SCIM deprovisioning ends hosted-login sessions', () => {
   it('keeps the sessions of a linked user with no other membership (an organization key cannot sign them out)', async () => {
     // The reviewer's sequence: a user who signed up and belongs to no organization; another
     // organization's admin, holding only an organization-bound directory:write key, links the
-    // user by email through its own directory, then deprovisions them, repeatedly.
+    // user by email through its own directory, then deprovisions them, repeatedly. (Linking now
+    // also needs the email in that organization's verified domain: link-rules.test.ts.)
     const platform = v1(s, s.tenant.platformApiKey);
     const victim = (await platform('POST', '/users', { email: 'boss@corp.example', password: PASSWORD })).json();
     const b = await loggedIn('boss@corp.example');
     const orgX = (await platform('POST', '/organizations', { name: 'X' })).json().id;
+    await verifyDomain(platform, orgX, 'corp.example');
     const key = await platform('POST', `/organizations/${orgX}/api_keys`, { name: 'x-admin', scopes: ['directory:write'] });
     assert.equal(key.status, 201, key.text);
     const xkey = v1(s, key.json().key);

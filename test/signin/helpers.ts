@@ -1,7 +1,6 @@
 import { SigninStoreRepo } from '../../src/storage/repos/signin-store.js';
 import { request, type HttpResponse } from '../helpers/http.js';
 import type { Clock } from '../../src/kernel/clock.js';
-import { UserService } from '../../src/management/users/service.js';
 import { DEFAULT_CLIENT_SETTINGS, type SigninClientSettings } from '../../src/oauth/authorize/types.js';
 import { startOAuthServer, type OAuthTestServer } from '../oauth/helpers.js';
 import type { Config } from '../../src/config/index.js';
@@ -23,7 +22,7 @@ export const REDIRECT = 'https://app.example/cb';
 export async function startSigninServer(opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>>; localhost?: boolean } = {}): Promise<SigninTestServer> {
   const s = await startOAuthServer(opts);
   const ctx = s.server.ctx;
-  const users = new UserService({ db: ctx.db, clock: ctx.clock, events: ctx.events });
+  const users = ctx.management.users;
   return Object.assign(s, {
     createUser: async (email: string, password = PASSWORD, name = 'Ada Lovelace') => {
       const u = await users.create(s.tenant.tenant.id, { type: 'system', id: null }, { email, password, name });

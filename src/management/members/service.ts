@@ -1,3 +1,4 @@
+import type { MembershipVault } from '../../connect/vault.js';
 import type { Actor } from '../../events/catalogue.js';
 import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
@@ -21,7 +22,7 @@ export function memberView(m: MemberRecord | MemberWithUser) {
 }
 
 export class MemberService {
-  constructor(private readonly deps: ManagementDeps) {}
+  constructor(private readonly deps: ManagementDeps & { vault: MembershipVault }) {}
 
   private async requireOrg(tenantId: string, orgId: string) {
     if (!(await reposOf(this.deps).organizations.find(tenantId, orgId))) throw errors.notFound('organization not found');
@@ -76,11 +77,13 @@ export class MemberService {
     });
   }
 
+  /** Ends the membership: its credentials revoked, its connected accounts disconnected (docs/connected-accounts.md). */
   async remove(tenantId: string, actor: Actor, orgId: string, userId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const removed = await reposOf(this.deps, trx).members.delete(tenantId, orgId, userId);
       if (!removed) throw errors.notFound('member not found');
       await revokeMembershipCredentials(trx, { dialect: this.deps.db.dialect, events: this.deps.events, now: this.deps.clock.now() }, { tenantId, organizationId: orgId, userId }, actor);
+      await this.deps.vault.endMembership(trx, { tenantId, organizationId: orgId, userId }, actor);
       await this.deps.events.record(trx, {
         tenantId,
         type: 'member.removed',

@@ -39,7 +39,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/organizations/{orgId}/members': { operationId: 'listOrganizationMembers', ok: 'A page of members' },
   'POST /v1/organizations/{orgId}/members': { operationId: 'addOrganizationMember', ok: 'The membership created', errors: [409] },
   'PATCH /v1/organizations/{orgId}/members/{userId}': { operationId: 'updateOrganizationMember', ok: 'The membership as updated', errors: [409] },
-  'DELETE /v1/organizations/{orgId}/members/{userId}': { operationId: 'removeOrganizationMember', ok: 'The user is no longer a member' },
+  'DELETE /v1/organizations/{orgId}/members/{userId}': { operationId: 'removeOrganizationMember', ok: 'The user is no longer a member; their connected accounts in the organization are disconnected (and revoked upstream where supported)' },
 
   'POST /v1/organizations/{orgId}/api_keys': { operationId: 'createOrganizationApiKey', ok: 'The API key created; `key` appears only in this response' },
   'GET /v1/organizations/{orgId}/api_keys': { operationId: 'listOrganizationApiKeys', ok: "A page of the organization's live API keys (never the keys themselves)" },
@@ -100,7 +100,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/organizations/{orgId}/connect/accounts': { operationId: 'listConnectedAccounts', ok: "A page of the organization's connected accounts (never a token)" },
   'GET /v1/organizations/{orgId}/connect/accounts/{accountId}': { operationId: 'getConnectedAccount', ok: 'The connected account (never a token)' },
   'DELETE /v1/organizations/{orgId}/connect/accounts/{accountId}': { operationId: 'deleteConnectedAccount', ok: 'Removed; its tokens are revoked upstream where supported' },
-  'POST /v1/organizations/{orgId}/connect/accounts/{accountId}/token': { operationId: 'getConnectedAccountToken', ok: 'A live upstream access token (refreshed first when near expiry); every retrieval is audited', errors: [502] },
+  'POST /v1/organizations/{orgId}/connect/accounts/{accountId}/token': { operationId: 'getConnectedAccountToken', ok: "A live upstream access token (refreshed first when near expiry) while the account's user is a member of the organization; every retrieval is audited", errors: [502] },
 
   'POST /v1/credential_types': { operationId: 'createCredentialType', ok: 'The credential type created', errors: [409] },
   'GET /v1/credential_types': { operationId: 'listCredentialTypes', ok: 'The credential types, the built-in OrganizationMembership included' },

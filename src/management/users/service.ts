@@ -3,6 +3,7 @@ import type { SessionRecord } from '../../oauth/authorize/types.js';
 import { acrOf } from '../../oauth/authorize/acr.js';
 import { hash } from '@node-rs/argon2';
 import type { Actor } from '../../events/catalogue.js';
+import type { MembershipVault } from '../../connect/vault.js';
 import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
@@ -74,7 +75,7 @@ const setBy = (actor: Actor, everyPermission: boolean, passwordHash: string): Pa
 });
 
 export class UserService {
-  constructor(private readonly deps: ManagementDeps) {}
+  constructor(private readonly deps: ManagementDeps & { vault: MembershipVault }) {}
 
   /**
    * Whether the actor holds every permission, read from the key itself rather than taken from the
@@ -229,9 +230,10 @@ export class UserService {
   }
 
   /**
-   * Deletes the user and their memberships (each a member.removed event). A tenant administrator
-   * is not deleted (409): the role is removed first, where the rules that keep one administrator
-   * and record `tenant_admin.revoked` apply (the console's Administrators, `keyhall admin remove`).
+   * Deletes the user and their memberships (each a member.removed event, the member's connected
+   * accounts disconnected). A tenant administrator is not deleted (409): the role is removed
+   * first, where the rules that keep one administrator and record `tenant_admin.revoked` apply
+   * (the console's Administrators, `keyhall admin remove`).
    */
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
@@ -241,6 +243,9 @@ export class UserService {
         throw errors.conflict('this user is a tenant administrator: remove the administrator role first');
       }
       const memberships = await r.members.listByUser(tenantId, id);
+      // Before the user's row goes (and their connected accounts with it): each account is
+      // disconnected with its event, and revoked upstream after the commit.
+      for (const m of memberships) await this.deps.vault.endMembership(trx, { tenantId, organizationId: m.organizationId, userId: id }, actor);
       if (!(await r.users.delete(tenantId, id))) throw errors.notFound('user not found');
       // Sessions and consents go with the user (foreign keys); refresh tokens are revoked.
       await r.refreshTokens.revokeForSubject(tenantId, id, this.deps.clock.now());

@@ -277,9 +277,14 @@ export class MfaService {
 
   // ---------------------------------------------------------------- passkeys
 
-  /** The AAGUID allowlists that apply to a user: one per organization they belong to that has one. */
+  /**
+   * The AAGUID allowlists that apply to a user: one per organization they belong to that has one.
+   * None for a tenant administrator: their factors guard the whole tenant (the console), which
+   * no organization governs, so one organization's list must not decide them (docs/passkeys.md).
+   */
   async #allowlists(tenantId: string, userId: string): Promise<Array<{ organizationId: string; aaguids: string[] }>> {
     const r = this.#repos();
+    if (await r.tenantAdmins.isAdmin(tenantId, userId)) return [];
     const memberships = await r.members.listByUser(tenantId, userId);
     const out: Array<{ organizationId: string; aaguids: string[] }> = [];
     for (const m of memberships) {

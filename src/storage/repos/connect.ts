@@ -306,6 +306,16 @@ export class ConnectedAccountRepo {
     });
   }
 
+  /** Deletes a member's accounts in an organization; returns them as they were when deleted. */
+  async deleteForMember(tenantId: string, organizationId: string, userId: string): Promise<ConnectedAccountRecord[]> {
+    const rows = await this.db
+      .deleteFrom('connected_accounts')
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, user_id: userId }))
+      .returningAll()
+      .execute();
+    return rows.map(accounts.toRecord).sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
   async delete(tenantId: string, id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('connected_accounts').where((eb) => eb.and({ id, tenant_id: tenantId })).executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
