@@ -308,7 +308,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     );
     const management: ManagementServices = {
       auth,
-      organizations: new OrganizationService(deps, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
+      organizations: new OrganizationService({ ...deps, vault }, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
       users: new UserService({ ...deps, vault }),
       members: new MemberService({ ...deps, vault }),
       apiKeys: new ApiKeyService(deps, r.apiKeys),

@@ -153,6 +153,16 @@ describe('membership ends vault access', () => {
       await bed.api('PATCH', `/connect/providers/${bed.providerId}`, { client_secret: bed.upstreamClient.client_secret });
     }
   });
+
+  // Last: it deletes the bed's organization.
+  it("the organization's deletion: every member's accounts are disconnected with their events and revoked upstream", async () => {
+    const a = await connected('org-deleted');
+    assert.equal((await bed.api('DELETE', `/organizations/${bed.orgId}`)).status, 204);
+    const [e, ...more] = await disconnected(a.accountId);
+    assert.equal(more.length, 0);
+    assert.equal(e.data.reason, 'membership_ended');
+    expectError(await upstreamRefresh(a.refreshToken), 400, 'invalid_grant');
+  });
 });
 
 describe('a membership ending during a refresh', () => {
@@ -250,4 +260,5 @@ describe('a membership ending during a refresh', () => {
     const reauth = (await bed.api('GET', '/events?types=connected_account.reauthorization_required&limit=100')).json().data;
     assert.ok(!reauth.some((e: { data: { account_id: string } }) => e.data.account_id === accountId), 'a removed account is not marked');
   });
+
 });

@@ -1,3 +1,4 @@
+import type { MembershipVault } from '../../connect/vault.js';
 import type { Actor } from '../../events/catalogue.js';
 import { revokeMembershipCredentials } from '../../credentials/service.js';
 import { errors } from '../../kernel/errors.js';
@@ -52,7 +53,7 @@ export function domainVerificationView(o: OrganizationRecord) {
 
 export class OrganizationService {
   constructor(
-    private readonly deps: ManagementDeps,
+    private readonly deps: ManagementDeps & { vault: MembershipVault },
     private readonly txt: TxtResolver,
   ) {}
 
@@ -170,12 +171,17 @@ export class OrganizationService {
     }
   }
 
-  /** Deletes the organization, its memberships (each a member.removed event) and revokes its API keys. */
+  /**
+   * Deletes the organization, its memberships (each a member.removed event, its members' connected
+   * accounts disconnected and revoked upstream as when a member is removed) and revokes its API keys.
+   */
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const now = this.deps.clock.now();
       const r = reposOf(this.deps, trx);
       const members = await r.members.listByOrganization(tenantId, id);
+      // Before the rows cascade away: each member's connected accounts, with their events and revocation.
+      for (const m of members) await this.deps.vault.endMembership(trx, { tenantId, organizationId: id, userId: m.userId }, actor);
       if (!(await r.organizations.delete(tenantId, id))) throw errors.notFound('organization not found');
       await r.apiKeys.revokeAllOfOrganization(tenantId, id, now);
       await r.mfa.deletePolicy(tenantId, id);
