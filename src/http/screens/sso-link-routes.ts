@@ -42,9 +42,8 @@ export async function ssoLinkRoutes(app: FastifyInstance, opts: SsoLinkRoutesOpt
       return undefined;
     }
     const session = await currentSession(signin, request);
-    if (!session) seeOther(reply, SIGN_IN);
-    else if (!mfa.fresh(session)) seeOther(reply, REAUTH);
-    else return session;
+    if (session && mfa.fresh(session)) return session;
+    seeOther(reply, session ? REAUTH : SIGN_IN);
     return undefined;
   };
 
