@@ -54,6 +54,7 @@ import { loadMetadata } from './screens/mfa/metadata.js';
 import { loadTrustAnchors } from './screens/mfa/trust.js';
 import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
+import { SsoLinkService } from './sso/link.js';
 import { SsoSigninService } from './sso/service.js';
 import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
@@ -120,6 +121,8 @@ export interface Context {
   mfa: MfaService;
   /** Enterprise SSO sign-in: upstream round trips and just-in-time provisioning. */
   sso: SsoSigninService;
+  /** Explicit SSO links from /sessions: what is linked and offered, and unlinking. */
+  ssoLinks: SsoLinkService;
   management: ManagementServices;
   /** The console's administrators and setup links (docs/console.md). */
   admins: ConsoleAdmins;
@@ -275,6 +278,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
 
     const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config), metadata: await loadMetadata(config, clock.now(), log), log });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin, mfa });
+    const ssoLinks = new SsoLinkService({ db, clock, events });
 
     const deps: ManagementDeps = { db, clock, events };
     const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);
@@ -394,6 +398,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       credentials,
       mfa,
       sso,
+      ssoLinks,
       management,
       admins: new ConsoleAdmins(deps, management.users),
       overview: new ConsoleOverview(deps),

@@ -52,6 +52,8 @@ export const EVENT_TYPES = {
   'sso.connection.deleted': { webhook: false, description: 'an SSO connection was deleted (the users it created stay)' },
   'sso.login.succeeded': { webhook: false, description: 'a user signed in through an SSO connection (a new session)' },
   'sso.login.failed': { webhook: false, description: 'an SSO sign-in was refused (reason code and connection; never the assertion or token)' },
+  'sso.identity.linked': { webhook: false, description: 'a signed-in user linked an upstream identity of an SSO connection to their own account' },
+  'sso.identity.unlinked': { webhook: false, description: 'a user unlinked their upstream identities of an SSO connection' },
   'login.succeeded': { webhook: false, description: 'a user signed in on a hosted login page (a new session)' },
   'login.failed': { webhook: false, description: 'a sign-in failed (unknown email or wrong password; same answer to the user)' },
   'logout': { webhook: false, description: 'a user signed out (their session ended)' },

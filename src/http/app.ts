@@ -33,6 +33,7 @@ import { consoleAssetRoutes } from './console/assets.js';
 import { connectScreenRoutes } from './screens/connect-routes.js';
 import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
+import { ssoLinkRoutes } from './screens/sso-link-routes.js';
 import { ssoRoutes } from './screens/sso-routes.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { registerTenantResolution } from './tenant.js';
@@ -137,9 +138,10 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
   await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin, cors: ctx.browserOrigins });
-  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa, sso: ctx.sso });
+  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa, sso: ctx.sso, links: ctx.ssoLinks });
   await app.register(mfaRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
   await app.register(ssoRoutes, { oauth: ctx.oauth, signin: ctx.signin, sso: ctx.sso });
+  await app.register(ssoLinkRoutes, { signin: ctx.signin, mfa: ctx.mfa, sso: ctx.sso, links: ctx.ssoLinks });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });
   // The administrators' console: its JSON API and its built screens (docs/console.md).

@@ -1,5 +1,6 @@
 /** The hosted pages. Every value is escaped by `html`; styles carry the response's CSP nonce. */
 import type { SessionRecord } from '../oauth/authorize/types.js';
+import type { LinkableConnection, SsoLinks } from '../sso/link.js';
 import type { Brand } from './brand.js';
 import { type Html, html } from './html.js';
 
@@ -143,6 +144,8 @@ export interface SessionsView {
   currentId: string;
   sessions: SessionRecord[];
   consents: Array<{ clientId: string; clientName: string | null; scopes: string[]; resources: string[] }>;
+  /** Single sign-on: the connections the account signs in through, and those it may link. */
+  sso: SsoLinks;
 }
 
 export const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
@@ -166,8 +169,19 @@ ${v.consents.length === 0 ? html`<p>None.</p>` : ''}
       (c) =>
         html`<tr><td>${c.clientName ?? c.clientId}</td><td>${[...c.scopes, ...c.resources].join(' ')}</td><td><form method="post" action="/sessions/consents/revoke">${hidden('csrf_token', v.csrf)}${hidden('client_id', c.clientId)}<button type="submit" class="secondary">Revoke</button></form></td></tr>`,
     )}</tbody></table>
+${ssoSection(v)}
 <form method="post" action="/logout">${hidden('csrf_token', v.csrf)}<button type="submit">Sign out</button></form>`,
   );
+}
+
+/** /sessions: linked SSO connections (Unlink each) and the ones the user may link (Link each: a round trip to the IdP). */
+function ssoSection(v: SessionsView): Html | string {
+  if (v.sso.linked.length === 0 && v.sso.offered.length === 0) return '';
+  const row = (c: LinkableConnection, action: string, label: string) =>
+    html`<tr data-connection="${c.connectionId}"><td>${c.connectionName}</td><td>${c.organizationName}</td><td><form method="post" action="${action}">${hidden('csrf_token', v.csrf)}${hidden('connection_id', c.connectionId)}<button type="submit" class="secondary">${label}</button></form></td></tr>`;
+  return html`<h1>Single sign-on</h1>
+${v.sso.linked.length === 0 ? html`<p>No single sign-on is linked to your account.</p>` : html`<table id="sso-linked"><tbody>${v.sso.linked.map((c) => row(c, '/sso/identities/unlink', 'Unlink'))}</tbody></table>`}
+${v.sso.offered.length === 0 ? '' : html`<p>Link single sign-on to your account (you sign in at the identity provider, then come back here):</p><table id="sso-offered"><tbody>${v.sso.offered.map((c) => row(c, `/sso/${encodeURIComponent(c.connectionId)}/link`, 'Link'))}</tbody></table>`}`;
 }
 
 export interface ConnectListView {

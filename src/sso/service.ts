@@ -39,6 +39,8 @@ export type SsoFailureReason =
   | 'email_unverified'
   | 'email_conflict'
   | 'administrator_link_refused'
+  | 'link_session_mismatch'
+  | 'identity_in_use'
   | SamlFailure;
 
 /** The other of two simultaneous first logins of one person committed first: provision again. */
@@ -63,6 +65,8 @@ export interface SsoContinuation {
   organizationId?: string;
   /** The weakest acr the flow's acr_values accept (a passkey for `phr`). */
   acr?: Acr;
+  /** An explicit link (docs/sso.md): the signed-in user who started it; no sign-in, no provisioning. */
+  linkUserId?: string;
 }
 
 interface StoredTrip extends SsoContinuation {
@@ -70,7 +74,10 @@ interface StoredTrip extends SsoContinuation {
   codeVerifier: string | null;
 }
 
-export type SsoFinish = { kind: 'ok'; session: SessionRecord; token: string; userId: string; continuation: SsoContinuation };
+export type SsoFinish =
+  | { kind: 'ok'; session: SessionRecord; token: string; userId: string; continuation: SsoContinuation }
+  /** An explicit link was made (or was there already): the browser's session is unchanged. */
+  | { kind: 'linked'; userId: string; continuation: SsoContinuation };
 
 export interface SsoSigninDeps {
   db: Db;
@@ -78,7 +85,7 @@ export interface SsoSigninDeps {
   events: EventRecorder;
   envelope: Envelope;
   upstream: UpstreamHttp;
-  signin: Pick<SigninService, 'openSession'>;
+  signin: Pick<SigninService, 'openSession' | 'current'>;
   mfa: Pick<MfaService, 'secondFactorNeeded'>;
 }
 
@@ -354,6 +361,7 @@ export class SsoSigninService {
       }
       if (!(await r.consumeOutcome(tenant.id, handleHash, row.browserHash, now))) throw new SsoLoginError('state_invalid', conn);
       const { claims, continuation } = JSON.parse(this.deps.envelope.decrypt(row.outcomeEnc, samlOutcomeContext(handleHash))) as SamlOutcome;
+      if (continuation.linkUserId !== undefined) return this.#link(tenant.id, conn, claims, continuation, previousToken);
       const { session, token, userId } = await this.#provisionOnce(tenant.id, conn, claims, continuation, meta, previousToken);
       return { kind: 'ok', session, token, userId, continuation };
     });
@@ -398,6 +406,7 @@ export class SsoSigninService {
         mfa: oidcStatesMfa(claims),
       };
       const continuation: SsoContinuation = { flow: stored.flow, returnTo: stored.returnTo, organizationId: stored.organizationId, acr: stored.acr };
+      if (stored.linkUserId !== undefined) return this.#link(tenant.id, c, profile, { ...continuation, linkUserId: stored.linkUserId }, previousToken);
       const { session, token, userId } = await this.#provisionOnce(tenant.id, c, profile, continuation, meta, previousToken);
       return { kind: 'ok', session, token, userId, continuation };
     });
@@ -429,6 +438,40 @@ export class SsoSigninService {
 
   #record(trx: Executor, tenantId: string, c: SsoConnectionRecord, type: EventType, actor: Actor, data: Record<string, unknown>) {
     return this.deps.events.record(trx, { tenantId, type, organizationId: c.organizationId, actor, data });
+  }
+
+  /**
+   * The finish of an explicit link (docs/sso.md, "Linking an account explicitly"): the browser's
+   * usable session must still be the user who started it (`link_session_mismatch`), and the
+   * upstream identity must not be another user's (`identity_in_use`). Then it is linked to that
+   * user, whatever the emails say (the user proved both sides), with `sso.identity.linked`. No
+   * session is opened or changed, no membership added.
+   */
+  async #link(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, sessionToken: string | undefined): Promise<SsoFinish> {
+    const userId = continuation.linkUserId!;
+    const subject = str(claims.subject, 255);
+    if (!subject) throw new SsoLoginError('invalid_response', c);
+    const current = await this.deps.signin.current(tenantId, sessionToken);
+    if (current?.userId !== userId) throw new SsoLoginError('link_session_mismatch', c);
+    const linked: SsoFinish = { kind: 'linked', userId, continuation };
+    const now = this.deps.clock.now();
+    const attempt = () =>
+      this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+        const r = repos(trx, this.deps.db.dialect);
+        const identity = await r.ssoIdentities.find(c.id, subject);
+        if (identity && identity.userId !== userId) throw new SsoLoginError('identity_in_use', c);
+        if (identity) return;
+        await r.ssoIdentities.insert({ connectionId: c.id, subject, tenantId, userId, createdAt: now, lastLoginAt: now });
+        await this.#record(trx, tenantId, c, 'sso.identity.linked', { type: 'user', id: userId }, { user_id: userId, connection_id: c.id });
+      });
+    try {
+      await attempt();
+    } catch (err) {
+      // Linked meanwhile (by a sign-in or another tab): the second read tells whose it is.
+      if (!isUniqueViolation(err)) throw err;
+      await attempt();
+    }
+    return linked;
   }
 
   /**

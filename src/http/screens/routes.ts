@@ -12,6 +12,7 @@ import { consentPage, loginPage, logoutPage, sessionsPage, signedOutPage } from 
 import type { SigninService } from '../../screens/service.js';
 import type { MfaService } from '../../screens/mfa/service.js';
 import { minimumAcr } from '../../oauth/authorize/acr.js';
+import type { SsoLinkService } from '../../sso/link.js';
 import type { SsoSigninService } from '../../sso/service.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
@@ -32,12 +33,13 @@ export interface ScreenRoutesOptions {
   mfa: Pick<MfaService, 'secondFactorNeeded'>;
   /** Home-realm discovery and the `connection` / `organization` hints (docs/sso.md). */
   sso: SsoSigninService;
+  links: Pick<SsoLinkService, 'links'>;
 }
 
 const SSO_UNAVAILABLE = 'Your organization requires single sign-on, and it is not available right now. Ask your administrator.';
 
 export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptions): Promise<void> {
-  const { oauth, signin: service, mfa, sso } = opts;
+  const { oauth, signin: service, mfa, sso, links } = opts;
   const flowOf = (request: FastifyRequest, source: unknown) => oauth.authorize.load(field(source, 'flow'), tenantOf(request));
   const session = (request: FastifyRequest) => currentSession(service, request);
   const flowGone = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.pageExpired(FLOW_GONE));
@@ -165,9 +167,13 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     const current = await session(request);
     if (!current) return seeOther(reply, '/login?return_to=%2Fsessions');
     const user = await service.user(tenant.id, current.userId);
-    const [sessions, consents] = await Promise.all([service.listSessions(tenant.id, current.userId), service.listConsents(tenant.id, current.userId)]);
+    const [sessions, consents, ssoLinks] = await Promise.all([
+      service.listSessions(tenant.id, current.userId),
+      service.listConsents(tenant.id, current.userId),
+      links.links(tenant.id, current.userId, user?.email ?? ''),
+    ]);
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, 200, { title: 'Sessions' }, (f) => sessionsPage(f, { csrf, email: user?.email ?? '', currentId: current.id, sessions, consents }));
+    return sendPage(reply, 200, { title: 'Sessions' }, (f) => sessionsPage(f, { csrf, email: user?.email ?? '', currentId: current.id, sessions, consents, sso: ssoLinks }));
   });
 
   app.post('/sessions/revoke', async (request, reply) => {

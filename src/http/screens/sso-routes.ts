@@ -40,6 +40,8 @@ const MESSAGES: Record<SsoFailureReason, string> = {
   email_unverified: 'Your identity provider did not confirm your email address.',
   email_conflict: 'An account with your email address already exists and cannot be linked to this organization. Ask your administrator.',
   administrator_link_refused: 'Your account is an administrator\'s account: sign in with your own password or passkey. Single sign-on cannot be linked to it from here.',
+  link_session_mismatch: 'This link was started by another account, or you signed out meanwhile. Sign in and start again from your sessions page.',
+  identity_in_use: 'This identity at your identity provider is already linked to another account.',
   xml_rejected: 'Your identity provider answered with a document that was refused.',
   signature_invalid: 'Your identity provider answered with a response whose signature could not be verified.',
   audience_mismatch: 'Your identity provider answered with a response meant for another service.',
@@ -120,6 +122,8 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
       if (err instanceof SsoLoginError) return refused(request, reply, err);
       throw err;
     }
+    // An explicit link: the browser's session stays as it is.
+    if (done.kind === 'linked') return seeOther(reply, done.continuation.returnTo ?? '/sessions');
     setSessionCookie(request, reply, done.token, signin.settings.sessionMaxSeconds);
     const { flow: flowId, returnTo } = done.continuation;
     // Keyhall's own second factor is still owed: the same challenge as after a password.

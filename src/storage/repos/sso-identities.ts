@@ -60,6 +60,12 @@ export class SsoIdentityRepo {
     return rows.map((r) => ({ organizationId: r.organization_id, organizationName: r.organization_name, connectionId: r.connection_id, connectionName: r.connection_name, protocol: r.protocol }));
   }
 
+  /** Removes every upstream identity of this user at this connection; how many there were. */
+  async deleteForUser(tenantId: string, userId: string, connectionId: string): Promise<number> {
+    const r = await this.db.deleteFrom('sso_identities').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, connection_id: connectionId })).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   async touch(connectionId: string, subject: string, now: number): Promise<void> {
     await this.db.updateTable('sso_identities').set({ last_login_at: now }).where((eb) => eb.and({ connection_id: connectionId, subject })).execute();
   }
