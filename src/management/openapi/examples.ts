@@ -39,6 +39,7 @@ const samlConnection = {
   enabled: true,
   default_role: 'member',
   group_roles: { admins: 'admin' },
+  trust_idp_mfa: false,
   saml: {
     idp_entity_id: 'https://sts.acme.test/3f1c2b8e/',
     idp_sso_url: 'https://login.acme.test/3f1c2b8e/saml2',
@@ -48,7 +49,7 @@ const samlConnection = {
     acs_url: `https://auth.example.com/sso/saml/${SSO}/acs`,
     sp_metadata_url: `https://auth.example.com/sso/saml/${SSO}/metadata`,
     allow_signed_response: false,
-    attributes: { email: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress', name: 'http://schemas.microsoft.com/identity/claims/displayname', groups: 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups' },
+    attributes: { email: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress', name: 'http://schemas.microsoft.com/identity/claims/displayname', groups: 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups', email_verified: null },
   },
   created_at: AT,
   updated_at: AT,
