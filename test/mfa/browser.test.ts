@@ -125,6 +125,9 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
       await page.goto(`${s.issuer}/authorize?${params}`);
       await Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`) || u.pathname === '/login/passkey'), page.click('#passkey-login', { timeout: 2_000 }).catch(() => undefined)]);
       const landed = page.url().startsWith(redirectUri) ? 'signed in' : ((await page.locator('[role=alert]').textContent()) ?? '');
+      // Leave the page first: a login page's pending conditional-mediation request (autofill)
+      // can hold the virtual authenticator, and WebAuthn.getCredentials then waits for it.
+      await page.goto('about:blank');
       const after = await stored();
       await page.close();
       return { landed, after };
@@ -133,6 +136,7 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     const registering = await authenticatorPage();
     await passwordToMfa(registering.page, s.issuer, user.email);
     await Promise.all([registering.page.waitForSelector('[data-passkey]'), registering.page.click('#passkey-register')]);
+    await registering.page.goto('about:blank');
     const registered = await registering.stored();
     await registering.page.close();
     const first = await passkeySignIn(registered);
