@@ -43,3 +43,20 @@ export async function passwordToMfa(page: Page, issuer: string, email: string) {
   await Promise.all([page.waitForURL(`${issuer}/mfa`), page.click('form[action="/login"] button[type=submit]')]);
 }
 
+/**
+ * Runs one step of a browser test under its own time limit, so that a hang fails naming the step
+ * (CDP calls and page.close() have no time limit of their own) instead of the whole test's limit.
+ */
+export async function step<T>(name: string, run: () => Promise<T>, ms = 30_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      run(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`browser step "${name}" did not finish within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
