@@ -1,7 +1,7 @@
 /**
  * Every example of examples/ against `keyhall serve` (issue 34), each run from a fresh folder
  * where the packed SDK (`npm pack`) and its dependencies were installed: the webhook receiver,
- * the protected API, and the Express web app signed into in Chromium.
+ * the protected API, the Express web app and the MCP agent (whose users sign in in Chromium).
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -70,7 +70,7 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
     it('401 without a token, 200 with one, 403 without the route’s scope, and DPoP-bound tokens with their proof', async () => {
       const dir = await installExample('protected-api', tarball);
       await api.post('/v1/resource_servers', { body: { name: 'Reports API', identifier: REPORTS, scopes: ['reports:read', 'reports:write'] } });
-      const body = { grant_types: ['client_credentials'], scope: 'reports:read', allowed_resources: [REPORTS] };
+      const body = { grant_types: ['client_credentials' as const], scope: 'reports:read', allowed_resources: [REPORTS] };
       const reader = await api.post('/v1/clients', { body: { client_name: 'Reader', ...body } });
       const bound = await api.post('/v1/clients', { body: { client_name: 'Bound reader', ...body, dpop_bound_access_tokens: true } });
       const port = await freePort();
@@ -157,6 +157,40 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       await page.getByRole('link', { name: 'Sign in' }).click();
       await page.waitForURL(`${k.issuer}/login**`);
       await page.getByLabel('Password', { exact: true }).waitFor();
+    });
+  });
+  describe('mcp-agent', { skip: noBrowser }, () => {
+    let browser: Browser | undefined;
+    after(() => browser?.close());
+
+    it('registers itself, has the user sign in with PKCE on a loopback redirect, and calls tools as that user', async () => {
+      const dir = await installExample('mcp-agent');
+      await api.post('/v1/resource_servers', { body: { name: 'MCP', identifier: `${k.issuer}/mcp`, scopes: ['mcp:read', 'mcp:connected_accounts', 'mcp:credentials'] } });
+      await api.put('/v1/mcp/settings', { body: { client_registration: 'open' } });
+      const user = await api.post('/v1/users', { body: { email: 'lin@example.com', name: 'Lin', password: 'correct horse battery staple' } });
+      const org = await api.post('/v1/organizations', { body: { name: 'Agents Inc' } });
+      await api.post('/v1/organizations/{orgId}/members', { path: { orgId: org.id }, body: { user_id: user.id } });
+
+      const agent = start(dir, 'agent.ts', { KEYHALL_ISSUER: k.issuer, PORT: String(await freePort()) });
+      await agent.waitFor(/Sign in: \S+/);
+      const signIn = new URL(/Sign in: (\S+)/.exec(agent.output())![1]!);
+      assert.equal(`${signIn.origin}${signIn.pathname}`, `${k.issuer}/authorize`);
+      assert.equal(signIn.searchParams.get('code_challenge_method'), 'S256');
+      assert.equal(signIn.searchParams.get('resource'), `${k.issuer}/mcp`);
+      assert.match(signIn.searchParams.get('client_id')!, /^cli_/);
+
+      browser = await launchChromium();
+      const page = await browser.newPage();
+      await page.goto(signIn.href);
+      await signInOnKeyhall(page, 'lin@example.com', 'correct horse battery staple');
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.getByText('Signed in: you can close this tab.').waitFor();
+
+      await agent.waitFor(/organizations: .*/);
+      assert.match(agent.output(), /tools: .*\blist_organizations\b.*\bwhoami\b/);
+      const whoami = JSON.parse(/whoami: (.*)/.exec(agent.output())![1]!) as Record<string, unknown>;
+      assert.deepEqual([whoami.user_id, whoami.email, whoami.client_id], [user.id, 'lin@example.com', signIn.searchParams.get('client_id')]);
+      assert.ok(agent.output().includes(org.id), agent.output());
     });
   });
 });

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { calculateJwkThumbprint, type CryptoKey, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { AccessTokenError, KeyhallClient, parseAuthorization, verifyAccessToken } from '../../packages/sdk/src/index.js';
 import { type Keyhall, startKeyhall } from '../guides/guide.js';
 
@@ -34,7 +34,7 @@ describe('sdk: verifyAccessToken against tokens from keyhall serve', () => {
     const api = new KeyhallClient({ baseUrl: k.issuer, apiKey: k.apiKey });
     await api.post('/v1/resource_servers', { body: { name: 'Reports', identifier: REPORTS, access_token_signing_alg: 'RS256', scopes: ['reports:read', 'reports:write'] } });
     await api.post('/v1/resource_servers', { body: { name: 'Billing', identifier: BILLING, scopes: ['billing:read'] } });
-    const body = { grant_types: ['client_credentials'], scope: 'reports:read billing:read', allowed_resources: [REPORTS, BILLING] };
+    const body = { grant_types: ['client_credentials' as const], scope: 'reports:read billing:read', allowed_resources: [REPORTS, BILLING] };
     client = (await api.post('/v1/clients', { body: { client_name: 'Dashboard', ...body } })) as typeof client;
     bound = (await api.post('/v1/clients', { body: { client_name: 'Bound', ...body, dpop_bound_access_tokens: true } })) as typeof bound;
     const pair = await generateKeyPair('ES256', { extractable: true });
