@@ -1,7 +1,8 @@
 /**
  * Every example of examples/ against `keyhall serve` (issue 34), each run from a fresh folder
  * where the packed SDK (`npm pack`) and its dependencies were installed: the webhook receiver,
- * the protected API, the Express web app and the MCP agent (whose users sign in in Chromium).
+ * the protected API, and the Express web app, the React single-page app and the MCP agent, whose
+ * users sign in in Chromium.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -191,6 +192,56 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const whoami = JSON.parse(/whoami: (.*)/.exec(agent.output())![1]!) as Record<string, unknown>;
       assert.deepEqual([whoami.user_id, whoami.email, whoami.client_id], [user.id, 'lin@example.com', signIn.searchParams.get('client_id')]);
       assert.ok(agent.output().includes(org.id), agent.output());
+    });
+  });
+  describe('react-spa', { skip: noBrowser }, () => {
+    let browser: Browser | undefined;
+    after(() => browser?.close());
+
+    it('signs in with PKCE as a public client and reads /userinfo across origins (CORS), the code leaving the address bar', async () => {
+      const dir = await installExample('react-spa');
+      const port = await freePort();
+      const origin = `http://localhost:${port}`;
+      const c = await api.post('/v1/clients', {
+        body: { client_name: 'React app', token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], redirect_uris: [`${origin}/callback`], allowed_origins: [origin] },
+      });
+      const user = await api.post('/v1/users', { body: { email: 'joan@example.com', name: 'Joan Clarke', password: 'correct horse battery staple' } });
+      const app = start(dir, 'server.ts', { CLIENT_ID: c.client_id, KEYHALL_ISSUER: k.issuer, PORT: String(port) });
+      await app.waitFor(/React app on http:\/\/localhost:\d+/);
+
+      browser = await launchChromium();
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(String(e)));
+      const crossOrigin: Array<{ url: string; method: string; origin?: string; allowOrigin?: string }> = [];
+      page.on('response', async (r) => {
+        if (!r.url().startsWith(k.issuer) || !['/token', '/userinfo'].includes(new URL(r.url()).pathname)) return;
+        crossOrigin.push({ url: new URL(r.url()).pathname, method: r.request().method(), origin: (await r.request().headerValue('origin')) ?? undefined, allowOrigin: (await r.headerValue('access-control-allow-origin')) ?? undefined });
+      });
+      const authorize: URL[] = [];
+      page.on('request', (r) => {
+        if (r.url().startsWith(`${k.issuer}/authorize`)) authorize.push(new URL(r.url()));
+      });
+
+      await page.goto(`${origin}/`);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${k.issuer}/login**`);
+      await signInOnKeyhall(page, 'joan@example.com', 'correct horse battery staple');
+      await page.getByRole('heading', { name: 'Signed in as joan@example.com' }).waitFor({ timeout: 15_000 }).catch(async (err) => {
+        throw new Error(`${String(err)}; page: ${await page.locator('h1').textContent()}; ${problems.join('; ')}`);
+      });
+      assert.equal(page.url(), `${origin}/`);
+      const claims = JSON.parse((await page.locator('#claims').textContent())!) as Record<string, unknown>;
+      assert.deepEqual([claims.sub, claims.email, claims.name], [user.id, 'joan@example.com', 'Joan Clarke']);
+      assert.equal(authorize[0]!.searchParams.get('code_challenge_method'), 'S256');
+      const calls = crossOrigin.filter((x) => x.method !== 'OPTIONS');
+      assert.deepEqual(calls.map((x) => [x.url, x.method, x.origin, x.allowOrigin]), [['/token', 'POST', origin, origin], ['/userinfo', 'GET', origin, origin]]);
+      assert.deepEqual(problems, []);
+      await page.getByRole('button', { name: 'Forget me' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
     });
   });
 });
