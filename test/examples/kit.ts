@@ -1,11 +1,11 @@
 /**
  * Runs the examples of examples/ as a user of the published SDK would (issue 34): `npm pack` of
- * packages/sdk (its prepack generates the API types and compiles), then each example copied to a
+ * packages/sdk, freshly compiled, then each example copied to a
  * fresh folder outside the repository, its dependencies and the packed tarball installed there
  * from the npm cache, and the example started from that folder.
  */
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,10 +14,18 @@ import { root, type Running, track } from '../guides/guide.js';
 const run = promisify(execFile);
 const NPM_QUIET = ['--no-audit', '--no-fund', '--loglevel=error'];
 
-/** The SDK's tarball, as `npm pack` makes it for the registry. */
+/**
+ * The SDK's tarball, as `npm pack` makes it for the registry. Its prepack (`build`) regenerates
+ * the API types from the server before compiling; `npm run typecheck` has done that already, and
+ * the types do not change the compiled code, so here the SDK is compiled afresh and the types
+ * generated only when missing (a tree copied without ignored files, as CI's Node 24 leg).
+ */
 export async function packSdk(): Promise<string> {
+  const sdk = path.join(root, 'packages/sdk');
+  const opts = { cwd: sdk, maxBuffer: 16 << 20 };
+  await run('npm', ['run', existsSync(path.join(sdk, 'src/generated/management.ts')) ? 'compile' : 'build', '--silent'], opts);
   const dest = mkdtempSync(path.join(os.tmpdir(), 'keyhall-sdk-pack-'));
-  await run('npm', ['pack', '--pack-destination', dest, ...NPM_QUIET], { cwd: path.join(root, 'packages/sdk'), maxBuffer: 16 << 20 });
+  await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dest, ...NPM_QUIET], opts);
   const tarballs = readdirSync(dest).filter((f) => f.endsWith('.tgz'));
   if (tarballs.length !== 1) throw new Error(`npm pack left ${tarballs.join(', ') || 'nothing'} in ${dest}`);
   return path.join(dest, tarballs[0]!);
