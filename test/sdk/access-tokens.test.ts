@@ -136,6 +136,18 @@ describe('sdk: verifyAccessToken against tokens from keyhall serve', () => {
     const err = await refusal(verifyAccessToken(at, { ...opts, dpop: { proof: stranger, method: 'GET', url: API_URL } }));
     assert.equal(err.error_description, 'the DPoP proof is signed by another key');
 
+    // A proof carrying the private key, or signed with HS256, does not verify.
+    const withPrivate = await new SignJWT({ htm: 'GET', htu: API_URL, jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000), ath: ath(at) })
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(dpopKey.privateKey) })
+      .sign(dpopKey.privateKey);
+    const hs = await new SignJWT({ htm: 'GET', htu: API_URL, jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000), ath: ath(at) })
+      .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: dpopKey.jwk })
+      .sign(new Uint8Array(32));
+    for (const bad of [withPrivate, hs]) {
+      const e = await refusal(verifyAccessToken(at, { ...opts, dpop: { proof: bad, method: 'GET', url: API_URL } }));
+      assert.deepEqual([e.error, e.error_description], ['invalid_dpop_proof', 'the DPoP proof does not verify']);
+    }
+
     // An unbound token presented with the DPoP scheme is refused too.
     const plain = await token(client, BILLING);
     const unbound = await refusal(verifyAccessToken(plain, { ...opts, scheme: 'DPoP', dpop: { proof: await proof('GET', API_URL, { ath: ath(plain) }), method: 'GET', url: API_URL } }));

@@ -120,12 +120,12 @@ async function checkProof(token: string, jkt: string, dpop: DpopRequest, nowMs: 
   if (proof.includes(',') || !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(proof)) return fail('the DPoP proof is not one JWT');
   let payload: JWTPayload;
   try {
+    // The signature by the header's `jwk` (jose refuses a private key there), `typ`, the algorithm.
     ({ payload } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: DPOP_ALGS, currentDate: new Date(nowMs) }));
   } catch {
     return fail('the DPoP proof does not verify');
   }
   const header = decodeProtectedHeader(proof);
-  if (header.jwk && 'd' in header.jwk) fail('the DPoP jwk must be a public key');
   if (payload.htm !== dpop.method) fail('htm does not match the request method');
   if (typeof payload.htu !== 'string' || !URL.canParse(payload.htu) || withoutQuery(payload.htu) !== withoutQuery(dpop.url)) fail('htu does not match the request URL');
   if (typeof payload.iat !== 'number' || Math.abs(nowMs / 1000 - payload.iat) > DPOP_IAT_WINDOW_S) fail('iat is not recent');
