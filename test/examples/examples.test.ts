@@ -18,11 +18,18 @@ import { installExample, packSdk, startExample } from './kit.js';
 describe('examples/, installed with the packed SDK, against keyhall serve', () => {
   let k: Keyhall;
   let api: KeyhallClient;
-  let tarball: string;
   const running: Running[] = [];
+  /** Each example's folder, installed while Keyhall starts (those on the SDK once it is packed). */
+  const installed = new Map<string, Promise<string>>();
   before(async () => {
+    const tarball = packSdk();
+    for (const name of ['webhook-receiver', 'protected-api']) installed.set(name, tarball.then((t) => installExample(name, t)));
+    // The browser ones only where Chromium is.
+    if (!noBrowser) for (const name of ['express-web-app', 'mcp-agent', 'react-spa']) installed.set(name, installExample(name));
+    // Settled here, so a failed install fails its test, not the others.
+    for (const p of installed.values()) p.catch(() => undefined);
     // The webhook receiver listens on loopback: the egress policy allows it (docs/guides/webhooks.md).
-    [k, tarball] = await Promise.all([startKeyhall({ KEYHALL_EGRESS_ALLOW: '127.0.0.1/32' }), packSdk()]);
+    k = await startKeyhall({ KEYHALL_EGRESS_ALLOW: '127.0.0.1/32' });
     api = new KeyhallClient({ baseUrl: k.issuer, apiKey: k.apiKey });
   });
   after(async () => {
@@ -37,7 +44,7 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
 
   describe('webhook-receiver', () => {
     it('verifies deliveries from Keyhall, handles a repeated webhook-id once, refuses a forged one', async () => {
-      const dir = await installExample('webhook-receiver', tarball);
+      const dir = await installed.get('webhook-receiver')!;
       const port = await freePort();
       const org = await api.post('/v1/organizations', { body: { name: 'Receivers' } });
       const endpoint = await api.post('/v1/organizations/{orgId}/webhooks', { path: { orgId: org.id }, body: { url: `http://127.0.0.1:${port}/webhooks`, events: ['member.added'] } });
@@ -69,7 +76,7 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
     const REPORTS = 'https://reports.example.com';
 
     it('401 without a token, 200 with one, 403 without the route’s scope, and DPoP-bound tokens with their proof', async () => {
-      const dir = await installExample('protected-api', tarball);
+      const dir = await installed.get('protected-api')!;
       await api.post('/v1/resource_servers', { body: { name: 'Reports API', identifier: REPORTS, scopes: ['reports:read', 'reports:write'] } });
       const body = { grant_types: ['client_credentials' as const], scope: 'reports:read', allowed_resources: [REPORTS] };
       const reader = await api.post('/v1/clients', { body: { client_name: 'Reader', ...body } });
@@ -124,7 +131,7 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
     after(() => browser?.close());
 
     it('signs a user in (PKCE), refreshes the access token, and signs out at Keyhall too', async () => {
-      const dir = await installExample('express-web-app');
+      const dir = await installed.get('express-web-app')!;
       const port = await freePort();
       const appUrl = `http://localhost:${port}`;
       const c = await api.post('/v1/clients', {
@@ -165,7 +172,7 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
     after(() => browser?.close());
 
     it('registers itself, has the user sign in with PKCE on a loopback redirect, and calls tools as that user', async () => {
-      const dir = await installExample('mcp-agent');
+      const dir = await installed.get('mcp-agent')!;
       await api.post('/v1/resource_servers', { body: { name: 'MCP', identifier: `${k.issuer}/mcp`, scopes: ['mcp:read', 'mcp:connected_accounts', 'mcp:credentials'] } });
       await api.put('/v1/mcp/settings', { body: { client_registration: 'open' } });
       const user = await api.post('/v1/users', { body: { email: 'lin@example.com', name: 'Lin', password: 'correct horse battery staple' } });
@@ -199,7 +206,7 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
     after(() => browser?.close());
 
     it('signs in with PKCE as a public client and reads /userinfo across origins (CORS), the code leaving the address bar', async () => {
-      const dir = await installExample('react-spa');
+      const dir = await installed.get('react-spa')!;
       const port = await freePort();
       const origin = `http://localhost:${port}`;
       const c = await api.post('/v1/clients', {

@@ -132,7 +132,11 @@ async function checkProof(token: string, jkt: string, dpop: DpopRequest, nowMs: 
   if (payload.ath !== (await sha256(token))) fail('ath does not match the access token');
   if ((await calculateJwkThumbprint(header.jwk!)) !== jkt) fail('the DPoP proof is signed by another key');
   if (typeof payload.jti !== 'string' || payload.jti.length === 0) fail('the DPoP proof has no jti');
-  for (const [id, until] of seenProofs) if (until < nowMs) seenProofs.delete(id);
+  // Entries are added in time order: drop the expired ones from the front.
+  for (const [id, until] of seenProofs) {
+    if (until >= nowMs) break;
+    seenProofs.delete(id);
+  }
   const id = `${jkt}:${payload.jti}`;
   if (seenProofs.has(id)) fail('the DPoP proof was already used');
   seenProofs.set(id, nowMs + 2 * DPOP_IAT_WINDOW_S * 1000);
