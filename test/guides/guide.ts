@@ -58,7 +58,7 @@ export interface Running {
   stop: () => Promise<void>;
 }
 
-function track(child: ChildProcess, label: string): Running {
+export function track(child: ChildProcess, label: string): Running {
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -153,7 +153,8 @@ export interface Keyhall {
   close: () => Promise<void>;
 }
 
-export async function startKeyhall(): Promise<Keyhall> {
+/** Starts it; `settings` are environment variables of the first start (`KEYHALL_EGRESS_ALLOW`). */
+export async function startKeyhall(settings: Record<string, string> = {}): Promise<Keyhall> {
   const { env, cleanup } = await freshInstallation({ KEYHALL_LOG_LEVEL: 'warn' });
   const launch = (args: string[], extra: Record<string, string>) => {
     const child = spawnServer(args, { ...env, ...extra });
@@ -163,7 +164,7 @@ export async function startKeyhall(): Promise<Keyhall> {
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
     return { child, exited, out: () => out };
   };
-  let server = launch(['--port', '0'], {});
+  let server = launch(['--port', '0'], settings);
   await until(() => /API key\s+sk_live_\S+/.test(server.out()) && /Listening at/.test(server.out()), 'the first start');
   const issuer = /issuer\s+(http:\/\/localhost:\d+)/.exec(server.out())![1]!;
   const apiKey = /API key\s+(sk_live_\S+)/.exec(server.out())![1]!;
