@@ -228,7 +228,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
 
     const policy = parseEgressAllowlist(config.egressAllow);
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
-    const egressUpstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
+    const egressUpstream = { agent: egress.agent, policy, resolver: opts.egressResolver, timeoutMs: config.upstreamTimeoutMs };
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs, config.cacheMaxClients);
     const clientSettings = new CachedClientSettings((tenantId, clientId) => r.signinStore.clientSettings(tenantId, clientId), config.cacheTtlMs, config.cacheMaxClients);
@@ -281,7 +281,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const ssoLinks = new SsoLinkService({ db, clock, events });
 
     const deps: ManagementDeps = { db, clock, events };
-    const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);
+    const upstream = new UpstreamClient(egressUpstream, clock);
     const vault = new VaultService({
       db,
       clock,

@@ -6,15 +6,10 @@
  * are read up to a size limit and within a time limit.
  */
 import * as oauth from 'oauth4webapi';
-import { request } from 'undici';
-import type { EgressAgent } from '../egress/agent.js';
-import type { EgressPolicy } from '../egress/policy.js';
-import { checkEgressUrlShape } from '../egress/url.js';
+import { EgressFetchError } from '../egress/fetch.js';
 import type { Clock } from '../kernel/clock.js';
 import type { UpstreamAuthMethod } from '../storage/repos/connect.js';
-
-/** The largest upstream answer read (discovery documents, token responses). */
-const MAX_RESPONSE_BYTES = 256 * 1024;
+import { type UpstreamHttp, upstreamFetch } from '../upstream/http.js';
 
 /** What the client needs to know of a provider. */
 export interface UpstreamProvider {
@@ -62,19 +57,11 @@ export class UpstreamError extends Error {
   }
 }
 
-async function readLimited(body: AsyncIterable<Buffer>, max: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) throw new UpstreamError('invalid_response', 'the upstream answer is too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
 function classify(err: unknown): UpstreamError {
   if (err instanceof UpstreamError) return err;
+  if (err instanceof EgressFetchError) {
+    return err.kind === 'too_large' ? new UpstreamError('invalid_response', err.message) : new UpstreamError('unreachable', `the upstream could not be reached: ${err.message}`);
+  }
   if (err instanceof oauth.ResponseBodyError) return new UpstreamError('refused', `the upstream answered ${err.status} ${err.error}`, err.error);
   if (err instanceof oauth.AuthorizationResponseError) return new UpstreamError('refused', `the upstream returned ${err.error}`, err.error);
   if (err instanceof oauth.OperationProcessingError || err instanceof oauth.UnsupportedOperationError) {
@@ -85,33 +72,13 @@ function classify(err: unknown): UpstreamError {
 
 export class UpstreamClient {
   constructor(
-    private readonly agent: EgressAgent,
-    private readonly policy: EgressPolicy,
+    private readonly http: UpstreamHttp,
     private readonly clock: Clock,
-    private readonly timeoutMs: number,
   ) {}
 
-  /** oauth4webapi's fetch: the egress check, the guarded agent, a time and a size limit. */
-  readonly #fetch = async (url: string, init: oauth.CustomFetchOptions<string, unknown>): Promise<Response> => {
-    const shape = checkEgressUrlShape(url, this.policy);
-    if (!shape.ok) throw new UpstreamError('unreachable', `upstream URL refused by the egress policy: ${shape.reason}`);
-    const signal = AbortSignal.timeout(this.timeoutMs);
-    const res = await request(shape.url, {
-      method: init.method as 'GET' | 'POST',
-      dispatcher: this.agent,
-      headers: init.headers,
-      body: init.body instanceof URLSearchParams ? init.body.toString() : (init.body as string | undefined),
-      signal,
-    });
-    const body = await readLimited(res.body as AsyncIterable<Buffer>, MAX_RESPONSE_BYTES);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined) continue;
-      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-    }
-    const nullBody = res.statusCode === 204 || res.statusCode === 304;
-    return new Response(nullBody ? null : body, { status: res.statusCode, headers });
-  };
+  /** oauth4webapi's fetch: egress/fetch with the upstream limits. */
+  readonly #fetch = (url: string, init: oauth.CustomFetchOptions<string, unknown>): Promise<Response> =>
+    upstreamFetch(this.http, url, { method: init.method, headers: init.headers, body: init.body as string | URLSearchParams | undefined });
 
   /**
    * Request options: our fetch; `http:` is left to the egress policy (it allows it only to

@@ -4,24 +4,17 @@
  * `iss`, PKCE). Every request goes out through the egress agent. Framework-free.
  */
 import * as client from 'openid-client';
-import type { EgressAgent } from '../egress/agent.js';
 import { checkEgressUrlResolved } from '../egress/url.js';
 import { errors } from '../kernel/errors.js';
 import type { OidcSettings, UpstreamMetadata } from '../storage/repos/sso-connections.js';
-import { UPSTREAM_TIMEOUT_SECONDS, type UpstreamHttp, upstreamFetch } from './upstream-fetch.js';
-
-export type { UpstreamHttp } from './upstream-fetch.js';
+import { type UpstreamHttp, upstreamFetch } from '../upstream/http.js';
 
 /** Asymmetric JWS algorithms we accept from an upstream, in order of preference. */
 const ASYMMETRIC_ALGS = ['RS256', 'ES256', 'PS256', 'EdDSA', 'Ed25519', 'ES384', 'RS384', 'PS384', 'ES512', 'RS512', 'PS512'];
 
-/**
- * openid-client's fetch, through the egress agent (every address connected to is checked; no
- * redirects), reading at most MAX_UPSTREAM_BYTES of the answer.
- */
-function egressFetch(agent: EgressAgent): client.CustomFetch {
-  return (url, options) =>
-    upstreamFetch(agent, url, { method: options.method, headers: options.headers as Record<string, string>, body: options.body as string | undefined, signal: options.signal });
+/** openid-client's fetch: egress/fetch with the upstream limits. */
+function egressFetch(http: UpstreamHttp): client.CustomFetch {
+  return (url, options) => upstreamFetch(http, url, { method: options.method, headers: options.headers as Record<string, string>, body: options.body as string | undefined, signal: options.signal });
 }
 
 /**
@@ -58,9 +51,9 @@ export async function discoverIssuer(issuer: string, http: UpstreamHttp): Promis
   let config: client.Configuration;
   try {
     config = await client.discovery(new URL(issuer), 'keyhall', undefined, undefined, {
-      [client.customFetch]: egressFetch(http.agent),
+      [client.customFetch]: egressFetch(http),
       execute: insecure(issuer),
-      timeout: UPSTREAM_TIMEOUT_SECONDS,
+      timeout: Math.ceil(http.timeoutMs / 1000),
       algorithm: 'oidc',
     });
   } catch (err) {
@@ -95,8 +88,8 @@ function configurationOf(settings: OidcSettings, secret: string | null, http: Up
         ? client.ClientSecretPost(secret)
         : client.ClientSecretBasic(secret);
   const config = new client.Configuration(settings.metadata as client.ServerMetadata, settings.clientId, { id_token_signed_response_alg: settings.idTokenAlg }, auth);
-  config[client.customFetch] = egressFetch(http.agent);
-  config.timeout = UPSTREAM_TIMEOUT_SECONDS;
+  config[client.customFetch] = egressFetch(http);
+  config.timeout = Math.ceil(http.timeoutMs / 1000);
   if (settings.issuer.startsWith('http:')) client.allowInsecureRequests(config);
   return config;
 }

@@ -19,7 +19,8 @@ import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import type { OrganizationRecord } from '../storage/repos/organizations.js';
 import { repos } from '../storage/repos/index.js';
 import { oidcSettings, type SsoConnectionRecord, samlSettings } from '../storage/repos/sso-connections.js';
-import { authorizationUrl, completeCallback, newRoundTrip, OidcCallbackError, type OidcRoundTrip, type UpstreamHttp } from './oidc.js';
+import type { UpstreamHttp } from '../upstream/http.js';
+import { authorizationUrl, completeCallback, newRoundTrip, OidcCallbackError, type OidcRoundTrip } from './oidc.js';
 import { authnRequestUrl, SAML_REQUEST_TTL_SECONDS, type SamlFailure, samlClaims, SamlResponseError, type SpUrls, spMetadata, validateSamlResponse } from './saml.js';
 import { openConnectionSecret } from './secrets.js';
 
