@@ -29,6 +29,13 @@ export type VaultCaller =
   | { type: 'api_key'; keyId: string }
   | { type: 'oauth_client'; clientId: string; userId: string | null; act: Record<string, unknown> | null };
 
+/** What a connect round trip resumes with (stored in clear: nothing in it is secret). */
+interface ConnectResume {
+  userId: string;
+  organizationId: string;
+  scopes: string[];
+}
+
 /** A user's membership of an organization. */
 export interface Membership {
   tenantId: string;
@@ -144,15 +151,14 @@ export class VaultService {
     const state = randomBytes(32).toString('base64url');
     const verifier = randomBytes(32).toString('base64url');
     const stateHash = sha256Hex(state);
-    await this.#repos().connectFlows.insert({
+    await this.#repos().upstreamRoundTrips.insert<ConnectResume>({
       stateHash,
       tenantId: tenant.id,
-      providerId,
-      userId: session.userId,
-      sessionId: session.id,
-      organizationId,
-      verifierEnc: sealVerifier(this.deps.envelope, tenant.id, stateHash, verifier),
-      scopes: provider.scopes,
+      purpose: 'connect',
+      upstreamId: providerId,
+      browserHash: sha256Hex(session.id),
+      secretsEnc: sealVerifier(this.deps.envelope, tenant.id, stateHash, verifier),
+      resume: { userId: session.userId, organizationId, scopes: provider.scopes },
       expiresAt: now + this.deps.settings.flowTtlMs,
       consumedAt: null,
       createdAt: now,
@@ -171,14 +177,15 @@ export class VaultService {
     if (!state) throw errors.invalidRequest('The answer from the provider has no state. Start connecting again.');
     const stateHash = sha256Hex(state);
     const r = this.#repos();
-    const flow = await r.connectFlows.find(tenant.id, stateHash);
+    const trip = await r.upstreamRoundTrips.find<ConnectResume>(tenant.id, 'connect', stateHash);
     const now = this.deps.clock.now();
-    if (!flow || flow.expiresAt <= now) throw errors.invalidRequest('This connection attempt has expired or is unknown. Start connecting again.');
-    if (flow.providerId !== providerId) throw errors.invalidRequest('This answer belongs to a connection with another provider.');
-    if (!session || session.id !== flow.sessionId || session.userId !== flow.userId) {
+    if (!trip?.resume || trip.expiresAt <= now) throw errors.invalidRequest('This connection attempt has expired or is unknown. Start connecting again.');
+    if (trip.upstreamId !== providerId) throw errors.invalidRequest('This answer belongs to a connection with another provider.');
+    const flow = trip.resume;
+    if (!session || sha256Hex(session.id) !== trip.browserHash || session.userId !== flow.userId) {
       throw errors.invalidRequest('This connection was started in another browser session. Start connecting again from this browser.');
     }
-    if (!(await r.connectFlows.consume(tenant.id, stateHash, now))) throw errors.invalidRequest('This connection answer was already used. Start connecting again.');
+    if (!(await r.upstreamRoundTrips.consume(trip, now))) throw errors.invalidRequest('This connection answer was already used. Start connecting again.');
     const upstreamError = params.get('error');
     if (upstreamError !== null) {
       const description = params.get('error_description');
@@ -192,7 +199,7 @@ export class VaultService {
       tokens = await this.deps.upstream.exchangeCode(provider, openClientSecret(this.deps.envelope, provider), params, {
         redirectUri: callbackUri(tenant.issuer, providerId),
         state,
-        verifier: openVerifier(this.deps.envelope, flow),
+        verifier: openVerifier(this.deps.envelope, trip),
       });
     } catch (err) {
       if (err instanceof UpstreamError && err.kind === 'invalid_callback') {

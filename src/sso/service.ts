@@ -239,12 +239,14 @@ export class SsoSigninService {
     const now = this.deps.clock.now();
     const stateHash = sha256Hex(trip.state);
     const stored: StoredTrip = { nonce: trip.nonce, codeVerifier: trip.codeVerifier, ...continuation };
-    await repos(this.deps.db.kysely, this.deps.db.dialect).ssoLoginStates.insert({
+    await repos(this.deps.db.kysely, this.deps.db.dialect).upstreamRoundTrips.insert({
       stateHash,
       tenantId: tenant.id,
-      connectionId: c.id,
+      purpose: 'sso',
+      upstreamId: c.id,
       browserHash: sha256Hex(browser),
       secretsEnc: this.deps.envelope.encrypt(JSON.stringify(stored), stateContext(stateHash)),
+      resume: null,
       createdAt: now,
       expiresAt: now + SSO_STATE_TTL_SECONDS * 1000,
       consumedAt: null,
@@ -371,12 +373,12 @@ export class SsoSigninService {
   /** Consumes the round trip `state` names, only for the browser that started it. */
   async #consume(tenantId: string, connectionId: string, state: string | null, browser: string | undefined): Promise<{ trip: OidcRoundTrip; stored: StoredTrip }> {
     if (!state || state.length > 200) throw new SsoLoginError('state_invalid');
-    const r = repos(this.deps.db.kysely, this.deps.db.dialect).ssoLoginStates;
+    const r = repos(this.deps.db.kysely, this.deps.db.dialect).upstreamRoundTrips;
     const stateHash = sha256Hex(state);
-    const row = await r.find(tenantId, stateHash);
-    if (!row || row.connectionId !== connectionId) throw new SsoLoginError('state_invalid');
+    const row = await r.find(tenantId, 'sso', stateHash);
+    if (!row || row.upstreamId !== connectionId) throw new SsoLoginError('state_invalid');
     if (!browser || sha256Hex(browser) !== row.browserHash) throw new SsoLoginError('browser_mismatch');
-    if (!(await r.consume(tenantId, stateHash, row.browserHash, this.deps.clock.now()))) throw new SsoLoginError('state_invalid');
+    if (!(await r.consume(row, this.deps.clock.now()))) throw new SsoLoginError('state_invalid');
     const stored = JSON.parse(this.deps.envelope.decrypt(row.secretsEnc, stateContext(stateHash))) as StoredTrip;
     return { trip: { state, nonce: stored.nonce, codeVerifier: stored.codeVerifier }, stored };
   }
