@@ -5,7 +5,7 @@
  * and /mcp call it with the caller as a value (VaultCaller), and every retrieval, success or
  * failure, is audited with that caller.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Actor, EventType } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -19,7 +19,7 @@ import type { AccountFilter, ConnectedAccountRecord, ConnectProviderRecord } fro
 import { repos } from '../storage/repos/index.js';
 import { callbackUri } from './providers.js';
 import { openClientSecret, openToken, openVerifier, sealToken, sealVerifier } from './secrets.js';
-import { type UpstreamClient, UpstreamError } from './upstream.js';
+import { newRoundTrip, type UpstreamClient, UpstreamError } from '../upstream/client.js';
 
 /**
  * Who asks for a token: an API key (/v1), or an OAuth client acting for a user, with the RFC
@@ -148,22 +148,21 @@ export class VaultService {
       throw errors.invalidRequest('Choose an organization you are a member of.');
     }
     const now = this.deps.clock.now();
-    const state = randomBytes(32).toString('base64url');
-    const verifier = randomBytes(32).toString('base64url');
-    const stateHash = sha256Hex(state);
+    const trip = newRoundTrip({ pkce: provider.pkce, nonce: false });
+    const stateHash = sha256Hex(trip.state);
     await this.#repos().upstreamRoundTrips.insert<ConnectResume>({
       stateHash,
       tenantId: tenant.id,
       purpose: 'connect',
       upstreamId: providerId,
       browserHash: sha256Hex(session.id),
-      secretsEnc: sealVerifier(this.deps.envelope, tenant.id, stateHash, verifier),
+      secretsEnc: sealVerifier(this.deps.envelope, tenant.id, stateHash, trip.codeVerifier ?? ''),
       resume: { userId: session.userId, organizationId, scopes: provider.scopes },
       expiresAt: now + this.deps.settings.flowTtlMs,
       consumedAt: null,
       createdAt: now,
     });
-    return this.deps.upstream.authorizationUrl(provider, { redirectUri: callbackUri(tenant.issuer, providerId), state, verifier, scopes: provider.scopes });
+    return this.deps.upstream.authorizationUrl(provider, { redirectUri: callbackUri(tenant.issuer, providerId), scopes: provider.scopes, trip, params: provider.authorizeParams });
   }
 
   /**
@@ -198,8 +197,8 @@ export class VaultService {
     try {
       tokens = await this.deps.upstream.exchangeCode(provider, openClientSecret(this.deps.envelope, provider), params, {
         redirectUri: callbackUri(tenant.issuer, providerId),
-        state,
-        verifier: openVerifier(this.deps.envelope, trip),
+        // The verifier only when the provider takes PKCE (an empty one: none was made).
+        trip: { state, nonce: null, codeVerifier: (provider.pkce && openVerifier(this.deps.envelope, trip)) || null },
       });
     } catch (err) {
       if (err instanceof UpstreamError && err.kind === 'invalid_callback') {

@@ -19,7 +19,7 @@ import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import type { OrganizationRecord } from '../storage/repos/organizations.js';
 import { repos } from '../storage/repos/index.js';
 import { oidcSettings, type SsoConnectionRecord, samlSettings } from '../storage/repos/sso-connections.js';
-import type { UpstreamHttp } from '../upstream/http.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { authorizationUrl, completeCallback, newRoundTrip, OidcCallbackError, type OidcRoundTrip } from './oidc.js';
 import { authnRequestUrl, SAML_REQUEST_TTL_SECONDS, type SamlFailure, samlClaims, SamlResponseError, type SpUrls, spMetadata, validateSamlResponse } from './saml.js';
 import { openConnectionSecret } from './secrets.js';
@@ -85,7 +85,7 @@ export interface SsoSigninDeps {
   clock: Clock;
   events: EventRecorder;
   envelope: Envelope;
-  upstream: UpstreamHttp;
+  upstream: UpstreamClient;
   signin: Pick<SigninService, 'openSession' | 'current'>;
   mfa: Pick<MfaService, 'secondFactorNeeded'>;
 }
@@ -385,7 +385,7 @@ export class SsoSigninService {
 
   /**
    * The OIDC callback: the state is consumed (single use, this browser only), the code exchanged
-   * and the ID token validated (openid-client), then the user is found or provisioned and a
+   * and the ID token validated (src/upstream/), then the user is found or provisioned and a
    * session opened. Throws SsoLoginError (already audited as `sso.login.failed`).
    */
   async finishOidc(tenant: { id: string; issuer: string }, connectionId: string, callbackUrl: URL, browser: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
@@ -395,7 +395,7 @@ export class SsoSigninService {
       const secret = c.secretEnc === null ? null : openConnectionSecret(this.deps.envelope, tenant.id, c.id, c.secretEnc);
       let claims: Record<string, unknown>;
       try {
-        claims = await completeCallback(config, secret, this.deps.upstream, callbackUrl, trip);
+        claims = await completeCallback(config, secret, this.deps.upstream, callbackUrl.searchParams, this.redirectUri(tenant.issuer, c.id), trip);
       } catch (err) {
         if (err instanceof OidcCallbackError) throw new SsoLoginError(err.reason, c, err.detail);
         throw err;
