@@ -21,7 +21,7 @@ describe('upstream client: ID token, RFC 9207 iss and userinfo checks', () => {
   const agent = createEgressAgent(policy);
   const clock = new ManualClock();
   const client = new UpstreamClient({ agent, policy, timeoutMs: 5_000 }, clock);
-  const keys: Record<'rs' | 'es' | 'rogue', { privateKey: CryptoKey; jwk: JWK }> = {} as never;
+  const keys: Record<'rs' | 'es' | 'rogue', { privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; jwk: JWK }> = {} as never;
   /** What the next token answer's ID token is: claims over the defaults, the signing key and alg. */
   let idToken: { claims?: Record<string, unknown>; key?: 'rs' | 'es' | 'rogue'; alg?: string; omit?: string[] } = {};
   let userinfo: unknown = {};
