@@ -10,27 +10,41 @@ import type { Kysely } from 'kysely';
 
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
+type Columns = Array<[name: string, type: 'text' | 'bigint', notNull: boolean, references?: string]>;
+
+/**
+ * A table of round trips: the `state` hash as key, the tenant, `columns`, then the times (with an
+ * index on the expiry, for the sweeper). The new store and, going back, the two old ones.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function createRoundTrips(db: Kysely<any>): Promise<void> {
-  await db.schema
-    .createTable('upstream_round_trips')
+async function roundTripTable(db: Kysely<any>, name: string, columns: Columns): Promise<void> {
+  let table = db.schema
+    .createTable(name)
     .addColumn('state_hash', 'text', (c) => c.primaryKey())
-    .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id').onDelete('cascade'))
-    .addColumn('purpose', 'text', (c) => c.notNull())
-    .addColumn('upstream_id', 'text', (c) => c.notNull())
-    .addColumn('browser_hash', 'text', (c) => c.notNull())
-    .addColumn('secrets_enc', 'text', (c) => c.notNull())
-    .addColumn('resume', 'text')
+    .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id').onDelete('cascade'));
+  for (const [column, type, notNull, references] of columns) {
+    table = table.addColumn(column, type, (c) => {
+      const typed = notNull ? c.notNull() : c;
+      return references ? typed.references(references).onDelete('cascade') : typed;
+    });
+  }
+  await table
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .addColumn('consumed_at', 'bigint')
     .execute();
-  await db.schema.createIndex('upstream_round_trips_expiry').on('upstream_round_trips').columns(['expires_at']).execute();
+  await db.schema.createIndex(`${name}_expiry`).on(name).columns(['expires_at']).execute();
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
-  await createRoundTrips(db);
+  await roundTripTable(db, 'upstream_round_trips', [
+    ['purpose', 'text', true],
+    ['upstream_id', 'text', true],
+    ['browser_hash', 'text', true],
+    ['secrets_enc', 'text', true],
+    ['resume', 'text', false],
+  ]);
   const now = Date.now();
   const sso = await db.selectFrom('sso_login_states').selectAll().where('consumed_at', 'is', null).where('expires_at', '>', now).execute();
   const flows = await db.selectFrom('connect_flows').selectAll().where('consumed_at', 'is', null).where('expires_at', '>', now).execute();
@@ -69,31 +83,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('upstream_round_trips').execute();
-  await db.schema
-    .createTable('connect_flows')
-    .addColumn('state_hash', 'text', (c) => c.primaryKey())
-    .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id').onDelete('cascade'))
-    .addColumn('provider_id', 'text', (c) => c.notNull().references('connect_providers.id').onDelete('cascade'))
-    .addColumn('user_id', 'text', (c) => c.notNull())
-    .addColumn('session_id', 'text', (c) => c.notNull())
-    .addColumn('organization_id', 'text', (c) => c.notNull())
-    .addColumn('verifier_enc', 'text', (c) => c.notNull())
-    .addColumn('scope', 'text', (c) => c.notNull())
-    .addColumn('expires_at', 'bigint', (c) => c.notNull())
-    .addColumn('consumed_at', 'bigint')
-    .addColumn('created_at', 'bigint', (c) => c.notNull())
-    .execute();
-  await db.schema.createIndex('connect_flows_expiry').on('connect_flows').columns(['expires_at']).execute();
-  await db.schema
-    .createTable('sso_login_states')
-    .addColumn('state_hash', 'text', (c) => c.primaryKey())
-    .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id').onDelete('cascade'))
-    .addColumn('connection_id', 'text', (c) => c.notNull().references('sso_connections.id').onDelete('cascade'))
-    .addColumn('browser_hash', 'text', (c) => c.notNull())
-    .addColumn('secrets_enc', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'bigint', (c) => c.notNull())
-    .addColumn('expires_at', 'bigint', (c) => c.notNull())
-    .addColumn('consumed_at', 'bigint')
-    .execute();
-  await db.schema.createIndex('sso_login_states_expiry').on('sso_login_states').columns(['expires_at']).execute();
+  await roundTripTable(db, 'connect_flows', [
+    ['provider_id', 'text', true, 'connect_providers.id'],
+    ['user_id', 'text', true],
+    ['session_id', 'text', true],
+    ['organization_id', 'text', true],
+    ['verifier_enc', 'text', true],
+    ['scope', 'text', true],
+  ]);
+  await roundTripTable(db, 'sso_login_states', [
+    ['connection_id', 'text', true, 'sso_connections.id'],
+    ['browser_hash', 'text', true],
+    ['secrets_enc', 'text', true],
+  ]);
 }
