@@ -116,7 +116,7 @@ export function newRoundTrip(o: { pkce: boolean; nonce: boolean }): RoundTripSec
   return { state: random(), nonce: o.nonce ? random() : null, codeVerifier: o.pkce ? random() : null };
 }
 
-/** A short, secret-free description of a failure (for error descriptions and logs). */
+/** Any failure as an UpstreamError of the right kind, with a short, secret-free message. */
 function classify(err: unknown): UpstreamError {
   if (err instanceof UpstreamError) return err;
   if (err instanceof EgressFetchError) {
@@ -185,14 +185,14 @@ export class UpstreamClient {
       if (typeof as.authorization_endpoint !== 'string' || typeof as.token_endpoint !== 'string') {
         throw new UpstreamError('invalid_response', 'the discovery document lacks authorization_endpoint or token_endpoint');
       }
-      const url_ = (v: unknown) => (typeof v === 'string' ? v : null);
+      const optional = (v: unknown) => (typeof v === 'string' ? v : null);
       return {
         issuer: as.issuer,
         authorizationEndpoint: as.authorization_endpoint,
         tokenEndpoint: as.token_endpoint,
-        revocationEndpoint: url_(as.revocation_endpoint),
-        userinfoEndpoint: url_(as.userinfo_endpoint),
-        jwksUri: url_(as.jwks_uri),
+        revocationEndpoint: optional(as.revocation_endpoint),
+        userinfoEndpoint: optional(as.userinfo_endpoint),
+        jwksUri: optional(as.jwks_uri),
         issParameterSupported: as.authorization_response_iss_parameter_supported === true,
         metadata: { ...as },
       };
