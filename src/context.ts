@@ -9,7 +9,7 @@ import type { Config } from './config/index.js';
 import { ConsoleOverview } from './console/overview.js';
 import { ConsoleAdmins } from './console/service.js';
 import { ProviderService } from './connect/providers.js';
-import { UpstreamClient } from './connect/upstream.js';
+import { UpstreamClient } from './upstream/client.js';
 import { VaultService } from './connect/vault.js';
 import { CredentialService, STATUS_LIST_SIZE } from './credentials/service.js';
 import { createEgressAgent, type EgressAgent } from './egress/agent.js';
@@ -228,7 +228,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
 
     const policy = parseEgressAllowlist(config.egressAllow);
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
-    const egressUpstream = { agent: egress.agent, policy, resolver: opts.egressResolver };
+    const upstream = new UpstreamClient({ agent: egress.agent, policy, resolver: opts.egressResolver, timeoutMs: config.upstreamTimeoutMs }, clock);
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs, config.cacheMaxClients);
     const clientSettings = new CachedClientSettings((tenantId, clientId) => r.signinStore.clientSettings(tenantId, clientId), config.cacheTtlMs, config.cacheMaxClients);
@@ -277,11 +277,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
 
     const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config), metadata: await loadMetadata(config, clock.now(), log), log });
-    const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin, mfa });
+    const sso = new SsoSigninService({ db, clock, events, envelope, upstream, signin, mfa });
     const ssoLinks = new SsoLinkService({ db, clock, events });
 
     const deps: ManagementDeps = { db, clock, events };
-    const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);
     const vault = new VaultService({
       db,
       clock,
@@ -330,7 +329,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       mfaPolicy: new MfaPolicyService(deps),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
-      sso: new SsoConnectionService({ ...deps, envelope, upstream: egressUpstream }),
+      sso: new SsoConnectionService({ ...deps, envelope, upstream }),
       credentials,
       mcp: new McpRegistrationService({ db, clock, clients: clientService, authenticate: (tenantId, authorization) => auth.authenticate(tenantId, authorization) }),
     };

@@ -15,9 +15,9 @@ import { newId } from '../kernel/ids.js';
 import type { Db } from '../storage/db.js';
 import type { ConnectProviderRecord, ProviderKind, UpstreamAuthMethod } from '../storage/repos/connect.js';
 import { repos } from '../storage/repos/index.js';
-import { type PresetName, PRESETS } from './presets.js';
+import { type PresetName, PRESETS } from '../upstream/presets.js';
 import { sealClientSecret } from './secrets.js';
-import { type UpstreamClient, UpstreamError } from './upstream.js';
+import { type UpstreamClient, UpstreamError } from '../upstream/client.js';
 
 /** Parameters Keyhall sets itself on every authorization request. */
 export const RESERVED_AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'];

@@ -12,7 +12,7 @@ export const openClientSecret = (e: Envelope, p: { tenantId: string; id: string;
   p.clientSecretEnc === null ? null : e.decrypt(p.clientSecretEnc, `connect_provider_secret:${p.tenantId}:${p.id}`);
 
 export const sealVerifier = (e: Envelope, tenantId: string, stateHash: string, verifier: string) => e.encrypt(verifier, `connect_flow:${tenantId}:${stateHash}`);
-export const openVerifier = (e: Envelope, f: { tenantId: string; stateHash: string; verifierEnc: string }) => e.decrypt(f.verifierEnc, `connect_flow:${f.tenantId}:${f.stateHash}`);
+export const openVerifier = (e: Envelope, t: { tenantId: string; stateHash: string; secretsEnc: string }) => e.decrypt(t.secretsEnc, `connect_flow:${t.tenantId}:${t.stateHash}`);
 
 export const sealToken = (e: Envelope, tenantId: string, accountId: string, kind: TokenKind, token: string) =>
   e.encrypt(token, `connected_account:${tenantId}:${accountId}:${kind}`);

@@ -5,7 +5,7 @@
  * and /mcp call it with the caller as a value (VaultCaller), and every retrieval, success or
  * failure, is audited with that caller.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Actor, EventType } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -19,7 +19,7 @@ import type { AccountFilter, ConnectedAccountRecord, ConnectProviderRecord } fro
 import { repos } from '../storage/repos/index.js';
 import { callbackUri } from './providers.js';
 import { openClientSecret, openToken, openVerifier, sealToken, sealVerifier } from './secrets.js';
-import { type UpstreamClient, UpstreamError } from './upstream.js';
+import { newRoundTrip, type UpstreamClient, UpstreamError } from '../upstream/client.js';
 
 /**
  * Who asks for a token: an API key (/v1), or an OAuth client acting for a user, with the RFC
@@ -28,6 +28,13 @@ import { type UpstreamClient, UpstreamError } from './upstream.js';
 export type VaultCaller =
   | { type: 'api_key'; keyId: string }
   | { type: 'oauth_client'; clientId: string; userId: string | null; act: Record<string, unknown> | null };
+
+/** What a connect round trip resumes with (stored in clear: nothing in it is secret). */
+interface ConnectResume {
+  userId: string;
+  organizationId: string;
+  scopes: string[];
+}
 
 /** A user's membership of an organization. */
 export interface Membership {
@@ -141,23 +148,21 @@ export class VaultService {
       throw errors.invalidRequest('Choose an organization you are a member of.');
     }
     const now = this.deps.clock.now();
-    const state = randomBytes(32).toString('base64url');
-    const verifier = randomBytes(32).toString('base64url');
-    const stateHash = sha256Hex(state);
-    await this.#repos().connectFlows.insert({
+    const trip = newRoundTrip({ pkce: provider.pkce, nonce: false });
+    const stateHash = sha256Hex(trip.state);
+    await this.#repos().upstreamRoundTrips.insert<ConnectResume>({
       stateHash,
       tenantId: tenant.id,
-      providerId,
-      userId: session.userId,
-      sessionId: session.id,
-      organizationId,
-      verifierEnc: sealVerifier(this.deps.envelope, tenant.id, stateHash, verifier),
-      scopes: provider.scopes,
+      purpose: 'connect',
+      upstreamId: providerId,
+      browserHash: sha256Hex(session.id),
+      secretsEnc: sealVerifier(this.deps.envelope, tenant.id, stateHash, trip.codeVerifier ?? ''),
+      resume: { userId: session.userId, organizationId, scopes: provider.scopes },
       expiresAt: now + this.deps.settings.flowTtlMs,
       consumedAt: null,
       createdAt: now,
     });
-    return this.deps.upstream.authorizationUrl(provider, { redirectUri: callbackUri(tenant.issuer, providerId), state, verifier, scopes: provider.scopes });
+    return this.deps.upstream.authorizationUrl(provider, { redirectUri: callbackUri(tenant.issuer, providerId), scopes: provider.scopes, trip, params: provider.authorizeParams });
   }
 
   /**
@@ -171,14 +176,15 @@ export class VaultService {
     if (!state) throw errors.invalidRequest('The answer from the provider has no state. Start connecting again.');
     const stateHash = sha256Hex(state);
     const r = this.#repos();
-    const flow = await r.connectFlows.find(tenant.id, stateHash);
+    const trip = await r.upstreamRoundTrips.find<ConnectResume>(tenant.id, 'connect', stateHash);
     const now = this.deps.clock.now();
-    if (!flow || flow.expiresAt <= now) throw errors.invalidRequest('This connection attempt has expired or is unknown. Start connecting again.');
-    if (flow.providerId !== providerId) throw errors.invalidRequest('This answer belongs to a connection with another provider.');
-    if (!session || session.id !== flow.sessionId || session.userId !== flow.userId) {
+    if (!trip?.resume || trip.expiresAt <= now) throw errors.invalidRequest('This connection attempt has expired or is unknown. Start connecting again.');
+    if (trip.upstreamId !== providerId) throw errors.invalidRequest('This answer belongs to a connection with another provider.');
+    const flow = trip.resume;
+    if (!session || sha256Hex(session.id) !== trip.browserHash || session.userId !== flow.userId) {
       throw errors.invalidRequest('This connection was started in another browser session. Start connecting again from this browser.');
     }
-    if (!(await r.connectFlows.consume(tenant.id, stateHash, now))) throw errors.invalidRequest('This connection answer was already used. Start connecting again.');
+    if (!(await r.upstreamRoundTrips.consume(trip, now))) throw errors.invalidRequest('This connection answer was already used. Start connecting again.');
     const upstreamError = params.get('error');
     if (upstreamError !== null) {
       const description = params.get('error_description');
@@ -191,8 +197,8 @@ export class VaultService {
     try {
       tokens = await this.deps.upstream.exchangeCode(provider, openClientSecret(this.deps.envelope, provider), params, {
         redirectUri: callbackUri(tenant.issuer, providerId),
-        state,
-        verifier: openVerifier(this.deps.envelope, flow),
+        // The verifier only when the provider takes PKCE (an empty one: none was made).
+        trip: { state, nonce: null, codeVerifier: (provider.pkce && openVerifier(this.deps.envelope, trip)) || null },
       });
     } catch (err) {
       if (err instanceof UpstreamError && err.kind === 'invalid_callback') {

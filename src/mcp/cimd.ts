@@ -10,11 +10,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
-import { request } from 'undici';
 import { z } from 'zod';
 import type { EgressAgent } from '../egress/agent.js';
+import { egressFetch, EgressFetchError } from '../egress/fetch.js';
 import type { EgressPolicy } from '../egress/policy.js';
-import { checkEgressUrlShape } from '../egress/url.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import { AppError } from '../kernel/errors.js';
@@ -69,17 +68,6 @@ export function cacheSeconds(cacheControl: string | string[] | undefined): numbe
   return DEFAULT_TTL_S;
 }
 
-async function readLimited(body: AsyncIterable<Buffer>): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_BYTES) throw documentError(`larger than ${MAX_BYTES} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function parseDocument(url: string, text: string): ClientDocument {
   let json: unknown;
   try {
@@ -129,24 +117,17 @@ export class ClientDocuments {
     if (parsed.hash || parsed.username || parsed.password) throw documentError('the client_id URL must not carry a fragment or credentials');
     if (parsed.pathname === '/') throw documentError('the client_id URL must have a path');
     // https, or http to an allowlisted address: the agent refuses the rest as it connects.
-    const shape = checkEgressUrlShape(url, this.policy, { field: 'client_id' });
-    if (!shape.ok) throw documentError(`refused by the egress policy (${shape.reason})`);
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), TIMEOUT_MS);
+    let res;
     try {
-      const res = await request(shape.url, { method: 'GET', dispatcher: this.agent, headers: { accept: 'application/json' }, signal: controller.signal });
-      if (res.statusCode !== 200) {
-        await res.body.dump();
-        throw documentError(`the URL answered ${res.statusCode}`);
-      }
-      const text = await readLimited(res.body as AsyncIterable<Buffer>);
-      return { doc: parseDocument(url, text), ttlS: cacheSeconds(res.headers['cache-control']) };
+      res = await egressFetch(this.agent, url, { headers: { accept: 'application/json' }, maxBytes: MAX_BYTES, timeoutMs: TIMEOUT_MS, policy: this.policy });
     } catch (err) {
-      if (err instanceof AppError) throw err;
-      throw documentError(`could not be fetched (${controller.signal.aborted ? `no answer within ${TIMEOUT_MS} ms` : (err as Error).message})`);
-    } finally {
-      clearTimeout(timer);
+      if (!(err instanceof EgressFetchError)) throw err;
+      if (err.kind === 'too_large') throw documentError(`larger than ${MAX_BYTES} bytes`);
+      if (err.kind === 'refused') throw documentError(err.message);
+      throw documentError(`could not be fetched (${err.message})`);
     }
+    if (res.status !== 200) throw documentError(`the URL answered ${res.status}`);
+    return { doc: parseDocument(url, res.body.toString('utf8')), ttlS: cacheSeconds(res.headers.get('cache-control') ?? undefined) };
   }
 }
 

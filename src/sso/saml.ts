@@ -14,7 +14,7 @@ import { checkEgressUrlResolved } from '../egress/url.js';
 import { errors } from '../kernel/errors.js';
 import type { SamlSettings } from '../storage/repos/sso-connections.js';
 import { describe } from './oidc.js';
-import { MAX_UPSTREAM_BYTES, type UpstreamHttp, upstreamFetch } from './upstream-fetch.js';
+import { MAX_UPSTREAM_BYTES, type UpstreamHttp, upstreamFetch } from '../upstream/http.js';
 
 /** The largest SAML document read: IdP metadata, or a decoded SAMLResponse. */
 export const MAX_SAML_XML_BYTES = MAX_UPSTREAM_BYTES;
@@ -132,7 +132,7 @@ export async function fetchIdpMetadata(url: string, http: UpstreamHttp, field: s
   if (!decision.ok) throw decision.error;
   let text: string;
   try {
-    const res = await upstreamFetch(http.agent, url, { headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' } });
+    const res = await upstreamFetch(http, url, { headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' } });
     if (res.status !== 200) throw new Error(`the server answered ${res.status}`);
     text = await res.text();
   } catch (err) {

@@ -19,7 +19,8 @@ import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import type { OrganizationRecord } from '../storage/repos/organizations.js';
 import { repos } from '../storage/repos/index.js';
 import { oidcSettings, type SsoConnectionRecord, samlSettings } from '../storage/repos/sso-connections.js';
-import { authorizationUrl, completeCallback, newRoundTrip, OidcCallbackError, type OidcRoundTrip, type UpstreamHttp } from './oidc.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import { authorizationUrl, completeCallback, newRoundTrip, OidcCallbackError, type OidcRoundTrip } from './oidc.js';
 import { authnRequestUrl, SAML_REQUEST_TTL_SECONDS, type SamlFailure, samlClaims, SamlResponseError, type SpUrls, spMetadata, validateSamlResponse } from './saml.js';
 import { openConnectionSecret } from './secrets.js';
 
@@ -84,7 +85,7 @@ export interface SsoSigninDeps {
   clock: Clock;
   events: EventRecorder;
   envelope: Envelope;
-  upstream: UpstreamHttp;
+  upstream: UpstreamClient;
   signin: Pick<SigninService, 'openSession' | 'current'>;
   mfa: Pick<MfaService, 'secondFactorNeeded'>;
 }
@@ -238,12 +239,14 @@ export class SsoSigninService {
     const now = this.deps.clock.now();
     const stateHash = sha256Hex(trip.state);
     const stored: StoredTrip = { nonce: trip.nonce, codeVerifier: trip.codeVerifier, ...continuation };
-    await repos(this.deps.db.kysely, this.deps.db.dialect).ssoLoginStates.insert({
+    await repos(this.deps.db.kysely, this.deps.db.dialect).upstreamRoundTrips.insert({
       stateHash,
       tenantId: tenant.id,
-      connectionId: c.id,
+      purpose: 'sso',
+      upstreamId: c.id,
       browserHash: sha256Hex(browser),
       secretsEnc: this.deps.envelope.encrypt(JSON.stringify(stored), stateContext(stateHash)),
+      resume: null,
       createdAt: now,
       expiresAt: now + SSO_STATE_TTL_SECONDS * 1000,
       consumedAt: null,
@@ -370,19 +373,19 @@ export class SsoSigninService {
   /** Consumes the round trip `state` names, only for the browser that started it. */
   async #consume(tenantId: string, connectionId: string, state: string | null, browser: string | undefined): Promise<{ trip: OidcRoundTrip; stored: StoredTrip }> {
     if (!state || state.length > 200) throw new SsoLoginError('state_invalid');
-    const r = repos(this.deps.db.kysely, this.deps.db.dialect).ssoLoginStates;
+    const r = repos(this.deps.db.kysely, this.deps.db.dialect).upstreamRoundTrips;
     const stateHash = sha256Hex(state);
-    const row = await r.find(tenantId, stateHash);
-    if (!row || row.connectionId !== connectionId) throw new SsoLoginError('state_invalid');
+    const row = await r.find(tenantId, 'sso', stateHash);
+    if (!row || row.upstreamId !== connectionId) throw new SsoLoginError('state_invalid');
     if (!browser || sha256Hex(browser) !== row.browserHash) throw new SsoLoginError('browser_mismatch');
-    if (!(await r.consume(tenantId, stateHash, row.browserHash, this.deps.clock.now()))) throw new SsoLoginError('state_invalid');
+    if (!(await r.consume(row, this.deps.clock.now()))) throw new SsoLoginError('state_invalid');
     const stored = JSON.parse(this.deps.envelope.decrypt(row.secretsEnc, stateContext(stateHash))) as StoredTrip;
     return { trip: { state, nonce: stored.nonce, codeVerifier: stored.codeVerifier }, stored };
   }
 
   /**
    * The OIDC callback: the state is consumed (single use, this browser only), the code exchanged
-   * and the ID token validated (openid-client), then the user is found or provisioned and a
+   * and the ID token validated (src/upstream/), then the user is found or provisioned and a
    * session opened. Throws SsoLoginError (already audited as `sso.login.failed`).
    */
   async finishOidc(tenant: { id: string; issuer: string }, connectionId: string, callbackUrl: URL, browser: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
@@ -392,7 +395,7 @@ export class SsoSigninService {
       const secret = c.secretEnc === null ? null : openConnectionSecret(this.deps.envelope, tenant.id, c.id, c.secretEnc);
       let claims: Record<string, unknown>;
       try {
-        claims = await completeCallback(config, secret, this.deps.upstream, callbackUrl, trip);
+        claims = await completeCallback(config, secret, this.deps.upstream, callbackUrl.searchParams, this.redirectUri(tenant.issuer, c.id), trip);
       } catch (err) {
         if (err instanceof OidcCallbackError) throw new SsoLoginError(err.reason, c, err.detail);
         throw err;

@@ -143,7 +143,7 @@ describe('/connect callback refusals', () => {
     assert.match(q.get('state')!, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(q.get('scope'), 'openid offline_access');
     // The state is stored only as a hash, the verifier only encrypted.
-    const flows = JSON.stringify(await bed.s.server.ctx.db.kysely.selectFrom('connect_flows').selectAll().execute());
+    const flows = JSON.stringify(await bed.s.server.ctx.db.kysely.selectFrom('upstream_round_trips').selectAll().where('purpose', '=', 'connect').execute());
     assert.ok(!flows.includes(q.get('state')!));
   });
 });

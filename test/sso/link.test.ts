@@ -126,7 +126,7 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     const unknown = await admin.post('/sso/sso_nope/link', { csrf_token: csrfOf(page) });
     assert.equal(unknown.status, 303, 'still stale: re-authentication comes first');
     assert.deepEqual(await identities(adminId), [], 'nothing was linked');
-    assert.equal(await s.server.ctx.db.kysely.selectFrom('sso_login_states').select('state_hash').where('connection_id', '=', conn.id).execute().then((r) => r.length), 1, 'no round trip started (only the refused sign-in of the setup)');
+    assert.equal(await s.server.ctx.db.kysely.selectFrom('upstream_round_trips').select('state_hash').where('upstream_id', '=', conn.id).execute().then((r) => r.length), 1, 'no round trip started (only the refused sign-in of the setup)');
   });
 
   it('the administrator links the connection from /sessions, and SSO then signs them in after their own TOTP', async () => {

@@ -40,7 +40,7 @@ interface Account {
   updated_at: string;
 }
 
-const PRESETS = ['google', 'microsoft', 'github', 'slack'];
+const PRESETS = ['google', 'microsoft', 'github', 'gitlab', 'apple', 'slack'];
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
 
 /**

@@ -4,12 +4,11 @@
  * key an assertion names is fetched again at most once per `minRefreshMs` (key rotation).
  */
 import type { JWK } from 'jose';
-import { request } from 'undici';
 import { isPublicJwk } from '../../oauth/jwk.js';
 import type { RemoteKeySource } from '../../oauth/types.js';
 import type { EgressAgent } from '../../egress/agent.js';
+import { egressFetch, EgressFetchError } from '../../egress/fetch.js';
 import type { EgressPolicy } from '../../egress/policy.js';
-import { checkEgressUrlShape } from '../../egress/url.js';
 
 export interface RemoteJwksOptions {
   ttlMs: number;
@@ -29,17 +28,6 @@ interface CacheEntry {
 }
 
 const MAX_ENTRIES = 10_000;
-
-async function readLimited(body: AsyncIterable<Buffer>, max: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) throw new RemoteJwksError('jwks_uri document is too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** Public keys only: a private or symmetric key is dropped, never used. */
 function parseJwks(text: string): { keys: JWK[] } {
@@ -87,27 +75,21 @@ export class RemoteJwksCache implements RemoteKeySource {
   }
 
   async #fetch(uri: string): Promise<{ keys: JWK[] }> {
-    const shape = checkEgressUrlShape(uri, this.policy, { field: 'jwks_uri' });
-    if (!shape.ok) throw new RemoteJwksError(`jwks_uri refused: ${shape.reason}`);
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.#opts.timeoutMs);
+    let res;
     try {
-      const res = await request(shape.url, {
-        method: 'GET',
-        dispatcher: this.agent,
+      res = await egressFetch(this.agent, uri, {
         headers: { accept: 'application/jwk-set+json, application/json' },
-        signal: controller.signal,
+        maxBytes: this.#opts.maxBytes,
+        timeoutMs: this.#opts.timeoutMs,
+        policy: this.policy,
       });
-      if (res.statusCode !== 200) {
-        await res.body.dump();
-        throw new RemoteJwksError(`jwks_uri answered ${res.statusCode}`);
-      }
-      return parseJwks(await readLimited(res.body as AsyncIterable<Buffer>, this.#opts.maxBytes));
     } catch (err) {
-      if (err instanceof RemoteJwksError) throw err;
-      throw new RemoteJwksError(`jwks_uri could not be fetched (${(err as Error).message})`);
-    } finally {
-      clearTimeout(timer);
+      if (!(err instanceof EgressFetchError)) throw err;
+      if (err.kind === 'too_large') throw new RemoteJwksError('jwks_uri document is too large');
+      if (err.kind === 'refused') throw new RemoteJwksError(`jwks_uri ${err.message}`);
+      throw new RemoteJwksError(`jwks_uri could not be fetched (${err.message})`);
     }
+    if (res.status !== 200) throw new RemoteJwksError(`jwks_uri answered ${res.status}`);
+    return parseJwks(res.body.toString('utf8'));
   }
 }

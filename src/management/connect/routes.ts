@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { PRESET_NAMES, type PresetName } from '../../connect/presets.js';
+import { PRESET_NAMES, type PresetName } from '../../upstream/presets.js';
 import { type ProviderService, providerView } from '../../connect/providers.js';
 import { accountView, type VaultService } from '../../connect/vault.js';
 import { tenantOf } from '../../http/tenant.js';

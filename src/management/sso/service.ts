@@ -9,7 +9,8 @@ import type { Actor } from '../../events/catalogue.js';
 import type { Envelope } from '../../kernel/crypto/envelope.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { chooseIdTokenAlg, chooseTokenAuthMethod, discoverIssuer, type UpstreamHttp } from '../../sso/oidc.js';
+import { chooseIdTokenAlg, chooseTokenAuthMethod, discoverIssuer } from '../../sso/oidc.js';
+import type { UpstreamClient } from '../../upstream/client.js';
 import { fetchIdpMetadata, type IdpMetadata, parseIdpMetadata } from '../../sso/saml.js';
 import { sealConnectionSecret } from '../../sso/secrets.js';
 import { type OidcSettings, oidcSettings, type SamlSettings, type SsoConnectionPatch, type SsoConnectionRecord, samlSettings } from '../../storage/repos/sso-connections.js';
@@ -18,7 +19,7 @@ import type { Role } from '../members/service.js';
 
 export interface SsoDeps extends ManagementDeps {
   envelope: Envelope;
-  upstream: UpstreamHttp;
+  upstream: UpstreamClient;
 }
 
 /** Connections per organization. */
@@ -172,7 +173,7 @@ export class SsoConnectionService {
       idp = await parseIdpMetadata(input.metadata_xml, 'saml.metadata_xml');
       metadataUrl = null;
     } else if (input.metadata_url !== undefined) {
-      idp = await fetchIdpMetadata(input.metadata_url, this.deps.upstream, 'saml.metadata_url');
+      idp = await fetchIdpMetadata(input.metadata_url, this.deps.upstream.http, 'saml.metadata_url');
       metadataUrl = input.metadata_url;
     }
     if (!idp && !current) throw errors.invalidRequest('saml: metadata_xml or metadata_url is required');

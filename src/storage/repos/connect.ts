@@ -1,10 +1,10 @@
 /**
- * The connected-accounts vault: upstream providers, connect flows (consume-once `state`) and
- * accounts (tokens as envelope ciphertext; refreshes claimed and stored by compare-and-set on
- * `version`). Every query filters on tenant_id.
+ * The connected-accounts vault: upstream providers and accounts (tokens as envelope ciphertext;
+ * refreshes claimed and stored by compare-and-set on `version`). Its round trips live in
+ * upstream_round_trips. Every query filters on tenant_id.
  */
 import type { Kysely } from 'kysely';
-import { compareAndSet, consumeOnce, Sweeper } from '../atomic.js';
+import { compareAndSet } from '../atomic.js';
 import { bool, cast, codec, json, num, words } from '../codec.js';
 import type { Database } from '../schema.js';
 
@@ -31,20 +31,6 @@ export interface ConnectProviderRecord {
   issParameterSupported: boolean;
   createdAt: number;
   updatedAt: number;
-}
-
-export interface ConnectFlowRecord {
-  stateHash: string;
-  tenantId: string;
-  providerId: string;
-  userId: string;
-  sessionId: string;
-  organizationId: string;
-  verifierEnc: string;
-  scopes: string[];
-  expiresAt: number;
-  consumedAt: number | null;
-  createdAt: number;
 }
 
 export interface ConnectedAccountRecord {
@@ -96,20 +82,6 @@ const providers = codec<ConnectProviderRecord>()('connect_providers', {
   updatedAt: true,
 });
 
-const flows = codec<ConnectFlowRecord>()('connect_flows', {
-  stateHash: true,
-  tenantId: true,
-  providerId: true,
-  userId: true,
-  sessionId: true,
-  organizationId: true,
-  verifierEnc: true,
-  scopes: words.in('scope'),
-  expiresAt: true,
-  consumedAt: true,
-  createdAt: true,
-});
-
 const accounts = codec<ConnectedAccountRecord>()('connected_accounts', {
   id: true,
   tenantId: true,
@@ -158,30 +130,6 @@ export class ConnectProviderRepo {
   async delete(tenantId: string, id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('connect_providers').where((eb) => eb.and({ id, tenant_id: tenantId })).executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
-  }
-}
-
-/** Finished and expired flows are deleted every so many flows started. */
-const flowSweeper = new Sweeper(100, async (db, now) => {
-  await db.deleteFrom('connect_flows').where('expires_at', '<=', now).execute();
-});
-
-export class ConnectFlowRepo {
-  constructor(private readonly db: Kysely<Database>) {}
-
-  async insert(f: ConnectFlowRecord): Promise<void> {
-    await this.db.insertInto('connect_flows').values(flows.toRow(f)).execute();
-    await flowSweeper.tick(this.db, f.createdAt);
-  }
-
-  async find(tenantId: string, stateHash: string): Promise<ConnectFlowRecord | undefined> {
-    const row = await this.db.selectFrom('connect_flows').selectAll().where((eb) => eb.and({ state_hash: stateHash, tenant_id: tenantId })).executeTakeFirst();
-    return row && flows.toRecord(row);
-  }
-
-  /** Consume-once: true for exactly one caller while the flow is live. */
-  consume(tenantId: string, stateHash: string, now: number): Promise<boolean> {
-    return consumeOnce(this.db, 'connect_flows', { key: { state_hash: stateHash, tenant_id: tenantId }, column: 'consumed_at', now, expiresColumn: 'expires_at' });
   }
 }
 

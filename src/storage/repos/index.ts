@@ -9,7 +9,7 @@ import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 import { ApiKeyRepo } from './api-keys.js';
 import { ConsoleSetupTokenRepo, TenantAdminRepo } from './console.js';
-import { ConnectFlowRepo, ConnectProviderRepo, ConnectedAccountRepo } from './connect.js';
+import { ConnectProviderRepo, ConnectedAccountRepo } from './connect.js';
 import { CredentialNonceRepo, CredentialOfferRepo, CredentialRepo, CredentialTypeRepo, StatusListRepo } from './credentials.js';
 import { DirectoryConnectionRepo } from './directory-connections.js';
 import { DirectoryGroupRepo } from './directory-groups.js';
@@ -29,9 +29,9 @@ import { SigninConsentRepo, SigninLoginFailureRepo } from './signin-accounts.js'
 import { SigninSessionRepo } from './signin-sessions.js';
 import { SigninStoreRepo } from './signin-store.js';
 import { SigningKeyRepo } from './signing-keys.js';
+import { UpstreamRoundTripRepo } from './upstream-round-trips.js';
 import { SsoConnectionRepo } from './sso-connections.js';
 import { SsoIdentityRepo } from './sso-identities.js';
-import { SsoLoginStateRepo } from './sso-login-states.js';
 import { SsoSamlRepo } from './sso-saml.js';
 import { TenantRepo } from './tenants.js';
 import { UserRepo } from './users.js';
@@ -66,10 +66,9 @@ const makers = {
   directoryUsers: (db) => new DirectoryUserRepo(db),
   directoryGroups: (db) => new DirectoryGroupRepo(db),
   connectProviders: (db) => new ConnectProviderRepo(db),
-  connectFlows: (db) => new ConnectFlowRepo(db),
   connectedAccounts: (db) => new ConnectedAccountRepo(db),
   ssoConnections: (db) => new SsoConnectionRepo(db),
-  ssoLoginStates: (db) => new SsoLoginStateRepo(db),
+  upstreamRoundTrips: (db) => new UpstreamRoundTripRepo(db),
   ssoIdentities: (db) => new SsoIdentityRepo(db),
   ssoSaml: (db) => new SsoSamlRepo(db),
   credentialTypes: (db) => new CredentialTypeRepo(db),

@@ -29,23 +29,6 @@ export interface ConnectProvidersTable {
   updated_at: number;
 }
 
-/** One authorization request sent upstream, bound to the browser session that started it. */
-export interface ConnectFlowsTable {
-  /** SHA-256 hex of the `state` value. */
-  state_hash: string;
-  tenant_id: string;
-  provider_id: string;
-  user_id: string;
-  session_id: string;
-  organization_id: string;
-  /** The PKCE code verifier under envelope encryption. */
-  verifier_enc: string;
-  scope: string;
-  expires_at: number;
-  consumed_at: number | null;
-  created_at: number;
-}
-
 export interface ConnectedAccountsTable {
   /** acct_… */
   id: string;
@@ -74,6 +57,5 @@ export interface ConnectedAccountsTable {
 
 export interface ConnectTables {
   connect_providers: ConnectProvidersTable;
-  connect_flows: ConnectFlowsTable;
   connected_accounts: ConnectedAccountsTable;
 }

@@ -25,21 +25,6 @@ export interface SsoConnectionsTable {
   updated_at: number;
 }
 
-/** One upstream round trip: consumed once, by the browser that started it. */
-export interface SsoLoginStatesTable {
-  /** SHA-256 hex of the `state` sent upstream. */
-  state_hash: string;
-  tenant_id: string;
-  connection_id: string;
-  /** SHA-256 hex of the browser-binding cookie set when the round trip started. */
-  browser_hash: string;
-  /** JSON {nonce, code_verifier, flow, return_to} under envelope encryption (context `sso_state:<state_hash>`). */
-  secrets_enc: string;
-  created_at: number;
-  expires_at: number;
-  consumed_at: number | null;
-}
-
 export interface SsoIdentitiesTable {
   connection_id: string;
   /** The upstream `sub`. */
@@ -94,7 +79,6 @@ export interface SsoSamlOutcomesTable {
 
 export interface SsoTables {
   sso_connections: SsoConnectionsTable;
-  sso_login_states: SsoLoginStatesTable;
   sso_identities: SsoIdentitiesTable;
   sso_saml_requests: SsoSamlRequestsTable;
   sso_saml_assertions: SsoSamlAssertionsTable;
