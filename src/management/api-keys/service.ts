@@ -5,7 +5,7 @@ import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { newId, newSecret } from '../../kernel/ids.js';
 import { errors } from '../../kernel/errors.js';
 import type { ApiKeyRecord, ApiKeyRepo } from '../../storage/repos/api-keys.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from '../principal.js';
 import { type ManagementDeps, reposOf } from '../common.js';
 import { FULL_PRIVILEGE_ONLY, holdsEveryPermission, isPermission, type Permission } from '../permissions.js';
 
