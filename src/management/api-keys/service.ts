@@ -103,6 +103,18 @@ export class ApiKeyService {
     });
   }
 
+  /**
+   * Whether the actor holds every permission, read from the key itself rather than taken from the
+   * caller: an API key only when it is platform-bound with the whole catalogue. A console
+   * administrator acts with every permission, and so does Keyhall itself (the setup link, where
+   * the new administrator chooses the password, and the command line).
+   */
+  async holdsEveryPermission(tenantId: string, actor: Actor): Promise<boolean> {
+    if (actor.type !== 'api_key') return actor.type === 'user' || actor.type === 'system';
+    const key = actor.id === null ? undefined : await this.repo.find(tenantId, actor.id);
+    return !!key && holdsEveryPermission(key);
+  }
+
   list(tenantId: string, organizationId: string | null, after: string | undefined, limit: number) {
     return this.repo.list(tenantId, organizationId, after, limit);
   }
