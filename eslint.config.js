@@ -1,4 +1,6 @@
 import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 // Layer boundaries (docs/architecture.md). A file group's rule lists everything it may not
@@ -13,9 +15,13 @@ const FRAMEWORK = {
 };
 /** Where Fastify may be imported: the HTTP layer, route files, the /v1 plugin and the composition root. */
 const HTTP_BINDINGS = ['src/http/**', 'src/**/routes.ts', 'src/**/*-routes.ts', 'src/management/v1.ts', 'src/server.ts', 'src/context.ts'];
+/** Protocol cores and the rooms they stand on: framework-free code that serves every surface. */
+const CORES = ['oauth', 'signin', 'upstream', 'users', 'sso', 'connect', 'scim', 'credentials', 'kernel', 'egress', 'events'].map((dir) => `src/${dir}/**/*.ts`);
+/** Two files that import each other, kept out of the ordinary run: test/foundation/lint.test.ts lints them. */
+const CYCLE_FIXTURE = 'test/fixtures/lint-cycle/**';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/generated/**', 'packages/*/dist/**', 'packages/*/src/generated/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/generated/**', 'packages/*/dist/**', 'packages/*/src/generated/**', CYCLE_FIXTURE] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -39,6 +45,39 @@ export default tseslint.config(
     // HTTP bindings: the framework, never the database.
     files: HTTP_BINDINGS,
     rules: { 'no-restricted-imports': ['error', { paths: DATABASE }] },
+  },
+  {
+    // No import cycles anywhere: a module's imports stand below it.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Read TypeScript modules (the plugin reads only .js ones otherwise, and would see no cycle).
+      'import-x/extensions': importX.flatConfigs.typescript.settings['import-x/extensions'],
+      'import-x/parsers': importX.flatConfigs.typescript.settings['import-x/parsers'],
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: `${import.meta.dirname}/tsconfig.test.json` })],
+    },
+    rules: { 'import-x/no-cycle': 'error' },
+  },
+  {
+    // Layers: the cores serve every surface, so they import none of them — not the management API,
+    // not the HTTP layer, not the composition root. A name both need moves down into the core.
+    files: CORES,
+    ignores: HTTP_BINDINGS,
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          basePath: import.meta.dirname,
+          zones: [
+            {
+              target: './src',
+              from: ['./src/management', './src/http', './src/context.ts'],
+              message: 'Protocol cores never import management/, http/ or context.ts (docs/architecture.md): move the shared name down into the core.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // The single-page app of docs/guides/spa.md runs in a browser.

@@ -5,7 +5,6 @@
  * - POST /introspect: the same client check + one EdDSA JWT verified + its claims answered;
  * - POST /argon2: one argon2id verification (Keyhall's parameters), for the login ceiling.
  */
-import { hash, verify } from '@node-rs/argon2';
 import Fastify, { type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import { generateKeyPair } from 'jose';
@@ -15,6 +14,7 @@ import { BASELINE_PASSWORD } from './fixtures.js';
 
 const { safeEqual } = await compiled<typeof import('../src/kernel/crypto/hash.js')>('kernel/crypto/hash.js');
 const { newId } = await compiled<typeof import('../src/kernel/ids.js')>('kernel/ids.js');
+const { hashPassword, verifyPassword } = await compiled<typeof import('../src/users/passwords.js')>('users/passwords.js');
 const { decodeCompactJws, signEdDsaJwt, verifyEdDsaSignature } = await compiled<typeof import('../src/oauth/tokens/jws.js')>('oauth/tokens/jws.js');
 
 
@@ -23,7 +23,7 @@ export async function startBaseline(): Promise<{ app: FastifyInstance; port: num
   const pub = KeyObject.from(publicKey);
   const secret = 'bench-secret-0123456789abcdef0123456789abcdef';
   const authorization = `Basic ${Buffer.from(`cli_bench:${secret}`).toString('base64')}`;
-  const passwordHash = await hash(BASELINE_PASSWORD);
+  const passwordHash = await hashPassword(BASELINE_PASSWORD);
   const app = Fastify({ logger: false });
   await app.register(formbody);
   const authenticate = (header: string | undefined): boolean => {
@@ -49,7 +49,7 @@ export async function startBaseline(): Promise<{ app: FastifyInstance; port: num
     return reply.header('cache-control', 'no-store').send({ active: true, ...d.payload });
   });
   app.post('/argon2', async (request, reply) => {
-    const ok = await verify(passwordHash, (request.body as { password?: string }).password ?? '');
+    const ok = await verifyPassword(passwordHash, (request.body as { password?: string }).password ?? '');
     return reply.code(ok ? 200 : 401).send({ ok });
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -35,7 +35,7 @@ import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { ResourceServerService } from './management/resource-servers/service.js';
 import { SsoConnectionService } from './management/sso/service.js';
-import { UserService } from './management/users/service.js';
+import { UserService } from './users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
 import { MfaPolicyService } from './management/mfa-policy/service.js';
 import { WebhookService } from './management/webhooks/service.js';
@@ -309,12 +309,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       r.signinStore,
       (fn) => events.transaction(db.kysely, (trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore, (e) => events.record(trx, e))),
     );
+    const apiKeys = new ApiKeyService(deps, r.apiKeys);
     const management: ManagementServices = {
       auth,
       organizations: new OrganizationService({ ...deps, vault }, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
-      users: new UserService({ ...deps, vault }),
+      users: new UserService({ ...deps, vault, holdsEveryPermission: (tenantId, actor) => apiKeys.holdsEveryPermission(tenantId, actor) }),
       members: new MemberService({ ...deps, vault }),
-      apiKeys: new ApiKeyService(deps, r.apiKeys),
+      apiKeys,
       events: new EventFeedService(r.events),
       directory: new DirectoryService(deps),
       clients: clientService,

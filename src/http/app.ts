@@ -21,7 +21,7 @@ import { homeRoutes } from './home.js';
 import { apiReferenceRoutes } from './api-reference.js';
 import { metricsRoute, registerRequestMetrics } from './metrics.js';
 import { trackRouteMethods } from './methods.js';
-import { rejectUnstorableText } from './input.js';
+import { rejectUnstorableText } from '../kernel/input.js';
 import { jsonBodyProblem, readJsonBody } from './json-body.js';
 import { mcpRoutes } from './mcp-routes.js';
 import { authorizeRoutes } from './oauth/authorize.js';

@@ -4,7 +4,7 @@
  * `__proto__` member anywhere is refused by name — JSON.parse keeps it as an own property, but
  * any later `Object.assign` or merge would turn it into a prototype change.
  */
-import { fieldPath } from './input.js';
+import { fieldPath } from '../kernel/input.js';
 
 export type JsonBody =
   | { ok: true; value: unknown }

@@ -9,7 +9,7 @@
 import type { FastifySchemaCompiler } from 'fastify';
 import type { z } from 'zod';
 import { errors } from '../kernel/errors.js';
-import { fieldPath } from './input.js';
+import { fieldPath } from '../kernel/input.js';
 
 type Issue = z.core.$ZodRawIssue;
 type Part = 'body' | 'query' | 'params';

@@ -1,4 +1,3 @@
-import type { Actor } from '../events/catalogue.js';
 import type { Clock } from '../kernel/clock.js';
 import { sha256Hex } from '../kernel/crypto/hash.js';
 import { errors } from '../kernel/errors.js';
@@ -6,21 +5,7 @@ import type { ApiKeyRepo } from '../storage/repos/api-keys.js';
 import type { RateLimitRepo } from '../storage/repos/rate-limits.js';
 import { API_KEY_PREFIX } from './api-keys/service.js';
 import { isPermission, type Permission } from './permissions.js';
-
-/**
- * Who is calling the management routes: an API key over /v1 (bound to one organization or to the
- * platform), or a tenant administrator signed in to the console (/console/api, docs/console.md),
- * who acts like a platform key holding every permission.
- */
-export interface Principal {
-  /** The actor recorded in audit events: the API key, or the administrator (`user`). */
-  actor: Actor;
-  /** The calling API key; null for a console administrator. */
-  keyId: string | null;
-  tenantId: string;
-  organizationId: string | null;
-  scopes: ReadonlySet<Permission>;
-}
+import type { Principal } from './principal.js';
 
 /** last_used_at is written at most once per this period per key. */
 export const LAST_USED_RESOLUTION_MS = 5 * 60 * 1000;

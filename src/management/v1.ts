@@ -1,8 +1,7 @@
 import swagger from '@fastify/swagger';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler } from 'fastify-type-provider-zod';
 import type { ManagementServices } from '../context.js';
-import type { Actor } from '../events/catalogue.js';
 import { tenantOf } from '../http/tenant.js';
 import { validatorCompiler } from '../http/validation.js';
 import { errors } from '../kernel/errors.js';
@@ -11,7 +10,7 @@ import { clientRoutes } from './clients/routes.js';
 import { connectRoutes } from './connect/routes.js';
 import { credentialRoutes } from './credentials/routes.js';
 import { resourceServerRoutes } from './resource-servers/routes.js';
-import { authorize, type Principal, type RouteAccess } from './auth.js';
+import { authorize, type RouteAccess } from './auth.js';
 import { directoryRoutes } from './directory/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { memberRoutes } from './members/routes.js';
@@ -19,6 +18,7 @@ import { MANAGEMENT_API_DESCRIPTION } from './openapi/description.js';
 import { finishManagementDocument } from './openapi/document.js';
 import { organizationRoutes } from './organizations/routes.js';
 import type { Permission } from './permissions.js';
+import type { Principal } from './principal.js';
 import { ssoRoutes } from './sso/routes.js';
 import { userRoutes } from './users/routes.js';
 import { webauthnPolicyRoutes } from './webauthn-policy/routes.js';
@@ -40,14 +40,6 @@ declare module 'fastify' {
     principal: Principal | null;
   }
 }
-
-export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw errors.invalidToken();
-  return request.principal;
-}
-
-/** The actor of audit events: the API key over /v1, the administrator in the console. */
-export const actorOf = (request: FastifyRequest): Actor => principalOf(request).actor;
 
 /**
  * The management routes themselves, without authentication: /v1 mounts them behind API keys,

@@ -9,7 +9,7 @@ import type { Actor } from '../events/catalogue.js';
 import type { Clock } from '../kernel/clock.js';
 import { AppError, errors } from '../kernel/errors.js';
 import type { ClientService } from '../management/clients/service.js';
-import type { Principal } from '../management/auth.js';
+import type { Principal } from '../management/principal.js';
 import { oauthErrors } from '../oauth/errors.js';
 import type { Db } from '../storage/db.js';
 import { CLIENT_REGISTRATION_POLICIES, type McpSettingsRecord } from '../storage/repos/mcp-settings.js';

@@ -7,7 +7,7 @@
  *   `replace` with a filter that matches nothing stays 400 noTarget, as RFC 7644 §3.5.2.3 says.
  */
 import SCIMMY from 'scimmy';
-import { inspectInput } from '../http/input.js';
+import { inspectInput } from '../kernel/input.js';
 import { fromScimmy, scimErrors } from './errors.js';
 import { normalizeBooleans } from './resources.js';
 

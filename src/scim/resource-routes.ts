@@ -1,11 +1,11 @@
 /** /Users and /Groups: HTTP binding of ScimUsers and ScimGroups. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { baseUrlOf, connectionOf, send } from '../http/scim.js';
 import { scimErrors } from './errors.js';
 import { GROUP_SORT_KEYS, type ScimGroups } from './groups.js';
 import { parseListParams } from './list.js';
 import { parseAttributeList, project } from './projection.js';
 import { etagOf, GROUP_SCHEMA, groupToScim, LIST_SCHEMA, USER_SCHEMA, userToScim } from './resources.js';
-import { baseUrlOf, connectionOf, send } from './routes.js';
 import { USER_SORT_KEYS, type ScimUsers } from './users.js';
 
 export interface ScimResourceServices {

@@ -4,35 +4,15 @@
  * failure is a SCIM error.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { inspectInput, MAX_INPUT_DEPTH } from '../http/input.js';
+import { inspectInput, MAX_INPUT_DEPTH } from '../kernel/input.js';
 import { jsonBodyProblem, readJsonBody } from '../http/json-body.js';
+import { baseUrlOf, send } from '../http/scim.js';
 import { tenantOf } from '../http/tenant.js';
 import { isAppError } from '../kernel/errors.js';
 import type { ScimAuth } from './auth.js';
-import { etagOf } from './resources.js';
-import { ScimError, SCIM_CONTENT_TYPE, scimErrors } from './errors.js';
+import { ScimError, scimErrors } from './errors.js';
 import { resourceRoutes, type ScimResourceServices } from './resource-routes.js';
 import { resourceType, resourceTypeList, schema, schemaList, serviceProviderConfig } from './discovery.js';
-import type { ScimConnection } from './provisioning.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The directory connection whose token authorized this SCIM request. */
-    scimConnection: ScimConnection | null;
-  }
-}
-
-export function send(reply: FastifyReply, status: number, body: unknown, version?: number): FastifyReply {
-  if (version !== undefined) reply.header('etag', etagOf(version));
-  return reply.code(status).header('content-type', SCIM_CONTENT_TYPE).send(JSON.stringify(body));
-}
-
-export function connectionOf(request: FastifyRequest): ScimConnection {
-  if (!request.scimConnection) throw scimErrors.unauthorized('a SCIM token is required');
-  return request.scimConnection;
-}
-
-export const baseUrlOf = (request: FastifyRequest) => `${tenantOf(request).issuer.replace(/\/$/, '')}/scim/v2`;
 
 /**
  * Text no database stores faithfully (NUL, unpaired surrogates) or absurd nesting, found by

@@ -1,7 +1,7 @@
 /** SCIM Users of one connection: create, read, list, replace, patch, delete (RFC 7644 §3). */
 import SCIMMY from 'scimmy';
 import { newId } from '../kernel/ids.js';
-import { normalizeEmail } from '../management/users/service.js';
+import { normalizeEmail } from '../users/emails.js';
 import { ownsDomain } from '../sso/service.js';
 import { isUniqueViolation, type Executor } from '../storage/db.js';
 import type { DirectoryUserRecord, ListQuery } from '../storage/repos/directory-users.js';

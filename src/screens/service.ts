@@ -3,19 +3,19 @@
  * timeouts), logout, session and consent revocation. Every change writes its audit event in the
  * same transaction.
  */
-import { hash, verify } from '@node-rs/argon2';
 import type { Actor, EventType } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import { sha256Hex } from '../kernel/crypto/hash.js';
 import { newId, randomBase64url } from '../kernel/ids.js';
-import { normalizeEmail } from '../management/users/service.js';
 import { withSecondFactor } from '../oauth/authorize/acr.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { UserInfoSource } from '../oauth/userinfo/claims.js';
 import type { Db, Executor } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
 import type { UserRecord } from '../storage/repos/users.js';
+import { normalizeEmail } from '../users/emails.js';
+import { hashPassword, upgradeHash, verifyPassword } from '../users/passwords.js';
 import { type Brand, brandOf, DEFAULT_BRAND } from './brand.js';
 import { randomBytes } from 'node:crypto';
 
@@ -60,7 +60,7 @@ export class SigninService {
 
   /** A hash verified when the email is unknown, so both answers take the same time. */
   #dummy(): Promise<string> {
-    this.#dummyHash ??= hash(randomBytes(16).toString('hex'));
+    this.#dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
     return this.#dummyHash;
   }
 
@@ -115,13 +115,14 @@ export class SigninService {
     if (retry !== undefined) return { kind: 'limited', retryAfterSeconds: retry };
 
     const user = await repos(this.db.kysely, this.db.dialect).users.findByEmail(tenantId, email);
-    const ok = await verify(user?.passwordHash ?? (await this.#dummy()), password.slice(0, 1024)).catch(() => false);
+    const ok = await verifyPassword(user?.passwordHash ?? (await this.#dummy()), password.slice(0, 1024));
     if (!user || !user.passwordHash || !ok) {
       await this.events.transaction(this.db.kysely, async (trx) => {
         await this.#record(trx, tenantId, 'login.failed', userActor(user?.id ?? null), { user_id: user?.id ?? null, reason: 'invalid_credentials', ip: meta.ip });
       });
       return { kind: 'invalid' };
     }
+    await upgradeHash(repos(this.db.kysely, this.db.dialect).users, user, password.slice(0, 1024));
     const pending = secondFactor ? await secondFactor(user) : false;
     return this.#startSession(tenantId, user, meta, now, previousToken, { amr: ['pwd'], pending, accountKey: account.hash, ipKey: ip.hash });
   }

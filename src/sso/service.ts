@@ -10,7 +10,7 @@ import type { Clock } from '../kernel/clock.js';
 import type { Envelope } from '../kernel/crypto/envelope.js';
 import { sha256Hex } from '../kernel/crypto/hash.js';
 import { newId } from '../kernel/ids.js';
-import { normalizeEmail } from '../management/users/service.js';
+import { normalizeEmail } from '../users/emails.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { Acr } from '../oauth/authorize/acr.js';
 import type { MfaService } from '../screens/mfa/service.js';

@@ -17,7 +17,7 @@ import { managementRoutes } from '../../management/v1.js';
 import { checkCsrfToken, cookieNames, crossOrigin } from '../../screens/cookies.js';
 import type { MfaService } from '../../screens/mfa/service.js';
 import type { SigninService } from '../../screens/service.js';
-import { userView } from '../../management/users/service.js';
+import { userView } from '../../management/users/views.js';
 import { csrfFor } from '../screens/csrf.js';
 import { consoleOwnRoutes } from './own-routes.js';
 import { sessionToken, setSessionCookie } from '../screens/session-cookie.js';

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { ConsoleOverview } from '../../console/overview.js';
 import { accountFingerprint, type ConsoleAdmins } from '../../console/service.js';
 import { iso } from '../../management/common.js';
-import { actorOf } from '../../management/v1.js';
+import { actorOf } from '../../management/principal.js';
 import { currentPasswordSetBy, type PasswordSetBy } from '../../storage/repos/users.js';
 import { tenantOf } from '../tenant.js';
 import { validatorCompiler } from '../validation.js';

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { principalOf } from '../v1.js';
+import { principalOf } from '../principal.js';
 import { type ApiKeyService, apiKeyView } from './service.js';
 
 const createBody = z.strictObject({

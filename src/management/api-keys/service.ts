@@ -5,7 +5,7 @@ import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { newId, newSecret } from '../../kernel/ids.js';
 import { errors } from '../../kernel/errors.js';
 import type { ApiKeyRecord, ApiKeyRepo } from '../../storage/repos/api-keys.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from '../principal.js';
 import { type ManagementDeps, reposOf } from '../common.js';
 import { FULL_PRIVILEGE_ONLY, holdsEveryPermission, isPermission, type Permission } from '../permissions.js';
 
@@ -101,6 +101,18 @@ export class ApiKeyService {
       });
       return minted;
     });
+  }
+
+  /**
+   * Whether the actor holds every permission, read from the key itself rather than taken from the
+   * caller: an API key only when it is platform-bound with the whole catalogue. A console
+   * administrator acts with every permission, and so does Keyhall itself (the setup link, where
+   * the new administrator chooses the password, and the command line).
+   */
+  async holdsEveryPermission(tenantId: string, actor: Actor): Promise<boolean> {
+    if (actor.type !== 'api_key') return actor.type === 'user' || actor.type === 'system';
+    const key = actor.id === null ? undefined : await this.repo.find(tenantId, actor.id);
+    return !!key && holdsEveryPermission(key);
   }
 
   list(tenantId: string, organizationId: string | null, after: string | undefined, limit: number) {

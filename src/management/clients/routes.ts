@@ -3,11 +3,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { clientMetadata } from './schema.js';
 import type { ClientService } from './service.js';
-import { ID_TOKEN_CLAIMS_POLICIES } from '../../oauth/token/types.js';
+import { ID_TOKEN_CLAIMS_POLICIES } from '../../oauth/token/lifetimes.js';
 import type { TokenSettingsService } from './settings.js';
 
 const clientList = listing('clients');

@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from '../../events/catalogue.js';
 import type { TenantLifetimes } from '../../oauth/token/lifetimes.js';
-import type { IdTokenClaimsPolicy } from '../../oauth/token/types.js';
+import type { IdTokenClaimsPolicy } from '../../oauth/token/lifetimes.js';
 import { type ManagementDeps, reposOf } from '../common.js';
 
 export interface TokenSettingsView {

@@ -7,7 +7,7 @@ import { accountView, type VaultService } from '../../connect/vault.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errors } from '../../kernel/errors.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { actorOf, principalOf } from '../v1.js';
+import { actorOf, principalOf } from '../principal.js';
 
 const url = z.string().min(1).max(2048);
 /** One OAuth scope token (RFC 6749 §3.3): printable ASCII without space, quote or backslash. */

@@ -5,7 +5,7 @@ import type { CredentialService } from '../../credentials/service.js';
 import { CLAIM_TYPES, type CredentialTypeRecord, type IssuedCredentialRecord, TX_CODE_INPUT_MODES } from '../../credentials/types.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, iso, listing, pageResponse } from '../common.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 
 const configurationId = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'must be a letter then up to 63 letters, digits, _ . or -');
 const claimName = z.string().regex(/^[a-z_][a-z0-9_]{0,63}$/, 'must be a claim name (lower case, digits, _)');

@@ -10,7 +10,8 @@ import { SCIM_TOKEN_PREFIX } from '../../scim/auth.js';
 import type { DirectoryConnectionRecord } from '../../storage/repos/directory-connections.js';
 import type { DirectoryGroupRecord } from '../../storage/repos/directory-groups.js';
 import type { DirectoryUserRecord } from '../../storage/repos/directory-users.js';
-import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
+import { changesOf } from '../../kernel/changes.js';
+import { iso, type ManagementDeps, reposOf } from '../common.js';
 import { ensureMember, type ScimConnection } from '../../scim/provisioning.js';
 
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;

@@ -6,7 +6,7 @@ import { tenantOf } from '../../http/tenant.js';
 import { errors } from '../../kernel/errors.js';
 import type { EventFeedService } from './service.js';
 import { errorResponse, idOf, limitParam } from '../common.js';
-import { principalOf } from '../v1.js';
+import { principalOf } from '../principal.js';
 
 const eventSchema = z.object({
   id: z.string(),

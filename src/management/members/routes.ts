@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 import { type MemberService, memberView, ROLES } from './service.js';
 
 const role = z.enum(ROLES);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { MFA_POLICIES } from '../../storage/repos/mfa.js';
 import { errorResponse, idOf } from '../common.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 import type { MfaPolicyService } from './service.js';
 
 const policy = z.enum(MFA_POLICIES);

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { actorOf, principalOf } from '../v1.js';
+import { actorOf, principalOf } from '../principal.js';
 import { domainVerificationView, organizationView, type OrganizationService } from './service.js';
 
 const name = z.string().trim().min(1).max(200);

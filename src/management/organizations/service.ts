@@ -8,7 +8,8 @@ import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import { holdsEveryPermission } from '../permissions.js';
 import type { OrganizationPatch, OrganizationRecord } from '../../storage/repos/organizations.js';
-import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
+import { changesOf } from '../../kernel/changes.js';
+import { iso, type ManagementDeps, reposOf } from '../common.js';
 
 export function organizationView(o: OrganizationRecord) {
   return {

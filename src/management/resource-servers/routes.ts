@@ -6,7 +6,7 @@ import { SCOPE_TOKEN } from '../../oauth/scope.js';
 import { isResourceIndicator } from '../../oauth/token/targets.js';
 import { ACCESS_TOKEN_ALGS } from '../../oauth/tokens/jws.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 import { type ResourceServerService, resourceServerView } from './service.js';
 
 /** An audience URI (RFC 8707 §2): absolute, no fragment. */

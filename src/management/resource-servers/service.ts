@@ -9,7 +9,8 @@ import { newId } from '../../kernel/ids.js';
 import type { AccessTokenAlg } from '../../oauth/tokens/jws.js';
 import type { ResourceServerRecord } from '../../oauth/types.js';
 import { isUniqueViolation } from '../../storage/db.js';
-import { changesOf, type ManagementDeps, iso, reposOf } from '../common.js';
+import { changesOf } from '../../kernel/changes.js';
+import { type ManagementDeps, iso, reposOf } from '../common.js';
 
 export interface ResourceServerInput {
   name?: string | undefined;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { ROLES } from '../members/service.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 import { type SsoConnectionService, ssoConnectionView } from './service.js';
 
 const connectionSchema = z.object({

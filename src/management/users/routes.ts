@@ -3,8 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
-import { actorOf } from '../v1.js';
-import { passkeyView, sessionView, type UserService, userView } from './service.js';
+import { actorOf } from '../principal.js';
+import type { UserService } from '../../users/service.js';
+import { passkeyView, sessionView, userView } from './views.js';
 
 const email = z.string().trim().max(254).email();
 const password = z.string().min(8).max(256);

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf } from '../common.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 import { webauthnPolicyView, type WebauthnPolicyService } from './service.js';
 
 /** Most organizations allow a handful of authenticator models; 100 bounds the check at registration. */

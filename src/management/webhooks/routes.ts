@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, iso, listing, pageResponse } from '../common.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 import { endpointView, type WebhookService } from './service.js';
 
 const endpointSchema = z.object({

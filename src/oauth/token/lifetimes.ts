@@ -4,7 +4,16 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Lru } from '../../kernel/lru.js';
-import type { IdTokenClaimsPolicy, OAuthSettings } from './types.js';
+
+/** Which claims an ID token carries: the profile claims of the granted scopes, or only the protocol ones. */
+export type IdTokenClaimsPolicy = 'scoped' | 'minimal';
+export const ID_TOKEN_CLAIMS_POLICIES = ['scoped', 'minimal'] as const;
+
+export interface OAuthSettings {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  idTokenClaims: IdTokenClaimsPolicy;
+}
 
 export interface LifetimeOverrides {
   accessTokenTtlSeconds: number | null;

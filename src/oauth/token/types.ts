@@ -3,7 +3,7 @@ import type { Clock } from '../../kernel/clock.js';
 import type { DpopNonces } from '../dpop/nonce.js';
 import type { VerifiedDpop } from '../dpop/verify.js';
 import type { KeySource } from '../tokens/access-token.js';
-import type { TenantLifetimes } from './lifetimes.js';
+import type { OAuthSettings, TenantLifetimes } from './lifetimes.js';
 import type { AccessTokenPolicy } from './targets.js';
 import type {
   ClientRecord,
@@ -16,16 +16,6 @@ import type {
   ResourceServerStore,
   RevokedTokenStore,
 } from '../types.js';
-
-/** Which claims an ID token carries: the profile claims of the granted scopes, or only the protocol ones. */
-export type IdTokenClaimsPolicy = 'scoped' | 'minimal';
-export const ID_TOKEN_CLAIMS_POLICIES = ['scoped', 'minimal'] as const;
-
-export interface OAuthSettings {
-  accessTokenTtlSeconds: number;
-  refreshTokenTtlSeconds: number;
-  idTokenClaims: IdTokenClaimsPolicy;
-}
 
 /** Audit events of the OAuth core (the acting party is the client named in `data.client_id`). */
 export interface OAuthEvent {

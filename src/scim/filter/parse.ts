@@ -5,7 +5,7 @@
  * input cheap: 1000 characters, nesting depth 8, 50 comparisons. Every failure is 400
  * invalidFilter.
  */
-import { inspectInput } from '../../http/input.js';
+import { inspectInput } from '../../kernel/input.js';
 import { scimErrors } from '../errors.js';
 
 export type CompareOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { IdTokenClaimsPolicy } from '../../oauth/token/types.js';
+import type { IdTokenClaimsPolicy } from '../../oauth/token/lifetimes.js';
 import { codec, field } from '../codec.js';
 import type { Database } from '../schema.js';
 

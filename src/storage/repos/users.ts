@@ -106,6 +106,19 @@ export class UserRepo {
     return row && stored.toRecord(row);
   }
 
+  /**
+   * Replaces the password hash only while it is still `expected` (compare-and-set): the same
+   * password re-hashed with today's parameters. `updated_at` stays; whether it was replaced.
+   */
+  async replacePasswordHash(tenantId: string, id: string, expected: string, next: Pick<UserRecord, 'passwordHash' | 'passwordSetBy'>): Promise<boolean> {
+    const r = await this.db
+      .updateTable('users')
+      .set(stored.toPatch(next, PATCHABLE))
+      .where((eb) => eb.and({ tenant_id: tenantId, id, password_hash: expected }))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async delete(tenantId: string, id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('users').where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;

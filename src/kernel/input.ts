@@ -1,4 +1,4 @@
-import { errors } from '../kernel/errors.js';
+import { errors } from './errors.js';
 
 // A NUL character, or a UTF-16 surrogate that is not part of a pair.
 // eslint-disable-next-line no-control-regex -- matching NUL is the point

@@ -1,68 +1,38 @@
-import type { PasskeyRecord } from '../../storage/repos/mfa.js';
-import type { SessionRecord } from '../../oauth/authorize/types.js';
-import { acrOf } from '../../oauth/authorize/acr.js';
-import { hash } from '@node-rs/argon2';
-import type { Actor } from '../../events/catalogue.js';
-import type { MembershipVault } from '../../connect/vault.js';
-import { revokeMembershipCredentials } from '../../credentials/service.js';
-import { errors } from '../../kernel/errors.js';
-import { newId } from '../../kernel/ids.js';
-import { type Executor, isUniqueViolation } from '../../storage/db.js';
-import { type PasswordSetBy, passwordTag, type UserPatch, type UserRecord } from '../../storage/repos/users.js';
-import { changesOf, iso, type ManagementDeps, reposOf } from '../common.js';
-import { holdsEveryPermission } from '../permissions.js';
+/**
+ * The account rules: creating, changing and deleting users (unique emails, who may change how an
+ * administrator signs in), their sessions and passkeys. Management (/v1 and the console), SCIM,
+ * SSO and sign-in reach users through src/users/; the HTTP views stay with the routes.
+ */
+import type { MembershipVault } from '../connect/vault.js';
+import { revokeMembershipCredentials } from '../credentials/service.js';
+import type { Actor } from '../events/catalogue.js';
+import type { EventRecorder } from '../events/recorder.js';
+import { changesOf } from '../kernel/changes.js';
+import type { Clock } from '../kernel/clock.js';
+import { errors } from '../kernel/errors.js';
+import { newId } from '../kernel/ids.js';
+import type { SessionRecord } from '../oauth/authorize/types.js';
+import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
+import { repos, type Repos } from '../storage/repos/index.js';
+import type { PasskeyRecord } from '../storage/repos/mfa.js';
+import { type PasswordSetBy, passwordTag, type UserPatch, type UserRecord } from '../storage/repos/users.js';
+import { normalizeEmail } from './emails.js';
+import { hashPassword } from './passwords.js';
 
-/** Emails are unique per tenant in this form: trimmed and lower-cased. */
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
-
-/** argon2id (the library's default algorithm) with its defaults: 19 MiB, 2 passes, the OWASP baseline. */
-export const hashPassword = (password: string) => hash(password);
-
-/** The public shape of a user: never the password or its hash. */
-export function userView(u: UserRecord) {
-  return {
-    id: u.id,
-    email: u.email,
-    name: u.name,
-    email_verified: u.emailVerified,
-    has_password: u.passwordHash !== null,
-    created_at: iso(u.createdAt),
-    updated_at: iso(u.updatedAt),
-  };
+export interface UserDeps {
+  db: Db;
+  clock: Clock;
+  events: EventRecorder;
+  vault: MembershipVault;
+  /**
+   * Whether the actor holds every permission (a console administrator, Keyhall itself, or a
+   * platform API key with the whole catalogue): the management API's privilege rule, asked of it
+   * rather than known here.
+   */
+  holdsEveryPermission: (tenantId: string, actor: Actor) => Promise<boolean>;
 }
 
 const emailTaken = (err: unknown) => (isUniqueViolation(err) ? errors.conflict('email: a user with this email already exists') : err);
-
-export function passkeyView(p: PasskeyRecord) {
-  return {
-    id: p.id,
-    name: p.name,
-    aaguid: p.aaguid,
-    transports: p.transports,
-    attestation_verified: p.attestationVerified,
-    created_at: iso(p.createdAt),
-    last_used_at: p.lastUsedAt === null ? null : iso(p.lastUsedAt),
-    disabled_at: p.disabledAt === null ? null : iso(p.disabledAt),
-  };
-}
-
-/** A hosted-login session as /v1 shows it: times, methods and client hints; never the cookie value or its hash. */
-export function sessionView(s: SessionRecord) {
-  const amr = s.amr ?? ['pwd'];
-  return {
-    id: s.id,
-    created_at: iso(s.createdAt),
-    auth_time: iso(s.authTime),
-    last_seen_at: iso(s.lastSeenAt),
-    idle_expires_at: iso(s.idleExpiresAt),
-    expires_at: iso(s.expiresAt),
-    amr,
-    acr: acrOf(amr),
-    mfa_pending: s.mfaPending === true,
-    user_agent: s.userAgent,
-    ip: s.ip,
-  };
-}
 
 const isLive = (s: SessionRecord, now: number) => s.revokedAt === null && s.expiresAt > now && s.idleExpiresAt > now;
 
@@ -75,20 +45,12 @@ const setBy = (actor: Actor, everyPermission: boolean, passwordHash: string): Pa
 });
 
 export class UserService {
-  constructor(private readonly deps: ManagementDeps & { vault: MembershipVault }) {}
+  constructor(private readonly deps: UserDeps) {}
 
-  /**
-   * Whether the actor holds every permission, read from the key itself rather than taken from the
-   * caller: an API key only when it is platform-bound with the whole catalogue. A console
-   * administrator acts with every permission, and so does Keyhall itself (the setup link, where
-   * the new administrator chooses the password, and the command line).
-   */
-  async #holdsEveryPermission(tenantId: string, actor: Actor): Promise<boolean> {
-    if (actor.type !== 'api_key') return actor.type === 'user' || actor.type === 'system';
-    const key = actor.id === null ? undefined : await reposOf(this.deps).apiKeys.find(tenantId, actor.id);
-    return !!key && holdsEveryPermission(key);
+  /** The repositories over the root database, or over `trx` inside a transaction. */
+  #repos(trx?: Executor): Repos {
+    return repos(trx ?? this.deps.db.kysely, this.deps.db.dialect);
   }
-
 
   /** `also` runs in the creating transaction (the console setup link makes the user an administrator there). */
   async create(tenantId: string, actor: Actor, input: { email: string; name?: string; password?: string }, also?: (trx: Executor, user: UserRecord) => Promise<void>) {
@@ -106,11 +68,11 @@ export class UserService {
     };
     if (input.password !== undefined) {
       user.passwordHash = await hashPassword(input.password);
-      user.passwordSetBy = setBy(actor, await this.#holdsEveryPermission(tenantId, actor), user.passwordHash);
+      user.passwordSetBy = setBy(actor, await this.deps.holdsEveryPermission(tenantId, actor), user.passwordHash);
     }
     try {
       await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        await reposOf(this.deps, trx).users.insert(user);
+        await this.#repos(trx).users.insert(user);
         await this.deps.events.record(trx, { tenantId, type: 'user.created', organizationId: null, actor, data: { user_id: user.id } });
         await also?.(trx, user);
       });
@@ -121,13 +83,13 @@ export class UserService {
   }
 
   async get(tenantId: string, id: string) {
-    const user = await reposOf(this.deps).users.find(tenantId, id);
+    const user = await this.#repos().users.find(tenantId, id);
     if (!user) throw errors.notFound('user not found');
     return user;
   }
 
   list(tenantId: string, after: string | undefined, limit: number, email?: string) {
-    return reposOf(this.deps).users.list(tenantId, after, limit, email === undefined ? undefined : normalizeEmail(email));
+    return this.#repos().users.list(tenantId, after, limit, email === undefined ? undefined : normalizeEmail(email));
   }
 
   /**
@@ -143,14 +105,14 @@ export class UserService {
     };
     // How the user signs in may change: the caller's privilege decides whether it may for an
     // administrator, and is recorded with a new password.
-    const mayChangeAdministrators = input.email === undefined && input.password === undefined ? true : await this.#holdsEveryPermission(tenantId, actor);
+    const mayChangeAdministrators = input.email === undefined && input.password === undefined ? true : await this.deps.holdsEveryPermission(tenantId, actor);
     if (input.password !== undefined) {
       patch.passwordHash = await hashPassword(input.password);
       patch.passwordSetBy = setBy(actor, mayChangeAdministrators, patch.passwordHash);
     }
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-        const repo = reposOf(this.deps, trx).users;
+        const repo = this.#repos(trx).users;
         const current = await repo.find(tenantId, id);
         if (!current) throw errors.notFound('user not found');
         // A new password is always a change (a fresh salt); the rest only when it differs.
@@ -161,7 +123,7 @@ export class UserService {
         if (!mayChangeAdministrators && fields.some((f) => f !== 'name')) {
           // The row lock first: a grant of the role in flight commits before the check reads it.
           await repo.lock(tenantId, id, this.deps.db.dialect);
-          if (await reposOf(this.deps, trx).tenantAdmins.isAdmin(tenantId, id)) {
+          if (await this.#repos(trx).tenantAdmins.isAdmin(tenantId, id)) {
             throw errors.insufficientScope("changing a tenant administrator's email or password needs every permission (a console administrator, or a key holding the whole catalogue)");
           }
         }
@@ -178,7 +140,7 @@ export class UserService {
   /** Revokes every hosted-login session of the user (one session.revoked event each); returns how many. */
   async revokeSessions(tenantId: string, actor: Actor, id: string): Promise<number> {
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const r = reposOf(this.deps, trx);
+      const r = this.#repos(trx);
       if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
       const ids = await r.sessions.revokeAllForUser(tenantId, id, this.deps.clock.now());
       for (const sessionId of ids) {
@@ -190,7 +152,7 @@ export class UserService {
 
   /** A page of the user's live sessions (oldest first, by id); 404 for an unknown user. */
   async listSessions(tenantId: string, id: string, after: string | undefined, limit: number): Promise<SessionRecord[]> {
-    const r = reposOf(this.deps);
+    const r = this.#repos();
     if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
     return r.sessions.listLive(tenantId, id, this.deps.clock.now(), after, limit);
   }
@@ -202,7 +164,7 @@ export class UserService {
    */
   async revokeSession(tenantId: string, actor: Actor, id: string, sessionId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const r = reposOf(this.deps, trx);
+      const r = this.#repos(trx);
       if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
       const now = this.deps.clock.now();
       const session = await r.sessions.find(tenantId, sessionId);
@@ -216,14 +178,14 @@ export class UserService {
 
   /** The user's passkeys (id, name, AAGUID, transports, times; never key material). */
   async listPasskeys(tenantId: string, id: string): Promise<PasskeyRecord[]> {
-    const r = reposOf(this.deps);
+    const r = this.#repos();
     if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
     return r.mfa.listPasskeys(tenantId, id);
   }
 
   async deletePasskey(tenantId: string, actor: Actor, id: string, passkeyId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const removed = await reposOf(this.deps, trx).mfa.deletePasskey(tenantId, id, passkeyId);
+      const removed = await this.#repos(trx).mfa.deletePasskey(tenantId, id, passkeyId);
       if (!removed) throw errors.notFound('passkey not found');
       await this.deps.events.record(trx, { tenantId, type: 'passkey.removed', organizationId: null, actor, data: { user_id: id, passkey_id: passkeyId, aaguid: removed.aaguid } });
     });
@@ -237,7 +199,7 @@ export class UserService {
    */
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const r = reposOf(this.deps, trx);
+      const r = this.#repos(trx);
       // Locked with the other administrators' rows (PostgreSQL): a concurrent grant or removal waits.
       if ((await r.tenantAdmins.userIds(tenantId, this.deps.db.dialect)).includes(id)) {
         throw errors.conflict('this user is a tenant administrator: remove the administrator role first');
