@@ -42,9 +42,11 @@ export function acceptLanguageTags(header: string | undefined): string[] {
     .split(',')
     .map((part, i) => {
       const [tag = '', ...params] = part.split(';');
-      const q = params.map((p) => /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(p)).find((m) => m !== null);
-      const weight = q ? Number(q[1]) : 1;
-      return { tag: tag.trim(), weight: Number.isFinite(weight) ? weight : 0, i };
+      // A malformed weight (RFC 9110 §12.4.2 qvalue) counts as none wanted.
+      const q = params.map((p) => p.trim()).find((p) => /^q\s*=/i.test(p));
+      const value = q?.replace(/^q\s*=\s*/i, '');
+      const weight = value === undefined ? 1 : /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/.test(value) ? Number(value) : 0;
+      return { tag: tag.trim(), weight, i };
     })
     .filter((e) => e.tag !== '' && e.tag !== '*' && e.weight > 0)
     .sort((a, b) => b.weight - a.weight || a.i - b.i)
