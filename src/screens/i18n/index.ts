@@ -68,17 +68,21 @@ export interface Translator {
   /** The message as markup: its text escaped, each `{name}` replaced by the rendered value (markup stays markup). */
   html(key: MessageKey, vars: Record<string, Value>): Html;
   /**
-   * A text another layer wrote in English (a service's refusal, an error's description): the
-   * message it is, in this locale; a text the catalogue does not know stays as it is in English
-   * and is `fallback` in any other language.
+   * A text another layer wrote in English (a service's refusal, an error's description: the
+   * catalogue's `error.*`, `sso.*` and `passkey.*` messages): the message it is, in this locale;
+   * a text the catalogue does not know stays as it is in English and is `fallback` in any other
+   * language.
    */
   known(text: string, fallback: MessageKey): string;
 }
 
 const fill = (text: string, vars: Vars = {}) => text.replace(/\{([a-z_]+)\}/g, (m, name: string) => (Object.hasOwn(vars, name) ? String(vars[name]) : m));
 
-/** Each English message as a pattern, its placeholders capturing: how `known` recognizes a text. */
-const PATTERNS: Array<{ key: MessageKey; names: string[]; pattern: RegExp }> = (Object.keys(en) as MessageKey[]).map((key) => {
+/** The messages other layers write in English: error descriptions, SSO failures, passkey refusals. */
+const FROM_OTHER_LAYERS = ['error.', 'sso.', 'passkey.'];
+
+/** Each of those English messages as a pattern, its placeholders capturing: how `known` recognizes a text. */
+const PATTERNS: Array<{ key: MessageKey; names: string[]; pattern: RegExp }> = (Object.keys(en) as MessageKey[]).filter((key) => FROM_OTHER_LAYERS.some((p) => key.startsWith(p))).map((key) => {
   const names: string[] = [];
   const source = en[key].split(/(\{[a-z_]+\})/).map((part) => {
     const name = /^\{([a-z_]+)\}$/.exec(part)?.[1];
