@@ -38,6 +38,7 @@ import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
 import { MfaPolicyService } from './management/mfa-policy/service.js';
+import { BrandingTextsService } from './management/branding/service.js';
 import { WebhookService } from './management/webhooks/service.js';
 import { CachedClientSettings, CachedClientStore } from './oauth/client-cache.js';
 import { CachedResourceServers } from './oauth/resource-server-cache.js';
@@ -83,6 +84,8 @@ export interface ManagementServices {
   webhooks: WebhookService;
   webauthnPolicy: WebauthnPolicyService;
   mfaPolicy: MfaPolicyService;
+  /** The hosted pages' language: default locale and tenant texts (also read by every hosted page). */
+  branding: BrandingTextsService;
   connectProviders: ProviderService;
   /** The connected-accounts vault (also used by the /connect screens). */
   vault: VaultService;
@@ -328,6 +331,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
       mfaPolicy: new MfaPolicyService(deps),
+      branding: new BrandingTextsService(deps),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream }),

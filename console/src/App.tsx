@@ -14,6 +14,7 @@ import { Webhooks } from './screens/Webhooks';
 import { ConnectedAccounts } from './screens/ConnectedAccounts';
 import { Credentials } from './screens/Credentials';
 import { MfaPolicy } from './screens/MfaPolicy';
+import { PageTexts } from './screens/PageTexts';
 import { Sso } from './screens/Sso';
 import { describeError, Loading } from './ui';
 
@@ -34,6 +35,7 @@ const SCREENS: Array<{ path: string; title: string; render: (s: Session) => JSX.
   { path: '/console/applications', title: 'Applications', render: () => <Applications /> },
   { path: '/console/sso', title: 'SSO', render: () => <Sso /> },
   { path: '/console/mfa-policy', title: 'MFA policy', render: () => <MfaPolicy /> },
+  { path: '/console/page-texts', title: 'Page texts', render: () => <PageTexts /> },
   { path: '/console/connected-accounts', title: 'Connected accounts', render: () => <ConnectedAccounts /> },
   { path: '/console/credentials', title: 'Credentials', render: () => <Credentials /> },
   { path: '/console/events', title: 'Events', render: () => <Events /> },

@@ -86,6 +86,9 @@ export const EVENT_TYPES = {
   'mfa.recovery_codes.regenerated': { webhook: false, description: "a user's recovery codes were (re)generated; earlier ones stop working" },
   'webauthn_policy.updated': { webhook: false, description: "an organization's passkey AAGUID allowlist was set or cleared" },
   'mfa_policy.updated': { webhook: false, description: "the tenant's or an organization's MFA policy (off, optional, required) was set or cleared" },
+  // The hosted pages' language (docs/branding.md); tenant-wide.
+  'branding.texts.updated': { webhook: false, description: "the tenant's own texts of the hosted pages were replaced (the number of messages per locale)" },
+  'branding.locale.updated': { webhook: false, description: "the hosted pages' default language was set" },
   // The connected-accounts vault (docs/connected-accounts.md). Provider events are tenant-wide.
   'connect.provider.created': { webhook: false, description: 'an upstream provider of the vault was registered' },
   'connect.provider.updated': { webhook: false, description: "an upstream provider's settings or client secret changed" },

@@ -129,6 +129,8 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(healthRoutes, { ping: () => ping(ctx.db), pendingMigrations: () => pendingMigrations(ctx.db), draining: opts.draining ?? (() => false) });
   if (opts.metrics && ctx.config.metricsToken) await app.register(metricsRoute, { metrics: opts.metrics, token: ctx.config.metricsToken });
   registerTenantResolution(app, ctx.tenantResolver);
+  // The hosted pages' language settings and texts per tenant (src/http/screens/csp.ts).
+  app.decorate('pageTexts', ctx.management.branding);
   await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore, tenantMetadata: (tenantId, issuer) => ctx.management.mcp.authorizationServerMetadata(tenantId, issuer) });
   await app.register(homeRoutes);
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });

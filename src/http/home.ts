@@ -24,7 +24,7 @@ const ICON_CACHE = 'public, max-age=604800';
 export async function homeRoutes(app: FastifyInstance): Promise<void> {
   app.get('/', async (request, reply) => {
     const tenant = tenantOf(request);
-    return sendPage(reply, 200, { title: 'Home' }, (f) => homePage(f, { issuer: tenant.issuer, documents: OPENAPI_DOCUMENTS.map((d) => d.path) }));
+    return sendPage(reply, 200, { title: 'title.home' }, (f) => homePage(f, { issuer: tenant.issuer, documents: OPENAPI_DOCUMENTS.map((d) => d.path) }));
   });
   // Icons answer on any host, a tenant's or not (a browser asks for them on an error page too).
   app.get('/favicon.svg', { config: { tenantless: true } }, async (_request, reply) => reply.type('image/svg+xml').header('cache-control', ICON_CACHE).send(FAVICON_SVG));

@@ -36,6 +36,8 @@ export const PERMISSIONS = [
   'credentials:read',
   'credentials:revoke',
   'events:read',
+  'branding:read',
+  'branding:write',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -23,6 +23,7 @@ import { ssoRoutes } from './sso/routes.js';
 import { userRoutes } from './users/routes.js';
 import { webauthnPolicyRoutes } from './webauthn-policy/routes.js';
 import { mfaPolicyRoutes } from './mfa-policy/routes.js';
+import { brandingRoutes } from './branding/routes.js';
 import { mcpSettingsRoutes } from './mcp/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
@@ -77,6 +78,7 @@ export async function managementRoutes(app: FastifyInstance, services: Managemen
   await app.register(ssoRoutes(services.sso));
   await app.register(credentialRoutes(services.credentials));
   await app.register(mcpSettingsRoutes(services.mcp));
+  await app.register(brandingRoutes(services.branding));
 }
 
 /**

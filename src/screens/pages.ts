@@ -3,27 +3,31 @@ import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { LinkableConnection, SsoLinks } from '../sso/link.js';
 import type { Brand } from './brand.js';
 import { type Html, html } from './html.js';
+import type { MessageKey, Translator } from './i18n/index.js';
 
 export interface PageFrame {
+  /** The page's title, in its language. */
   title: string;
   brand: Brand;
   nonce: string;
+  /** The page's texts in its language (src/screens/i18n); `t.locale` is its `<html lang>`. */
+  t: Translator;
 }
 
-const SCOPE_TEXT: Record<string, string> = {
-  openid: 'Know who you are',
-  profile: 'See your name and organization memberships',
-  email: 'See your email address',
-  offline_access: 'Stay signed in to the application when you are away',
+const SCOPE_TEXT: Record<string, MessageKey> = {
+  openid: 'scope.openid',
+  profile: 'scope.profile',
+  email: 'scope.email',
+  offline_access: 'scope.offline_access',
   // The /mcp tools' scopes (docs/mcp.md).
-  'mcp:read': 'See your profile, your organizations and their members',
-  'mcp:connected_accounts': 'Use the accounts you connected (get their access tokens)',
-  'mcp:credentials': 'Offer credentials in organizations you administer',
+  'mcp:read': 'scope.mcp_read',
+  'mcp:connected_accounts': 'scope.mcp_connected_accounts',
+  'mcp:credentials': 'scope.mcp_credentials',
 };
 
 export function layout(f: PageFrame, body: Html): Html {
   return html`<!doctype html>
-<html lang="en">
+<html lang="${f.t.locale}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -61,9 +65,26 @@ ${body}
 
 export const hidden = (name: string, value: string | null | undefined) => (value ? html`<input type="hidden" name="${name}" value="${value}">` : '');
 
-export function errorPage(f: PageFrame, error: string, description: string): Html {
-  return layout(f, html`<h1>Something went wrong</h1><p class="error" id="error" data-error="${error}">${description}</p><p>Return to the application and try again.</p>`);
+/** The error codes a page explains in words of its own when the catalogue does not know the description. */
+const ERROR_TEXT: Record<string, MessageKey> = {
+  invalid_request: 'error.invalid_request',
+  not_found: 'error.not_found',
+  forbidden: 'error.forbidden',
+  conflict: 'error.conflict',
+  access_denied: 'error.access_denied',
+  csrf_failed: 'error.csrf_failed',
+  server_error: 'error.server_error',
+};
+
+/** The description is the error's English (from any layer): shown as the catalogue's message in the page's language. */
+export function errorPage(f: PageFrame, error: string, description: string | undefined): Html {
+  const text = description === undefined ? f.t('error.generic') : f.t.known(description, (Object.hasOwn(ERROR_TEXT, error) ? ERROR_TEXT[error] : undefined) ?? 'error.generic');
+  return layout(f, html`<h1>${f.t('error.heading')}</h1><p class="error" id="error" data-error="${error}">${text}</p><p>${f.t('error.return')}</p>`);
 }
+
+/** The status line of the passkey buttons: /webauthn.js shows its messages there, in the page's language. */
+export const webauthnStatus = (f: PageFrame) =>
+  html`<p class="error" id="webauthn-status" aria-live="polite" data-unsupported="${f.t('script.unsupported')}" data-incomplete="${f.t('script.incomplete')}" hidden></p>`;
 
 export interface LoginView {
   csrf: string;
@@ -79,23 +100,23 @@ export interface LoginView {
 export function loginPage(f: PageFrame, v: LoginView): Html {
   return layout(
     f,
-    html`<h1>Sign in${v.clientName ? html` to ${v.clientName}` : ''}</h1>
+    html`<h1>${v.clientName ? f.t('login.heading_client', { client: v.clientName }) : f.t('login.heading')}</h1>
 ${v.message ? html`<p class="error" role="alert">${v.message}</p>` : ''}
 <form method="post" action="/login">
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}
-<label for="email">Email</label>
+<label for="email">${f.t('login.email')}</label>
 <input id="email" name="email" type="email" autocomplete="username webauthn" required value="${v.email ?? ''}">
-<label for="password">Password</label>
+<label for="password">${f.t('login.password')}</label>
 <input id="password" name="password" type="password" autocomplete="current-password">
-${v.ssoHint ? html`<p class="hint">With your organization's single sign-on, leave the password empty.</p>` : ''}
-<button type="submit">Sign in</button>
+${v.ssoHint ? html`<p class="hint">${f.t('login.sso_hint')}</p>` : ''}
+<button type="submit">${f.t('login.submit')}</button>
 </form>
-<p class="or">or</p>
+<p class="or">${f.t('login.or')}</p>
 <form method="post" action="/login/passkey" id="passkey-form" data-conditional="/login/passkey/options">
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}<input type="hidden" name="credential" value="">
-<button type="button" class="secondary" id="passkey-login" data-webauthn="get" data-options="/login/passkey/options" data-form="passkey-form">Sign in with a passkey</button>
+<button type="button" class="secondary" id="passkey-login" data-webauthn="get" data-options="/login/passkey/options" data-form="passkey-form">${f.t('login.passkey')}</button>
 </form>
-<p class="error" id="webauthn-status" aria-live="polite" hidden></p>
+${webauthnStatus(f)}
 <script src="/webauthn.js" defer></script>`,
   );
 }
@@ -103,13 +124,13 @@ ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.
 export function consentPage(f: PageFrame, v: { csrf: string; flow: string; clientName: string; scopes: string[]; resources: string[] }): Html {
   return layout(
     f,
-    html`<h1>${v.clientName} wants to access your account</h1>
-${v.scopes.length === 0 ? html`<p>It asks only to know that you are signed in.</p>` : ''}<ul>${v.scopes.map((s) => html`<li>${(Object.hasOwn(SCOPE_TEXT, s) ? SCOPE_TEXT[s] : undefined) ?? s}</li>`)}</ul>
-${v.resources.length > 0 ? html`<p>On your behalf at:</p><ul>${v.resources.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
+    html`<h1>${f.t('consent.heading', { client: v.clientName })}</h1>
+${v.scopes.length === 0 ? html`<p>${f.t('consent.signed_in_only')}</p>` : ''}<ul>${v.scopes.map((s) => html`<li>${Object.hasOwn(SCOPE_TEXT, s) ? f.t(SCOPE_TEXT[s]!) : s}</li>`)}</ul>
+${v.resources.length > 0 ? html`<p>${f.t('consent.resources')}</p><ul>${v.resources.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
 <form method="post" action="/login/consent">
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+<button type="submit" name="decision" value="allow">${f.t('consent.allow')}</button>
+<button type="submit" name="decision" value="deny" class="secondary">${f.t('consent.deny')}</button>
 </form>`,
   );
 }
@@ -126,16 +147,16 @@ export interface LogoutView {
 export function logoutPage(f: PageFrame, v: LogoutView): Html {
   return layout(
     f,
-    html`<h1>Sign out${v.clientName ? html` of ${v.clientName}` : ''}?</h1>
+    html`<h1>${v.clientName ? f.t('logout.heading_client', { client: v.clientName }) : f.t('logout.heading')}</h1>
 <form method="post" action="/logout">
 ${hidden('csrf_token', v.csrf)}${hidden('id_token_hint', v.idTokenHint)}${hidden('post_logout_redirect_uri', v.postLogoutRedirectUri)}${hidden('state', v.state)}${hidden('client_id', v.clientId)}
-<button type="submit">Sign out</button>
+<button type="submit">${f.t('logout.submit')}</button>
 </form>`,
   );
 }
 
 export function signedOutPage(f: PageFrame): Html {
-  return layout(f, html`<h1>You are signed out</h1><p><a href="/login">Sign in again</a></p>`);
+  return layout(f, html`<h1>${f.t('signed_out.heading')}</h1><p><a href="/login">${f.t('signed_out.again')}</a></p>`);
 }
 
 export interface SessionsView {
@@ -155,33 +176,33 @@ export function sessionsPage(f: PageFrame, v: SessionsView): Html {
     html`<form method="post" action="/sessions/revoke">${hidden('csrf_token', v.csrf)}${hidden('session_id', id)}<button type="submit" class="secondary">${label}</button></form>`;
   return layout(
     f,
-    html`<h1>Your sessions</h1>
-<p>Signed in as <strong>${v.email}</strong>.</p>
-<table><thead><tr><th>Device</th><th>Created</th><th>Last seen</th><th></th></tr></thead><tbody>
+    html`<h1>${f.t('sessions.heading')}</h1>
+<p>${f.t.html('sessions.signed_in_as', { email: html`<strong>${v.email}</strong>` })}</p>
+<table><thead><tr><th>${f.t('sessions.device')}</th><th>${f.t('sessions.created')}</th><th>${f.t('sessions.last_seen')}</th><th></th></tr></thead><tbody>
 ${v.sessions.map(
-  (s) => html`<tr data-session="${s.id}"><td>${s.userAgent ?? 'Unknown device'}${s.id === v.currentId ? ' (this device)' : ''}</td><td>${when(s.createdAt)}</td><td>${when(s.lastSeenAt)}</td><td>${revoke(s.id, 'Revoke')}</td></tr>`,
+  (s) => html`<tr data-session="${s.id}"><td>${s.userAgent ?? f.t('sessions.unknown_device')}${s.id === v.currentId ? ` ${f.t('sessions.this_device')}` : ''}</td><td>${when(s.createdAt)}</td><td>${when(s.lastSeenAt)}</td><td>${revoke(s.id, f.t('sessions.revoke'))}</td></tr>`,
 )}
 </tbody></table>
-${revoke('all', 'Sign out everywhere')}
-<h1>Applications you allowed</h1>
-${v.consents.length === 0 ? html`<p>None.</p>` : ''}
+${revoke('all', f.t('sessions.sign_out_everywhere'))}
+<h1>${f.t('sessions.applications')}</h1>
+${v.consents.length === 0 ? html`<p>${f.t('sessions.none')}</p>` : ''}
 <table><tbody>${v.consents.map(
       (c) =>
-        html`<tr><td>${c.clientName ?? c.clientId}</td><td>${[...c.scopes, ...c.resources].join(' ')}</td><td><form method="post" action="/sessions/consents/revoke">${hidden('csrf_token', v.csrf)}${hidden('client_id', c.clientId)}<button type="submit" class="secondary">Revoke</button></form></td></tr>`,
+        html`<tr><td>${c.clientName ?? c.clientId}</td><td>${[...c.scopes, ...c.resources].join(' ')}</td><td><form method="post" action="/sessions/consents/revoke">${hidden('csrf_token', v.csrf)}${hidden('client_id', c.clientId)}<button type="submit" class="secondary">${f.t('sessions.revoke')}</button></form></td></tr>`,
     )}</tbody></table>
-${ssoSection(v)}
-<form method="post" action="/logout">${hidden('csrf_token', v.csrf)}<button type="submit">Sign out</button></form>`,
+${ssoSection(f, v)}
+<form method="post" action="/logout">${hidden('csrf_token', v.csrf)}<button type="submit">${f.t('sessions.sign_out')}</button></form>`,
   );
 }
 
 /** /sessions: linked SSO connections (Unlink each) and the ones the user may link (Link each: a round trip to the IdP). */
-function ssoSection(v: SessionsView): Html | string {
+function ssoSection(f: PageFrame, v: SessionsView): Html | string {
   if (v.sso.linked.length === 0 && v.sso.offered.length === 0) return '';
   const row = (c: LinkableConnection, action: string, label: string) =>
     html`<tr data-connection="${c.connectionId}"><td>${c.connectionName}</td><td>${c.organizationName}</td><td><form method="post" action="${action}">${hidden('csrf_token', v.csrf)}${hidden('connection_id', c.connectionId)}<button type="submit" class="secondary">${label}</button></form></td></tr>`;
-  return html`<h1>Single sign-on</h1>
-${v.sso.linked.length === 0 ? html`<p>No single sign-on is linked to your account.</p>` : html`<table id="sso-linked"><tbody>${v.sso.linked.map((c) => row(c, '/sso/identities/unlink', 'Unlink'))}</tbody></table>`}
-${v.sso.offered.length === 0 ? '' : html`<p>Link single sign-on to your account (you sign in at the identity provider, then come back here):</p><table id="sso-offered"><tbody>${v.sso.offered.map((c) => row(c, `/sso/${encodeURIComponent(c.connectionId)}/link`, 'Link'))}</tbody></table>`}`;
+  return html`<h1>${f.t('sessions.sso_heading')}</h1>
+${v.sso.linked.length === 0 ? html`<p>${f.t('sessions.sso_none')}</p>` : html`<table id="sso-linked"><tbody>${v.sso.linked.map((c) => row(c, '/sso/identities/unlink', f.t('sessions.sso_unlink')))}</tbody></table>`}
+${v.sso.offered.length === 0 ? '' : html`<p>${f.t('sessions.sso_offer')}</p><table id="sso-offered"><tbody>${v.sso.offered.map((c) => row(c, `/sso/${encodeURIComponent(c.connectionId)}/link`, f.t('sessions.sso_link')))}</tbody></table>`}`;
 }
 
 export interface ConnectListView {
@@ -196,16 +217,16 @@ export interface ConnectListView {
 export function connectListPage(f: PageFrame, v: ConnectListView): Html {
   return layout(
     f,
-    html`<h1>Connected accounts</h1>
-<p>Signed in as <strong>${v.email}</strong>.</p>
-${v.connected ? html`<p id="connected" data-account="${v.connected}">The account is connected.</p>` : ''}
-${v.accounts.length === 0 ? html`<p>No connected accounts.</p>` : ''}
+    html`<h1>${f.t('connect.heading')}</h1>
+<p>${f.t.html('sessions.signed_in_as', { email: html`<strong>${v.email}</strong>` })}</p>
+${v.connected ? html`<p id="connected" data-account="${v.connected}">${f.t('connect.connected')}</p>` : ''}
+${v.accounts.length === 0 ? html`<p>${f.t('connect.none')}</p>` : ''}
 <table><tbody>${v.accounts.map(
       (a) =>
-        html`<tr data-account="${a.id}" data-status="${a.status}"><td>${a.providerName}</td><td>${a.organizationName}</td><td>${a.status === 'active' ? a.scopes.join(' ') : 'Needs to be connected again'}</td><td><form method="post" action="/connect/accounts/disconnect">${hidden('csrf_token', v.csrf)}${hidden('account_id', a.id)}<button type="submit" class="secondary">Disconnect</button></form></td></tr>`,
+        html`<tr data-account="${a.id}" data-status="${a.status}"><td>${a.providerName}</td><td>${a.organizationName}</td><td>${a.status === 'active' ? a.scopes.join(' ') : f.t('connect.reconnect')}</td><td><form method="post" action="/connect/accounts/disconnect">${hidden('csrf_token', v.csrf)}${hidden('account_id', a.id)}<button type="submit" class="secondary">${f.t('connect.disconnect')}</button></form></td></tr>`,
     )}</tbody></table>
-<h1>Connect an account</h1>
-${v.providers.length === 0 ? html`<p>No providers are set up.</p>` : ''}
+<h1>${f.t('connect.add_heading')}</h1>
+${v.providers.length === 0 ? html`<p>${f.t('connect.no_providers')}</p>` : ''}
 <ul>${v.providers.map((p) => html`<li><a href="/connect/${p.id}" data-provider="${p.id}">${p.name}</a></li>`)}</ul>`,
   );
 }
@@ -214,13 +235,13 @@ ${v.providers.length === 0 ? html`<p>No providers are set up.</p>` : ''}
 export function connectStartPage(f: PageFrame, v: { csrf: string; providerId: string; providerName: string; scopes: string[]; organizations: Array<{ id: string; name: string }> }): Html {
   return layout(
     f,
-    html`<h1>Connect ${v.providerName}</h1>
-${v.scopes.length > 0 ? html`<p>Keyhall will ask ${v.providerName} for:</p><ul>${v.scopes.map((s) => html`<li>${s}</li>`)}</ul>` : ''}
+    html`<h1>${f.t('connect.start_heading', { provider: v.providerName })}</h1>
+${v.scopes.length > 0 ? html`<p>${f.t('connect.scopes', { provider: v.providerName })}</p><ul>${v.scopes.map((s) => html`<li>${s}</li>`)}</ul>` : ''}
 <form method="post" action="/connect/${v.providerId}">
 ${hidden('csrf_token', v.csrf)}
-<label for="organization_id">For the organization</label>
+<label for="organization_id">${f.t('connect.organization')}</label>
 <select id="organization_id" name="organization_id" required>${v.organizations.map((o) => html`<option value="${o.id}">${o.name}</option>`)}</select>
-<button type="submit">Continue to ${v.providerName}</button>
+<button type="submit">${f.t('connect.continue', { provider: v.providerName })}</button>
 </form>`,
   );
 }

@@ -11,6 +11,7 @@ import type { SsoTables } from './tables/sso.js';
 import type { UpstreamTables } from './tables/upstream.js';
 import type { MfaTables } from './tables/mfa.js';
 import type { McpTables } from './tables/mcp.js';
+import type { BrandingTables } from './tables/branding.js';
 import type { ConsoleTables } from './tables/console.js';
 
 /**
@@ -18,4 +19,4 @@ import type { ConsoleTables } from './tables/console.js';
  * Conventions (both dialects): times are integer epoch milliseconds, JSON is text, booleans are
  * 0/1 integers, secrets are stored only as SHA-256 hex or as envelope ciphertext.
  */
-export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables, LimitTables, ConnectTables, SsoTables, CredentialTables, MfaTables, McpTables, ConsoleTables, UpstreamTables {}
+export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables, LimitTables, ConnectTables, SsoTables, CredentialTables, MfaTables, McpTables, ConsoleTables, UpstreamTables, BrandingTables {}

@@ -303,7 +303,7 @@ describe('console in a browser', () => {
     await nav('Overview');
     const links = page.getByRole('navigation', { name: 'Console' }).getByRole('link');
     const boxes = (await links.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()))) as Array<{ x: number; y: number; width: number; height: number }>;
-    assert.equal(boxes.length, 13);
+    assert.equal(boxes.length, 14);
     const line = Math.min(...boxes.map((b) => b.height));
     for (const [i, b] of boxes.entries()) {
       assert.equal(Math.round(b.x), Math.round(boxes[0]!.x), `link ${i} in the same column`);

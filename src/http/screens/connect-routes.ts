@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { VaultService } from '../../connect/vault.js';
 import { errors } from '../../kernel/errors.js';
+import { en } from '../../screens/i18n/index.js';
 import { connectListPage, connectStartPage } from '../../screens/pages.js';
 import type { SigninService } from '../../screens/service.js';
 import { field } from '../form.js';
@@ -40,7 +41,7 @@ export async function connectScreenRoutes(app: FastifyInstance, opts: ConnectScr
     const orgName = new Map(organizations.map((o) => [o.id, o.name]));
     const connected = field(request.query, 'connected');
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, 200, { title: 'Connected accounts' }, (f) =>
+    return sendPage(reply, 200, { title: 'title.connected_accounts' }, (f) =>
       connectListPage(f, {
         csrf,
         email: user?.email ?? '',
@@ -69,11 +70,11 @@ export async function connectScreenRoutes(app: FastifyInstance, opts: ConnectScr
     const session = await currentSession(signin, request);
     if (!session) return toLogin(reply, `/connect/${providerId}`);
     const provider = await vault.provider(tenant.id, providerId);
-    if (!provider) return sendErrorPage(request, reply, errors.notFound('This connection provider does not exist.'));
+    if (!provider) return sendErrorPage(request, reply, errors.notFound(en['error.connect_provider_unknown']));
     const organizations = await vault.organizationsOf(tenant.id, session.userId);
-    if (organizations.length === 0) return sendErrorPage(request, reply, errors.forbidden('You are not a member of any organization, so there is nothing to connect an account for.'));
+    if (organizations.length === 0) return sendErrorPage(request, reply, errors.forbidden(en['error.connect_no_organization']));
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, 200, { title: `Connect ${provider.name}`, formTargets: [provider.authorizationEndpoint] }, (f) =>
+    return sendPage(reply, 200, { title: 'title.connect', titleVars: { provider: provider.name }, formTargets: [provider.authorizationEndpoint] }, (f) =>
       connectStartPage(f, { csrf, providerId: provider.id, providerName: provider.name, scopes: provider.scopes, organizations }),
     );
   });

@@ -12,6 +12,7 @@ import type { SessionRecord } from '../../oauth/authorize/types.js';
 import type { OAuthServer } from '../../oauth/compose.js';
 import { cookieNames, safeReturnTo } from '../../screens/cookies.js';
 import { Html } from '../../screens/html.js';
+import { en, type MessageKey, type Translator } from '../../screens/i18n/index.js';
 import { challengePage, mfaPage, recoveryCodesPage, totpPage } from '../../screens/mfa/pages.js';
 import { loginPage } from '../../screens/pages.js';
 import { browserBinding, type MfaService } from '../../screens/mfa/service.js';
@@ -39,7 +40,7 @@ interface Enroller {
   fresh: boolean;
 }
 
-const FLOW_GONE = 'This sign-in page has expired or was already used. Go back to the application and start again.';
+const FLOW_GONE = en['error.flow_gone'];
 
 export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): Promise<void> {
   const { oauth, signin, mfa } = opts;
@@ -83,8 +84,8 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     if (result.kind !== 'ok') {
       const csrf = csrfFor(request, reply);
       const brand = await signin.brand(tenant.id, flow?.flow.request.organizationId);
-      return sendPage(reply, 401, { title: 'Sign in', brand, formTargets: formTargets(flow), script: true }, (f) =>
-        loginPage(f, { csrf, flow: flow?.id, returnTo, message: result.message, clientName: flow?.client.clientName }),
+      return sendPage(reply, 401, { title: 'title.sign_in', uiLocales: flow?.flow.request.uiLocales, brand, formTargets: formTargets(flow), script: true }, (f) =>
+        loginPage(f, { csrf, flow: flow?.id, returnTo, message: f.t.known(result.message, 'passkey.sign_in_failed'), clientName: flow?.client.clientName }),
       );
     }
     const login = await signin.passkeyLogin(tenant.id, result.user, meta(request), result.amr, result.passkey.id, sessionToken(request));
@@ -95,13 +96,14 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
 
   // ------------------------------------------------------------ /mfa overview and passkeys
 
-  const renderMfa = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, extra: { message?: string; notice?: string } = {}) => {
+  /** `message`: a catalogue key, or a service's English refusal (shown as the catalogue's message it is). */
+  const renderMfa = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, extra: { message?: Message } = {}) => {
     const tenant = tenantOf(request);
     const user = await signin.user(tenant.id, session.userId);
     const f = await mfa.factors(tenant.id, session.userId);
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, status, { title: 'Sign-in methods', script: true }, (frame) =>
-      mfaPage(frame, { csrf, email: user?.email ?? '', fresh: mfa.fresh(session), passkeys: f.passkeys, totp: f.totp, recoveryCodes: f.recoveryCodes, ...extra }),
+    return sendPage(reply, status, { title: 'title.mfa', script: true }, (frame) =>
+      mfaPage(frame, { csrf, email: user?.email ?? '', fresh: mfa.fresh(session), passkeys: f.passkeys, totp: f.totp, recoveryCodes: f.recoveryCodes, message: textOf(frame.t, extra.message) }),
     );
   };
 
@@ -128,7 +130,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
    * when `freshFor` names the action, a login at most 5 minutes old (else /mfa says so).
    * Undefined once it has answered.
    */
-  const guarded = async (request: FastifyRequest, reply: FastifyReply, opts: { freshFor?: string; enrolment?: boolean } = {}): Promise<Enroller | undefined> => {
+  const guarded = async (request: FastifyRequest, reply: FastifyReply, opts: { freshFor?: MessageKey; enrolment?: boolean } = {}): Promise<Enroller | undefined> => {
     if (!csrfOk(request)) {
       await rejectCsrf(request, reply);
       return undefined;
@@ -139,7 +141,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
       return undefined;
     }
     if (opts.freshFor && !e.fresh) {
-      await renderMfa(request, reply, e.session, 403, { message: `Confirm it is you (sign in again) before ${opts.freshFor}.` });
+      await renderMfa(request, reply, e.session, 403, { message: { key: 'mfa.confirm_first', parts: { action: opts.freshFor } } });
       return undefined;
     }
     return e;
@@ -162,18 +164,18 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
   });
 
   app.post('/mfa/passkeys', async (request, reply) => {
-    const e = await guarded(request, reply, { freshFor: 'adding a passkey', enrolment: true });
+    const e = await guarded(request, reply, { freshFor: 'mfa.action_add_passkey', enrolment: true });
     if (!e) return reply;
     const tenant = tenantOf(request);
     const flow = e.pending ? await flowOf(request, request.body) : undefined;
     const returnTo = e.pending ? returnToOf(request, request.body) : undefined;
-    const refuse = (status: number, message: string) =>
+    const refuse = (status: number, message: Message) =>
       e.pending ? renderChallenge(request, reply, e.session, status, { flow, returnTo }, message) : renderMfa(request, reply, e.session, status, { message });
     const user = await signin.user(tenant.id, e.session.userId);
     if (!user) return seeOther(reply, '/login?return_to=%2Fmfa');
     const r = await mfa.registerPasskey(tenant, user, binding(request), field(request.body, 'credential'), field(request.body, 'name'));
-    if (r.kind === 'rejected') return refuse(403, r.message);
-    if (r.kind === 'invalid') return refuse(400, r.message);
+    if (r.kind === 'rejected') return refuse(403, { english: r.message, fallback: 'passkey.not_verified' });
+    if (r.kind === 'invalid') return refuse(400, { english: r.message, fallback: 'passkey.not_verified' });
     if (!e.pending) return seeOther(reply, '/mfa');
     // The first factor of a sign-in that owes one: the new passkey (user verification was required) completes it.
     const done = await signin.completeSecondFactor(tenant.id, e.session, amrOfPasskey(r.passkey, true));
@@ -185,16 +187,16 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const e = await guarded(request, reply);
     if (!e) return reply;
     if (!(await mfa.renamePasskey(tenantOf(request).id, e.session.userId, field(request.body, 'passkey_id') ?? '', field(request.body, 'name') ?? ''))) {
-      return renderMfa(request, reply, e.session, 400, { message: 'That passkey could not be renamed (unknown passkey or empty name).' });
+      return renderMfa(request, reply, e.session, 400, { message: 'mfa.rename_failed' });
     }
     return seeOther(reply, '/mfa');
   });
 
   app.post('/mfa/passkeys/remove', async (request, reply) => {
-    const e = await guarded(request, reply, { freshFor: 'removing a passkey' });
+    const e = await guarded(request, reply, { freshFor: 'mfa.action_remove_passkey' });
     if (!e) return reply;
     if (!(await mfa.removePasskey(tenantOf(request).id, e.session.userId, field(request.body, 'passkey_id') ?? ''))) {
-      return renderMfa(request, reply, e.session, 404, { message: 'No such passkey.' });
+      return renderMfa(request, reply, e.session, 404, { message: 'mfa.no_such_passkey' });
     }
     return seeOther(reply, '/mfa');
   });
@@ -207,13 +209,13 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     return e?.fresh ? e : undefined;
   };
 
-  const renderTotp = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: string) => {
+  const renderTotp = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: MessageKey) => {
     const tenant = tenantOf(request);
     const user = await signin.user(tenant.id, session.userId);
     const enrolment = user ? await mfa.totpEnrolment(tenant.id, user, new URL(tenant.issuer).host) : undefined;
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, status, { title: 'Authenticator app', formTargets: formTargets(context.flow) }, (f) =>
-      totpPage(f, { csrf, flow: context.flow?.id, returnTo: context.returnTo, enrolment, message }, enrolment ? new Html(enrolment.svg) : undefined),
+    return sendPage(reply, status, { title: 'title.totp', uiLocales: context.flow?.flow.request.uiLocales, formTargets: formTargets(context.flow) }, (f) =>
+      totpPage(f, { csrf, flow: context.flow?.id, returnTo: context.returnTo, enrolment, message: message && f.t(message) }, enrolment ? new Html(enrolment.svg) : undefined),
     );
   };
 
@@ -243,28 +245,28 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const r = await mfa.confirmTotp(tenant.id, e.session.userId, field(request.body, 'code') ?? '');
     if (r.kind === 'limited') {
       reply.header('retry-after', String(r.retryAfterSeconds));
-      return renderTotp(request, reply, e.session, 429, { flow, returnTo }, 'Too many attempts. Wait a few minutes and try again.');
+      return renderTotp(request, reply, e.session, 429, { flow, returnTo }, 'totp.too_many');
     }
-    if (r.kind === 'invalid') return renderTotp(request, reply, e.session, 400, { flow, returnTo }, 'That code is not right. Enter the current code from your app.');
+    if (r.kind === 'invalid') return renderTotp(request, reply, e.session, 400, { flow, returnTo }, 'totp.wrong');
     if (e.pending) await signin.completeSecondFactor(tenant.id, e.session, ['otp']);
     const next = e.pending ? withContext('/mfa/continue', flow, returnTo) : '/mfa';
     if (!r.recoveryCodes) return e.pending ? continueNow(request, reply, flow, returnTo) : seeOther(reply, next);
     // The codes are shown once, in the answer to this POST (never stored in clear, never shown again).
-    return sendPage(reply, 200, { title: 'Recovery codes' }, (f) => recoveryCodesPage(f, { codes: r.recoveryCodes!, next }));
+    return sendPage(reply, 200, { title: 'title.recovery_codes', uiLocales: flow?.flow.request.uiLocales }, (f) => recoveryCodesPage(f, { codes: r.recoveryCodes!, next }));
   });
 
   app.post('/mfa/totp/remove', async (request, reply) => {
-    const e = await guarded(request, reply, { freshFor: 'removing the authenticator app' });
+    const e = await guarded(request, reply, { freshFor: 'mfa.action_remove_totp' });
     if (!e) return reply;
     await mfa.removeTotp(tenantOf(request).id, e.session.userId);
     return seeOther(reply, '/mfa');
   });
 
   app.post('/mfa/recovery-codes', async (request, reply) => {
-    const e = await guarded(request, reply, { freshFor: 'generating new recovery codes' });
+    const e = await guarded(request, reply, { freshFor: 'mfa.action_recovery_codes' });
     if (!e) return reply;
     const codes = await mfa.regenerateRecoveryCodes(tenantOf(request).id, e.session.userId);
-    return sendPage(reply, 200, { title: 'Recovery codes' }, (f) => recoveryCodesPage(f, { codes, next: '/mfa' }));
+    return sendPage(reply, 200, { title: 'title.recovery_codes' }, (f) => recoveryCodesPage(f, { codes, next: '/mfa' }));
   });
 
   /** After an enrolment during sign-in: the flow continues (a GET link target that issues nothing by itself). */
@@ -278,13 +280,13 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
 
   // ------------------------------------------------------------ the second factor at sign-in
 
-  const renderChallenge = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: string) => {
+  const renderChallenge = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: Message) => {
     const tenant = tenantOf(request);
     const f = await mfa.factors(tenant.id, session.userId);
     const brand = await signin.brand(tenant.id, context.flow?.flow.request.organizationId);
     const csrf = csrfFor(request, reply);
     const passkeyOnly = minimumAcr(context.flow?.flow.request.acrValues) === 'phr';
-    return sendPage(reply, status, { title: 'Confirm it is you', brand, formTargets: formTargets(context.flow), script: true }, (frame) =>
+    return sendPage(reply, status, { title: 'title.challenge', uiLocales: context.flow?.flow.request.uiLocales, brand, formTargets: formTargets(context.flow), script: true }, (frame) =>
       challengePage(frame, {
         csrf,
         flow: context.flow?.id,
@@ -293,7 +295,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
         passkeys: f.passkeys.length > 0,
         enrol: !f.totp && f.passkeys.length === 0,
         passkeyOnly,
-        message,
+        message: textOf(frame.t, message),
       }),
     );
   };
@@ -313,15 +315,15 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const flow = await flowOf(request, request.body);
     const returnTo = returnToOf(request, request.body);
     if (!p) return seeOther(reply, withContext('/login', flow, returnTo));
-    if (minimumAcr(flow?.flow.request.acrValues) === 'phr') return renderChallenge(request, reply, p, 400, { flow, returnTo }, 'This application asks for a passkey.');
+    if (minimumAcr(flow?.flow.request.acrValues) === 'phr') return renderChallenge(request, reply, p, 400, { flow, returnTo }, 'challenge.passkey_only');
     const code = field(request.body, 'code');
     const recovery = field(request.body, 'recovery_code');
     const r = await mfa.checkCode(tenant.id, p.userId, code ? { totp: code } : { recovery: recovery ?? '' }, { ip: request.ip });
     if (r.kind === 'limited') {
       reply.header('retry-after', String(r.retryAfterSeconds));
-      return renderChallenge(request, reply, p, 429, { flow, returnTo }, 'Too many attempts. Wait a few minutes and try again.');
+      return renderChallenge(request, reply, p, 429, { flow, returnTo }, 'totp.too_many');
     }
-    if (r.kind === 'invalid') return renderChallenge(request, reply, p, 401, { flow, returnTo }, 'That code is not right, or was already used.');
+    if (r.kind === 'invalid') return renderChallenge(request, reply, p, 401, { flow, returnTo }, 'challenge.wrong');
     const done = await signin.completeSecondFactor(tenant.id, p, r.amr);
     if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
     return finish(request, reply, flow, returnTo, done);
@@ -342,12 +344,25 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const returnTo = returnToOf(request, request.body);
     if (!p) return seeOther(reply, withContext('/login', flow, returnTo));
     const r = await mfa.authenticatePasskey(tenant, binding(request), field(request.body, 'credential'), 'second_factor', p.userId, { ip: request.ip });
-    if (r.kind !== 'ok') return renderChallenge(request, reply, p, 401, { flow, returnTo }, r.message);
+    if (r.kind !== 'ok') return renderChallenge(request, reply, p, 401, { flow, returnTo }, { english: r.message, fallback: 'passkey.sign_in_failed' });
     await mfa.challengeSucceeded(tenant.id, p.userId, 'passkey', request.ip);
     const done = await signin.completeSecondFactor(tenant.id, p, r.amr);
     if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
     return finish(request, reply, flow, returnTo, done);
   });
+}
+
+/**
+ * A page's message: a catalogue key (its placeholders filled with other messages), or a service's
+ * English refusal, shown as the catalogue's message it is (else `fallback` outside English).
+ */
+type Message = MessageKey | { key: MessageKey; parts: Record<string, MessageKey> } | { english: string; fallback: MessageKey };
+
+function textOf(t: Translator, m: Message | undefined): string | undefined {
+  if (m === undefined) return undefined;
+  if (typeof m === 'string') return t(m);
+  if ('english' in m) return t.known(m.english, m.fallback);
+  return t(m.key, Object.fromEntries(Object.entries(m.parts).map(([name, key]) => [name, t(key)])));
 }
 
 /** Where the password step sends a user who owes a second factor. */

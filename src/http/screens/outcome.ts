@@ -6,17 +6,17 @@ import { logProtocolRefusal, toAppError } from '../errors.js';
 import { sendPage } from './csp.js';
 
 /** Renders any error as an HTML page with its status and code (the JSON renderer's HTML twin). */
-export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, err: unknown): Promise<FastifyReply> {
   const e = toAppError(err, request);
   logProtocolRefusal(request, e.status, e.code);
   for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
-  return sendPage(reply, e.status, { title: 'Error' }, (f) => errorPage(f, e.code, e.description ?? 'The request could not be completed.'));
+  return sendPage(reply, e.status, { title: 'title.error' }, (f) => errorPage(f, e.code, e.description));
 }
 
 export const seeOther = (reply: FastifyReply, location: string) => reply.code(303).header('location', location).send();
 
 /** Sends an authorization outcome: 303 to the client, the login or consent page, or an error page. */
-export function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: Outcome): FastifyReply {
+export async function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<FastifyReply> {
   switch (outcome.kind) {
     case 'redirect':
       return seeOther(reply, outcome.location);
@@ -26,6 +26,6 @@ export function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcom
       return seeOther(reply, `/login/consent?flow=${encodeURIComponent(outcome.flow)}`);
     case 'error':
       logProtocolRefusal(request, 400, outcome.error);
-      return sendPage(reply, 400, { title: 'Error' }, (f) => errorPage(f, outcome.error, outcome.description));
+      return sendPage(reply, 400, { title: 'title.error' }, (f) => errorPage(f, outcome.error, outcome.description));
   }
 }

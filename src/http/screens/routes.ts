@@ -8,6 +8,7 @@ import { type LoadedFlow, sessionSatisfies } from '../../oauth/authorize/engine.
 import type { OAuthServer } from '../../oauth/compose.js';
 import type { LogoutParams } from '../../oauth/logout/resolve.js';
 import { safeReturnTo } from '../../screens/cookies.js';
+import { en, type MessageKey } from '../../screens/i18n/index.js';
 import { consentPage, loginPage, logoutPage, sessionsPage, signedOutPage } from '../../screens/pages.js';
 import type { SigninService } from '../../screens/service.js';
 import type { MfaService } from '../../screens/mfa/service.js';
@@ -24,8 +25,8 @@ import { continuationOf, redirectToIdp } from './sso-routes.js';
 import { clearSessionCookie, currentSession, sessionToken, setSessionCookie } from './session-cookie.js';
 
 /** The same words for an unknown email and a wrong password (no account enumeration). */
-const BAD_CREDENTIALS = 'The email or password is incorrect.';
-const FLOW_GONE = 'This sign-in page has expired or was already used. Go back to the application and start again.';
+const BAD_CREDENTIALS: MessageKey = 'login.bad_credentials';
+const FLOW_GONE = en['error.flow_gone'];
 
 export interface ScreenRoutesOptions {
   oauth: Pick<OAuthServer, 'authorize' | 'logout'>;
@@ -36,7 +37,7 @@ export interface ScreenRoutesOptions {
   links: Pick<SsoLinkService, 'links'>;
 }
 
-const SSO_UNAVAILABLE = 'Your organization requires single sign-on, and it is not available right now. Ask your administrator.';
+const SSO_UNAVAILABLE: MessageKey = 'login.sso_unavailable';
 
 export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptions): Promise<void> {
   const { oauth, signin: service, mfa, sso, links } = opts;
@@ -45,18 +46,18 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
   const flowGone = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.pageExpired(FLOW_GONE));
   const rejectCsrf = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.csrfFailed());
 
-  const renderLogin = async (request: FastifyRequest, reply: FastifyReply, status: number, flow: LoadedFlow | undefined, extra: { email?: string; message?: string; returnTo?: string }) => {
+  const renderLogin = async (request: FastifyRequest, reply: FastifyReply, status: number, flow: LoadedFlow | undefined, extra: { email?: string; message?: MessageKey; returnTo?: string }) => {
     const tenant = tenantOf(request);
     const brand = await service.brand(tenant.id, flow?.flow.request.organizationId);
     const csrf = csrfFor(request, reply);
     const ssoOffered = await sso.offered(tenant.id);
-    return sendPage(reply, status, { title: 'Sign in', brand, formTargets: flow ? [flow.flow.request.redirectUri] : [], script: true }, (f) =>
+    return sendPage(reply, status, { title: 'title.sign_in', uiLocales: flow?.flow.request.uiLocales, brand, formTargets: flow ? [flow.flow.request.redirectUri] : [], script: true }, (f) =>
       loginPage(f, {
         csrf,
         flow: flow?.id,
         returnTo: extra.returnTo,
         email: extra.email ?? flow?.flow.request.loginHint ?? undefined,
-        message: extra.message,
+        message: extra.message && f.t(extra.message),
         clientName: flow?.client.clientName,
         ssoHint: ssoOffered,
       }),
@@ -99,7 +100,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     );
     if (result.kind === 'limited') {
       reply.header('retry-after', String(result.retryAfterSeconds));
-      return renderLogin(request, reply, 429, flow, { email, returnTo, message: 'Too many failed sign-ins. Wait a few minutes and try again.' });
+      return renderLogin(request, reply, 429, flow, { email, returnTo, message: 'login.too_many' });
     }
     if (result.kind === 'invalid') return renderLogin(request, reply, 401, flow, { email, returnTo, message: BAD_CREDENTIALS });
     setSessionCookie(request, reply, result.token, service.settings.sessionMaxSeconds);
@@ -115,7 +116,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     if (!sessionSatisfies(flow.flow, current)) return seeOther(reply, `/login?flow=${encodeURIComponent(flow.id)}`);
     const brand = await service.brand(tenantOf(request).id, flow.flow.request.organizationId);
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, 200, { title: 'Allow access', brand, formTargets: [flow.flow.request.redirectUri] }, (f) =>
+    return sendPage(reply, 200, { title: 'title.consent', uiLocales: flow.flow.request.uiLocales, brand, formTargets: [flow.flow.request.redirectUri] }, (f) =>
       consentPage(f, { csrf, flow: flow.id, clientName: flow.client.clientName ?? flow.client.id, scopes: flow.flow.request.scopes, resources: flow.flow.request.resources }),
     );
   });
@@ -144,7 +145,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     const target = await oauth.logout(params, tenantOf(request));
     if (!target.ok) return sendErrorPage(request, reply, errors.invalidRequest(target.description));
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, 200, { title: 'Sign out', formTargets: target.redirect ? [target.redirect] : [] }, (f) =>
+    return sendPage(reply, 200, { title: 'title.sign_out', formTargets: target.redirect ? [target.redirect] : [] }, (f) =>
       logoutPage(f, { csrf, clientName: target.clientName, ...params }),
     );
   });
@@ -160,7 +161,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     return seeOther(reply, target.redirect ?? '/login/signed-out');
   });
 
-  app.get('/login/signed-out', async (_request, reply) => sendPage(reply, 200, { title: 'Signed out' }, (f) => signedOutPage(f)));
+  app.get('/login/signed-out', async (_request, reply) => sendPage(reply, 200, { title: 'title.signed_out' }, (f) => signedOutPage(f)));
 
   app.get('/sessions', async (request, reply) => {
     const tenant = tenantOf(request);
@@ -173,7 +174,7 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
       links.links(tenant.id, current.userId, user?.email ?? ''),
     ]);
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, 200, { title: 'Sessions' }, (f) => sessionsPage(f, { csrf, email: user?.email ?? '', currentId: current.id, sessions, consents, sso: ssoLinks }));
+    return sendPage(reply, 200, { title: 'title.sessions' }, (f) => sessionsPage(f, { csrf, email: user?.email ?? '', currentId: current.id, sessions, consents, sso: ssoLinks }));
   });
 
   app.post('/sessions/revoke', async (request, reply) => {

@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../kernel/errors.js';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
+import { en } from '../../screens/i18n/index.js';
 import type { MfaService } from '../../screens/mfa/service.js';
 import type { SigninService } from '../../screens/service.js';
 import type { SsoLinkService } from '../../sso/link.js';
@@ -62,9 +63,9 @@ export async function ssoLinkRoutes(app: FastifyInstance, opts: SsoLinkRoutesOpt
     const session = await guarded(request, reply);
     if (!session) return reply;
     const result = await links.unlink(tenantOf(request).id, session.userId, field(request.body, 'connection_id') ?? '');
-    if (result === 'not_linked') return sendErrorPage(request, reply, errors.notFound('Your account is not linked to this single sign-on connection.'));
+    if (result === 'not_linked') return sendErrorPage(request, reply, errors.notFound(en['error.sso_not_linked']));
     if (result === 'last_method') {
-      return sendErrorPage(request, reply, errors.conflict('This is the only way your account signs in: add a passkey first, or keep this link.'));
+      return sendErrorPage(request, reply, errors.conflict(en['error.sso_last_method']));
     }
     return seeOther(reply, '/sessions');
   });

@@ -12,6 +12,7 @@ import { minimumAcr } from '../../oauth/authorize/acr.js';
 import type { LoadedFlow } from '../../oauth/authorize/engine.js';
 import type { OAuthServer } from '../../oauth/compose.js';
 import { cookieNames, cookieOptions, safeReturnTo } from '../../screens/cookies.js';
+import { en } from '../../screens/i18n/index.js';
 import type { SigninService } from '../../screens/service.js';
 import { MAX_SAML_XML_BYTES } from '../../sso/saml.js';
 import { newBrowserBinding, SAML_OUTCOME_TTL_SECONDS, SSO_STATE_TTL_SECONDS, type SsoContinuation, type SsoFailureReason, type SsoFinish, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
@@ -27,34 +28,16 @@ export interface SsoRoutesOptions {
   sso: SsoSigninService;
 }
 
-/** What the person is told; the reason code is in the audit event and the page's error code. */
-const MESSAGES: Record<SsoFailureReason, string> = {
-  connection_unknown: 'This single sign-on connection does not exist.',
-  connection_disabled: 'This single sign-on connection is disabled. Ask your administrator.',
-  state_invalid: 'This sign-in has expired or was already used. Go back to the application and start again.',
-  browser_mismatch: 'This sign-in was started in another browser. Go back to the application and start again.',
-  upstream_error: 'Your identity provider did not sign you in.',
-  token_error: 'Your identity provider refused the sign-in.',
-  invalid_response: 'Your identity provider answered with a response that could not be verified.',
-  email_missing: 'Your identity provider did not share your email address.',
-  email_unverified: 'Your identity provider did not confirm your email address.',
-  email_conflict: 'An account with your email address already exists and cannot be linked to this organization. Ask your administrator.',
-  administrator_link_refused: 'Your account is an administrator\'s account: sign in with your own password or passkey. Single sign-on cannot be linked to it from here.',
-  link_session_mismatch: 'This link was started by another account, or you signed out meanwhile. Sign in and start again from your sessions page.',
-  identity_in_use: 'This identity at your identity provider is already linked to another account.',
-  xml_rejected: 'Your identity provider answered with a document that was refused.',
-  signature_invalid: 'Your identity provider answered with a response whose signature could not be verified.',
-  audience_mismatch: 'Your identity provider answered with a response meant for another service.',
-  recipient_mismatch: 'Your identity provider answered with a response meant for another address.',
-  request_unknown: 'This sign-in has expired, was already used, or was not started here. Go back to the application and start again.',
-  assertion_expired: 'Your identity provider answered with a response that has expired. Check the clocks and start again.',
-  assertion_replayed: 'This sign-in response was already used. Go back to the application and start again.',
-};
+/**
+ * What the person is told (the catalogue's `sso.<reason>`, in the page's language); the reason
+ * code is in the audit event and the page's error code.
+ */
+const message = (reason: SsoFailureReason) => en[`sso.${reason}`];
 
 /** The ACS body: a form with the base64 SAMLResponse (MAX_SAML_XML_BYTES decoded), with room for URL encoding. */
 const ACS_BODY_LIMIT = 2 * MAX_SAML_XML_BYTES;
 
-export const ssoFailure = (reason: SsoFailureReason) => new AppError(reason === 'connection_unknown' ? 404 : 400, reason === 'connection_unknown' ? 'not_found' : 'access_denied', MESSAGES[reason]);
+export const ssoFailure = (reason: SsoFailureReason) => new AppError(reason === 'connection_unknown' ? 404 : 400, reason === 'connection_unknown' ? 'not_found' : 'access_denied', message(reason));
 
 /** Where an SSO sign-in continues, with what the flow asks of it (its organization's MFA policy, its acr). */
 export function continuationOf(flow: LoadedFlow | undefined, returnTo: string | undefined): SsoContinuation {
@@ -94,7 +77,7 @@ export async function redirectToIdp(
 }
 
 /** A refused sign-in: logged with the reason and what the IdP or the validation said, and the error page. */
-function refused(request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply, err: SsoLoginError): FastifyReply {
+function refused(request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply, err: SsoLoginError): Promise<FastifyReply> {
   request.log.info({ connection_id: request.params.connectionId, reason: err.reason, detail: err.detail }, 'sso sign-in refused');
   return sendErrorPage(request, reply, ssoFailure(err.reason));
 }

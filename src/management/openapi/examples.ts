@@ -114,6 +114,11 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
     },
   },
   'PUT /v1/mfa_policy': { request: { policy: 'optional' }, response: { policy: 'optional', updated_at: AT } },
+  'PUT /v1/branding/texts': {
+    request: { de: { 'login.heading': 'Willkommen bei Acme', 'login.heading_client': 'Bei {client} anmelden' } },
+    response: { de: { 'login.heading': 'Willkommen bei Acme', 'login.heading_client': 'Bei {client} anmelden' } },
+  },
+  'PUT /v1/branding/locale': { request: { default_locale: 'de' }, response: { default_locale: 'de', updated_at: AT } },
   'PUT /v1/organizations/{orgId}/mfa_policy': {
     request: { policy: 'required' },
     response: { organization_id: ORG, policy: 'required', effective_policy: 'required', updated_at: AT },

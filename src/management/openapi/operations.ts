@@ -91,6 +91,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'PUT /v1/mfa_policy': { operationId: 'setMfaPolicy', ok: 'The policy as stored' },
   'GET /v1/organizations/{orgId}/mfa_policy': { operationId: 'getOrganizationMfaPolicy', ok: "The organization's own MFA policy (null: none) and the one in effect for its members" },
   'PUT /v1/organizations/{orgId}/mfa_policy': { operationId: 'setOrganizationMfaPolicy', ok: 'The policy as stored and the one now in effect' },
+  'GET /v1/branding/texts': { operationId: 'getBrandingTexts', ok: "The messages the tenant replaces, per locale ({} when none)" },
+  'PUT /v1/branding/texts': { operationId: 'setBrandingTexts', ok: 'The texts as stored' },
+  'GET /v1/branding/locale': { operationId: 'getBrandingLocale', ok: "The hosted pages' default language (en when never set)" },
+  'PUT /v1/branding/locale': { operationId: 'setBrandingLocale', ok: 'The default language as stored' },
 
   'POST /v1/connect/providers': { operationId: 'createConnectProvider', ok: 'The provider registered (its client secret is never returned)' },
   'GET /v1/connect/providers': { operationId: 'listConnectProviders', ok: 'A page of upstream providers' },
@@ -133,4 +137,5 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'credentials', description: 'Verifiable credentials (OID4VCI, SD-JWT VC): types, offers, issued credentials and revocation' },
   { name: 'sso', description: 'Enterprise SSO connections (OIDC, SAML) per organization' },
   { name: 'mfa', description: "The tenant's multi-factor sign-in policy (organizations' own are under organizations)" },
+  { name: 'branding', description: "The hosted pages' language: the tenant's default locale and its own texts per locale" },
 ];

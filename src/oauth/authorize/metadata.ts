@@ -3,6 +3,7 @@ import { ACR_VALUES } from './acr.js';
 import { ID_TOKEN_ALGS } from '../id-token/sign.js';
 import { USERINFO_CLAIMS } from '../userinfo/claims.js';
 import { OIDC_SCOPES, PROMPT_VALUES } from './validate.js';
+import { LOCALES } from '../../screens/i18n/locales.js';
 
 export function signinMetadata(issuer: string): Record<string, unknown> {
   return {
@@ -19,6 +20,8 @@ export function signinMetadata(issuer: string): Record<string, unknown> {
     acr_values_supported: [...ACR_VALUES],
     id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],
     prompt_values_supported: [...PROMPT_VALUES],
+    // The hosted pages' languages; `ui_locales` picks one (then Accept-Language, then the tenant's default).
+    ui_locales_supported: [...LOCALES],
     authorization_response_iss_parameter_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

@@ -26,6 +26,8 @@ export interface AuthorizationRequest {
   idTokenHint?: string | null;
   /** `acr_values` (OIDC Core §3.1.2.1) Keyhall knows, in the client's order of preference. */
   acrValues?: string[];
+  /** `ui_locales` (OIDC Core §3.1.2.1): the end user's preferred languages for the hosted pages, in order. */
+  uiLocales?: string[];
 }
 
 /** Sign-in settings of a client (defaults apply when none are stored). */

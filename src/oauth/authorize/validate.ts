@@ -115,6 +115,14 @@ function checkAcrValues(raw: RawParams): string[] {
   return [...new Set(value.split(' ').filter(isAcr))];
 }
 
+/** `ui_locales`: space-separated BCP 47 tags, a preference (tags that are no language tag are dropped). */
+function checkUiLocales(raw: RawParams): string[] | undefined {
+  const value = single(raw, 'ui_locales');
+  if (value === undefined) return undefined;
+  if (value.length > 256) throw E.invalidRequest('ui_locales is too long');
+  return value.split(' ').filter((tag) => /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$/.test(tag));
+}
+
 function checkLength(raw: RawParams, name: string, max: number): string | null {
   const value = single(raw, name);
   if (value === undefined) return null;
@@ -169,6 +177,7 @@ export function validateAuthorizationRequest(raw: RawParams, client: ClientRecor
   if (!o.pushed && o.settings.requirePar) throw E.invalidRequest('this client must use pushed authorization requests');
   checkResponseType(raw);
   checkNoRequestObject(raw);
+  const uiLocales = checkUiLocales(raw);
   return {
     clientId: client.id,
     redirectUri,
@@ -185,6 +194,7 @@ export function validateAuthorizationRequest(raw: RawParams, client: ClientRecor
     connectionHint: checkConnectionHint(raw),
     idTokenHint: checkLength(raw, 'id_token_hint', 8192),
     acrValues: checkAcrValues(raw),
+    ...(uiLocales ? { uiLocales } : {}),
   };
 }
 

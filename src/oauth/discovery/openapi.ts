@@ -40,6 +40,7 @@ const authorizationParams: Json = {
   prompt: { type: 'string', description: `Space-separated: ${PROMPT_VALUES.join(', ')}` },
   max_age: { type: 'integer', minimum: 0, description: 'Maximum seconds since the user last signed in' },
   login_hint: str('The email to pre-fill'),
+  ui_locales: str('Space-separated BCP 47 language tags, preferred first: the language of the hosted pages (ui_locales_supported in discovery), before Accept-Language', { maxLength: 256 }),
   id_token_hint: str('A previously issued ID token'),
   response_mode: { type: 'string', enum: ['query'] },
   organization: str('An organization id or slug to sign in to'),

@@ -5,6 +5,8 @@
  * form's CSRF token to the options URL, runs navigator.credentials, puts the JSON response into
  * the form's `credential` field and submits it. A form with `data-conditional` also starts a
  * conditional-mediation request (passkey autofill on the email field) when the browser offers it.
+ * Its messages come from the page, in the page's language: the status line's `data-unsupported`
+ * and `data-incomplete` (`{reason}` filled with the browser's error name).
  */
 export const WEBAUTHN_SCRIPT = `'use strict';
 (function () {
@@ -52,9 +54,9 @@ export const WEBAUTHN_SCRIPT = `'use strict';
     return fetch(url, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body })
       .then(function (res) { if (!res.ok) throw new Error('options ' + res.status); return res.json(); });
   };
-  var report = function (message) {
+  var report = function (which, reason) {
     var el = document.getElementById('webauthn-status');
-    if (el) { el.textContent = message; el.hidden = false; }
+    if (el) { el.textContent = (el.getAttribute('data-' + which) || '').replace('{reason}', reason || ''); el.hidden = false; }
   };
   var submit = function (form, cred) {
     form.elements.credential.value = toJSON(cred);
@@ -78,11 +80,11 @@ export const WEBAUTHN_SCRIPT = `'use strict';
     button.hidden = false;
     button.addEventListener('click', function (ev) {
       ev.preventDefault();
-      if (!window.PublicKeyCredential) { report('This browser does not support passkeys.'); return; }
+      if (!window.PublicKeyCredential) { report('unsupported'); return; }
       var form = document.getElementById(button.getAttribute('data-form'));
       run(button.getAttribute('data-webauthn'), button.getAttribute('data-options'), form).catch(function (e) {
         if (e && e.name === 'AbortError') return;
-        report('The passkey request did not complete (' + (e && e.name ? e.name : 'error') + '). Try again.');
+        report('incomplete', e && e.name ? e.name : 'error');
       });
     });
   });

@@ -26,6 +26,7 @@ import * as m0027 from './0027_federated_trust.js';
 import * as m0029 from './0029_saml_browser_binding.js';
 import * as m0030 from './0030_passkey_disabled.js';
 import * as m0031 from './0031_upstream_round_trips.js';
+import * as m0032 from './0032_page_texts.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0029_saml_browser_binding': m0029,
   '0030_passkey_disabled': m0030,
   '0031_upstream_round_trips': m0031,
+  '0032_page_texts': m0032,
 };
 
 export const migrationProvider: MigrationProvider = {

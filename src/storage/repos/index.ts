@@ -36,6 +36,7 @@ import { SsoSamlRepo } from './sso-saml.js';
 import { TenantRepo } from './tenants.js';
 import { UserRepo } from './users.js';
 import { McpSettingsRepo } from './mcp-settings.js';
+import { PageTextsRepo } from './page-texts.js';
 import { WebhookDeliveryRepo } from './webhook-deliveries.js';
 import { WebhookEndpointRepo } from './webhook-endpoints.js';
 
@@ -77,6 +78,7 @@ const makers = {
   statusLists: (db) => new StatusListRepo(db),
   credentials: (db) => new CredentialRepo(db),
   mcpSettings: (db) => new McpSettingsRepo(db),
+  pageTexts: (db) => new PageTextsRepo(db),
   tenantAdmins: (db) => new TenantAdminRepo(db),
   consoleSetupTokens: (db) => new ConsoleSetupTokenRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;

@@ -1,0 +1,85 @@
+/**
+ * The language of the hosted pages per tenant (docs/branding.md): its default locale and the
+ * catalogue messages it replaces, per locale, stored in `page_texts`. The pages read them through
+ * `texts` (src/http/screens/csp.ts sendPage); /v1/branding/texts and /v1/branding/locale set them.
+ */
+import type { Actor } from '../../events/catalogue.js';
+import { errors } from '../../kernel/errors.js';
+import { DEFAULT_LOCALE, en, isLocale, isMessageKey, type Locale, LOCALES, type TenantTexts } from '../../screens/i18n/index.js';
+import type { PageTextsRecord } from '../../storage/repos/page-texts.js';
+import { iso, type ManagementDeps, reposOf } from '../common.js';
+
+/** `{ locale: { messageKey: text } }` as sent and answered. */
+export type TextsView = Record<string, Record<string, string>>;
+
+export interface LocaleView {
+  default_locale: Locale;
+  updated_at: string | null;
+}
+
+const placeholders = (text: string) => new Set([...text.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]!));
+
+/** The checks of one override, in order: a supported locale, a catalogue key, only that message's placeholders. */
+function checkOverrides(texts: TextsView): void {
+  for (const [locale, messages] of Object.entries(texts)) {
+    if (!isLocale(locale)) throw errors.invalidRequest(`unknown locale "${locale.slice(0, 20)}" (supported: ${LOCALES.join(', ')})`);
+    for (const [key, text] of Object.entries(messages)) {
+      if (!isMessageKey(key)) throw errors.invalidRequest(`unknown message key "${key.slice(0, 100)}" in ${locale}`);
+      const allowed = placeholders(en[key]);
+      const stray = [...placeholders(text)].find((p) => !allowed.has(p));
+      if (stray) throw errors.invalidRequest(`${locale} ${key}: {${stray}} is not a placeholder of this message${allowed.size ? ` (it has ${[...allowed].map((p) => `{${p}}`).join(', ')})` : ''}`);
+    }
+  }
+}
+
+const withoutEmpty = (texts: TextsView): TextsView => Object.fromEntries(Object.entries(texts).filter(([, m]) => Object.keys(m).length > 0));
+
+export class BrandingTextsService {
+  constructor(private readonly deps: ManagementDeps) {}
+
+  #stored(tenantId: string): Promise<PageTextsRecord | undefined> {
+    return reposOf(this.deps).pageTexts.get(tenantId);
+  }
+
+  /** What a hosted page renders with. */
+  async texts(tenantId: string): Promise<TenantTexts> {
+    const stored = await this.#stored(tenantId);
+    if (!stored) return { defaultLocale: DEFAULT_LOCALE, overrides: {} };
+    return { defaultLocale: isLocale(stored.defaultLocale) ? stored.defaultLocale : DEFAULT_LOCALE, overrides: stored.overrides as TenantTexts['overrides'] };
+  }
+
+  async getTexts(tenantId: string): Promise<TextsView> {
+    return (await this.#stored(tenantId))?.overrides ?? {};
+  }
+
+  /** Replaces every override of the tenant (an empty object clears them). */
+  async putTexts(tenantId: string, actor: Actor, texts: TextsView): Promise<TextsView> {
+    checkOverrides(texts);
+    const overrides = withoutEmpty(texts);
+    const now = this.deps.clock.now();
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      const r = reposOf(this.deps, trx);
+      const stored = await r.pageTexts.get(tenantId);
+      await r.pageTexts.put(tenantId, { defaultLocale: stored?.defaultLocale ?? DEFAULT_LOCALE, overrides, updatedAt: now });
+      const counts = Object.fromEntries(Object.entries(overrides).map(([locale, m]) => [locale, Object.keys(m).length]));
+      await this.deps.events.record(trx, { tenantId, type: 'branding.texts.updated', organizationId: null, actor, data: { overrides: counts } });
+    });
+    return overrides;
+  }
+
+  async getLocale(tenantId: string): Promise<LocaleView> {
+    const stored = await this.#stored(tenantId);
+    return { default_locale: stored && isLocale(stored.defaultLocale) ? stored.defaultLocale : DEFAULT_LOCALE, updated_at: stored ? iso(stored.updatedAt) : null };
+  }
+
+  async putLocale(tenantId: string, actor: Actor, locale: Locale): Promise<LocaleView> {
+    const now = this.deps.clock.now();
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      const r = reposOf(this.deps, trx);
+      const stored = await r.pageTexts.get(tenantId);
+      await r.pageTexts.put(tenantId, { defaultLocale: locale, overrides: stored?.overrides ?? {}, updatedAt: now });
+      await this.deps.events.record(trx, { tenantId, type: 'branding.locale.updated', organizationId: null, actor, data: { default_locale: locale } });
+    });
+    return { default_locale: locale, updated_at: iso(now) };
+  }
+}
