@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { LOCALES } from '../../screens/i18n/index.js';
 import { errorResponse } from '../common.js';
-import { actorOf } from '../v1.js';
+import { actorOf } from '../principal.js';
 import type { BrandingTextsService } from './service.js';
 
 /** A message as a tenant writes it: plain text (escaped on the page), `{placeholders}` of the English message only. */
