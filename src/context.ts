@@ -56,6 +56,7 @@ import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
 import { SsoLinkService } from './sso/link.js';
 import { SsoSigninService } from './sso/service.js';
+import { SigninEngine } from './signin/engine.js';
 import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
@@ -121,6 +122,8 @@ export interface Context {
   mfa: MfaService;
   /** Enterprise SSO sign-in: upstream round trips and just-in-time provisioning. */
   sso: SsoSigninService;
+  /** The sign-in engine: every way in, its steps and its returns (src/signin/). */
+  engine: SigninEngine;
   /** Explicit SSO links from /sessions: what is linked and offered, and unlinking. */
   ssoLinks: SsoLinkService;
   management: ManagementServices;
@@ -279,6 +282,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config), metadata: await loadMetadata(config, clock.now(), log), log });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin, mfa });
     const ssoLinks = new SsoLinkService({ db, clock, events });
+    const engine = new SigninEngine({ flows: r.signinFlows, authorize: oauth.authorize, signin, mfa, sso, clock, flowTtlSeconds: config.loginFlowTtlSeconds });
 
     const deps: ManagementDeps = { db, clock, events };
     const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);
@@ -398,6 +402,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       credentials,
       mfa,
       sso,
+      engine,
       ssoLinks,
       management,
       admins: new ConsoleAdmins(deps, management.users),

@@ -25,6 +25,7 @@ import * as m0026 from './0026_user_password_set_by.js';
 import * as m0027 from './0027_federated_trust.js';
 import * as m0029 from './0029_saml_browser_binding.js';
 import * as m0030 from './0030_passkey_disabled.js';
+import * as m0034 from './0034_signin_engine_flows.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '0027_federated_trust': m0027,
   '0029_saml_browser_binding': m0029,
   '0030_passkey_disabled': m0030,
+  '0034_signin_engine_flows': m0034,
 };
 
 export const migrationProvider: MigrationProvider = {
