@@ -282,7 +282,6 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config), metadata: await loadMetadata(config, clock.now(), log), log });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream: egressUpstream, signin, mfa });
     const ssoLinks = new SsoLinkService({ db, clock, events });
-    const engine = new SigninEngine({ flows: r.signinFlows, authorize: oauth.authorize, signin, mfa, sso, clock, flowTtlSeconds: config.loginFlowTtlSeconds });
 
     const deps: ManagementDeps = { db, clock, events };
     const upstream = new UpstreamClient(egress.agent, policy, clock, config.upstreamTimeoutMs);
@@ -340,6 +339,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     };
     const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 
+    const admins = new ConsoleAdmins(deps, management.users);
+    const engine = new SigninEngine({ flows: r.signinFlows, authorize: oauth.authorize, signin, mfa, sso, console: admins, clock, flowTtlSeconds: config.loginFlowTtlSeconds });
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events, vault };
     const scim: ScimServices = { auth: new ScimAuth(r.directoryConnections, clock), users: new ScimUsers(scimDeps), groups: new ScimGroups(scimDeps) };
 
@@ -405,7 +406,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       engine,
       ssoLinks,
       management,
-      admins: new ConsoleAdmins(deps, management.users),
+      admins,
       overview: new ConsoleOverview(deps),
       scim,
       egress,

@@ -145,7 +145,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });
   // The administrators' console: its JSON API and its built screens (docs/console.md).
-  await app.register(consoleApiRoutes, { prefix: '/console/api', services: ctx.management, signin: ctx.signin, admins: ctx.admins, overview: ctx.overview, mfa: ctx.mfa });
+  await app.register(consoleApiRoutes, { prefix: '/console/api', services: ctx.management, signin: ctx.signin, admins: ctx.admins, overview: ctx.overview, mfa: ctx.mfa, engine: ctx.engine });
   await app.register(consoleAssetRoutes, { signin: ctx.signin });
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;

@@ -19,12 +19,25 @@ import type { OAuthTenant } from '../oauth/types.js';
 import { safeReturnTo } from '../screens/cookies.js';
 import type { MfaService } from '../screens/mfa/service.js';
 import type { SigninService } from '../screens/service.js';
+import type { UserRecord } from '../storage/repos/users.js';
 import { newBrowserBinding, type SsoContinuation, type SsoFinish, SsoLoginError, type SsoSigninService } from '../sso/service.js';
 import { type Ctx, type FlowRef, type OpenFlow, pageUrl } from './context.js';
 import { SIGNIN_FLOW_PREFIX, type SigninFlowStore, type StepName } from './flows.js';
 import { BAD_CREDENTIALS, CHALLENGE_LIMITED, CODE_INVALID, flowGone, LOGIN_LIMITED, PASSKEY_REQUIRED, SSO_UNAVAILABLE, ssoFailure } from './messages.js';
 import { type ChallengeView, fail, type LoginView, redirect, type SigninOutcome } from './outcome.js';
+import { owedAfterPassword } from './second-factor.js';
 import { type StepPorts, type StepState, walk } from './steps.js';
+
+/** The console's setup links (src/console/service.ts): consumes one and creates the administrator, signing them in inside that transaction. */
+export interface ConsoleSetupPort {
+  completeSetup(
+    tenantId: string,
+    token: string,
+    input: { email: string; password: string },
+    signIn: (trx: Transaction, user: UserRecord, now: number) => Promise<{ sessionId: string; pending: boolean; ip: string }>,
+  ): Promise<UserRecord>;
+}
+type Transaction = Parameters<SigninService['openSession']>[0];
 
 export interface SigninEngineDeps {
   flows: SigninFlowStore;
@@ -32,6 +45,7 @@ export interface SigninEngineDeps {
   signin: SigninService;
   mfa: MfaService;
   sso: SsoSigninService;
+  console: ConsoleSetupPort;
   clock: Clock;
   /** How long a sign-in may take (KEYHALL_LOGIN_FLOW_TTL_SECONDS). */
   flowTtlSeconds: number;
@@ -227,7 +241,7 @@ export class SigninEngine {
     if (realm.kind === 'unavailable') return this.#loginPage(tenant, ctx, 403, { email, message: SSO_UNAVAILABLE }, { sso: true });
     const request = ctx.flow?.authorize.flow.request;
     const result = await this.deps.signin.login(tenant.id, email, password, meta(browser), browser.sessionToken, (user) =>
-      this.deps.mfa.secondFactorNeeded(tenant.id, user.id, { organizationId: request?.organizationId, acr: minimumAcr(request?.acrValues) }),
+      owedAfterPassword(this.deps.mfa, tenant.id, user.id, { organizationId: request?.organizationId, acr: minimumAcr(request?.acrValues) }),
     );
     if (result.kind === 'limited') return this.#loginPage(tenant, ctx, 429, { email, message: LOGIN_LIMITED }, { sso: true, retryAfterSeconds: result.retryAfterSeconds });
     if (result.kind === 'invalid') return this.#loginPage(tenant, ctx, 401, { email, message: BAD_CREDENTIALS }, { sso: true });
@@ -386,6 +400,27 @@ export class SigninEngine {
     const ctx = r.ok ? r.ctx : { returnTo: safeReturnTo(ref.returnTo, tenant.issuer) };
     const f = 'flow' in ctx ? ctx.flow : undefined;
     return { flow: f?.handle, returnTo: ctx.returnTo, formTargets: f ? [f.authorize.flow.request.redirectUri] : [] };
+  }
+
+  // ------------------------------------------------------------ entry: the console's setup link
+
+  /**
+   * Creates the administrator a setup link names and signs them in (amr `pwd`: they have just
+   * chosen the password, and the single-use link is the proof), in the link's transaction, so the
+   * console can offer a passkey or an authenticator app at once. Under an MFA policy of
+   * `required` the session starts owing its second factor, like any password sign-in: it can
+   * only enrol one (the console's enrolment). Returns to the console with its session.
+   */
+  async consoleSetup(tenant: OAuthTenant, input: { token: string; email: string; password: string }, browser: Browser) {
+    // A new user belongs to no organization: the tenant's own policy is the one that applies.
+    const pending = (await this.deps.mfa.policyFor(tenant.id, '')) === 'required';
+    let token = '';
+    const user = await this.deps.console.completeSetup(tenant.id, input.token, { email: input.email, password: input.password }, async (trx, u, now) => {
+      const opened = await this.deps.signin.openSession(trx, tenant.id, u.id, meta(browser), now, { amr: ['pwd'], pending }, browser.sessionToken);
+      token = opened.token;
+      return { sessionId: opened.session.id, pending, ip: browser.ip };
+    });
+    return { user, secondFactorRequired: pending, session: this.#cookie(token) };
   }
 
   // ------------------------------------------------------------ consent

@@ -199,6 +199,22 @@ describe('sign-in engine', () => {
     });
   });
 
+  describe('entry: the console setup link', () => {
+    it('creates the administrator and returns a console session, once; the link cannot be used again', async () => {
+      const b = browser();
+      const done = await engine().consoleSetup(w.tenant, { token: w.setupToken, email: 'admin@example.com', password: PASSWORD }, b);
+      assert.equal(done.secondFactorRequired, false);
+      const session = await w.ctx.signin.current(w.tenant.id, done.session.token);
+      assert.equal(session?.userId, done.user.id);
+      assert.deepEqual(session?.amr, ['pwd']);
+      assert.equal(await w.ctx.admins.isAdmin(w.tenant.id, done.user.id), true);
+      await assert.rejects(engine().consoleSetup(w.tenant, { token: w.setupToken, email: 'second@example.com', password: PASSWORD }, browser()), (err: { status: number; code: string }) => {
+        assert.deepEqual([err.status, err.code], [400, 'invalid_request']);
+        return true;
+      });
+    });
+  });
+
   describe('flows', () => {
     it('resumed from another browser: that browser must sign in itself; the flow is not completed by the first one\'s session', async () => {
       const user = await createUser(w);

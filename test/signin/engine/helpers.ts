@@ -14,7 +14,7 @@ import { type Context, createContext } from '../../../src/context.js';
 import { ManualClock } from '../../../src/kernel/clock.js';
 import type { OAuthTenant } from '../../../src/oauth/types.js';
 import type { Browser } from '../../../src/signin/engine.js';
-import type { SigninOutcome } from '../../../src/signin/outcome.js';
+import type { Render, SigninOutcome } from '../../../src/signin/outcome.js';
 import { freshPostgresDatabase, onPostgres } from '../../helpers/db.js';
 
 export const REDIRECT = 'https://app.example/cb';
@@ -28,6 +28,8 @@ export interface EngineWorld {
   tenant: OAuthTenant;
   /** A first-party public client (PKCE) redirecting to REDIRECT. */
   clientId: string;
+  /** The tenant's one-time console setup link token. */
+  setupToken: string;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ export async function openWorld(): Promise<EngineWorld> {
     clock,
     tenant,
     clientId: client.client_id,
+    setupToken: created.setupToken,
     close: async () => {
       await ctx.close();
       await pg?.drop();
@@ -116,9 +119,9 @@ export function failure(o: SigninOutcome): { status: number; code: string } {
   return { status: e.status, code: e.code };
 }
 
-export function rendered(o: SigninOutcome, page: string, status = 200) {
+export function rendered<P extends Render['page']>(o: SigninOutcome, page: P, status = 200): Extract<Render, { page: P }> & SigninOutcome {
   assert.equal(o.kind, 'render', JSON.stringify(o));
-  const r = o as Extract<SigninOutcome, { kind: 'render' }>;
+  const r = o as Extract<Render, { page: P }> & SigninOutcome;
   assert.equal(r.page, page);
   assert.equal(r.status, status);
   return r;
