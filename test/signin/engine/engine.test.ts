@@ -199,6 +199,43 @@ describe('sign-in engine', () => {
     });
   });
 
+  describe('first factor: an upstream IdP (SSO)', () => {
+    /** What the SSO service answers once it validated the IdP's answer: a session it opened (pending or not). */
+    async function upstreamAnswer(userId: string, flow: string | undefined, pending: boolean) {
+      const opened = await w.ctx.db.kysely.transaction().execute((trx) =>
+        w.ctx.signin.openSession(trx, w.tenant.id, userId, { ip: '192.0.2.10', userAgent: null }, w.clock.now(), { amr: ['fed'], pending }),
+      );
+      return { kind: 'ok' as const, ...opened, userId, continuation: flow ? { flow } : { returnTo: '/sessions' } };
+    }
+
+    it('the flow that went upstream completes with the session the IdP\'s answer opened', async () => {
+      const user = await createUser(w);
+      const { flow } = await start();
+      const done = await engine().upstreamFinished(w.tenant, await upstreamAnswer(user.id, flow, false));
+      assert.ok(done.session);
+      assert.match(callback(done).get('code') ?? '', /^ac_/);
+    });
+
+    it('a second factor still owed after the IdP: the same challenge as after a password', async () => {
+      const user = await createUser(w);
+      const { flow } = await start();
+      assert.equal(location(await engine().upstreamFinished(w.tenant, await upstreamAnswer(user.id, flow, true))), `/mfa/challenge?flow=${flow}`);
+    });
+
+    it('a page that went upstream gets its return_to; a flow gone meanwhile answers state_invalid', async () => {
+      const user = await createUser(w);
+      assert.equal(location(await engine().upstreamFinished(w.tenant, await upstreamAnswer(user.id, undefined, false))), '/sessions');
+      const gone = await engine().upstreamFinished(w.tenant, await upstreamAnswer(user.id, 'flw_gone', false));
+      assert.deepEqual(failure(gone), { status: 400, code: 'access_denied' });
+    });
+
+    it('starting at an unknown connection, or for a flow that is gone, is refused', async () => {
+      const { flow } = await start();
+      assert.deepEqual(failure(await engine().startUpstream(w.tenant, { flow }, 'sso_unknown', undefined, browser())), { status: 404, code: 'not_found' });
+      assert.deepEqual(failure(await engine().startUpstream(w.tenant, { flow: 'flw_gone' }, 'sso_unknown', undefined, browser())), { status: 400, code: 'access_denied' });
+    });
+  });
+
   describe('entry: the console setup link', () => {
     it('creates the administrator and returns a console session, once; the link cannot be used again', async () => {
       const b = browser();
