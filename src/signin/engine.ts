@@ -397,9 +397,8 @@ export class SigninEngine {
   /** The context of a page that only carries it on (the authenticator-app enrolment), or none when it is gone. */
   async carried(tenant: OAuthTenant, ref: FlowRef): Promise<{ flow?: string; returnTo?: string; formTargets: string[] }> {
     const r = await this.#resolve(tenant, ref);
-    const ctx = r.ok ? r.ctx : { returnTo: safeReturnTo(ref.returnTo, tenant.issuer) };
-    const f = 'flow' in ctx ? ctx.flow : undefined;
-    return { flow: f?.handle, returnTo: ctx.returnTo, formTargets: f ? [f.authorize.flow.request.redirectUri] : [] };
+    const f = r.ok ? r.ctx.flow : undefined;
+    return { flow: f?.handle, returnTo: safeReturnTo(ref.returnTo, tenant.issuer), formTargets: f ? [f.authorize.flow.request.redirectUri] : [] };
   }
 
   // ------------------------------------------------------------ entry: the console's setup link

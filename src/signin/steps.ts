@@ -10,13 +10,11 @@
  * There is no organization choice yet; the OAuth core decides consent and completion together
  * (src/oauth/authorize/engine.ts, continueFlow), so the `authorize` column's last row wraps it.
  */
-import { sessionSatisfies } from '../oauth/authorize/engine.js';
-import type { Outcome as AuthorizeOutcome } from '../oauth/authorize/engine.js';
+import { type Outcome as AuthorizeOutcome, sessionSatisfies } from '../oauth/authorize/engine.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { Entry, StepName } from './flows.js';
 import { type SigninOutcome, redirect } from './outcome.js';
-import type { Ctx } from './context.js';
-import { pageUrl } from './context.js';
+import { type Ctx, pageUrl } from './context.js';
 
 export interface StepState {
   ctx: Ctx;
@@ -74,7 +72,7 @@ export const STEPS: ReadonlyArray<{ name: StepName } & Record<Entry, Step | null
   { name: 'complete', authorize: completeAuthorization, account: completePage },
 ];
 
-/** The one resume path: the first step that answers. */
+/** The one resume path: the first step that answers (the last row always does). */
 export async function walk(s: StepState, ports: StepPorts): Promise<SigninOutcome> {
   for (const row of STEPS) {
     const step = row[s.ctx.entry];
@@ -82,5 +80,5 @@ export async function walk(s: StepState, ports: StepPorts): Promise<SigninOutcom
     const r = await step(s, ports);
     if (r.kind !== 'next') return r;
   }
-  return completePage(s, ports) as Promise<SigninOutcome>;
+  throw new Error(`the steps of entry ${s.ctx.entry} ended without an outcome`);
 }

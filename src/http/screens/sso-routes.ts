@@ -14,6 +14,7 @@ import { type SsoFinish, SsoLoginError, type SsoSigninService } from '../../sso/
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { seeOther, sendErrorPage, sendSignin } from './outcome.js';
+import { flowRefOf } from './routes.js';
 import { browserOf } from './session-cookie.js';
 
 export interface SsoRoutesOptions {
@@ -38,8 +39,7 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
 
   app.get<{ Params: { connectionId: string } }>('/sso/:connectionId/start', async (request, reply) => {
     const hint = field(request.query, 'login_hint');
-    const ref = { flow: field(request.query, 'flow'), returnTo: field(request.query, 'return_to') };
-    return sendSignin(request, reply, await engine.startUpstream(tenantOf(request), ref, request.params.connectionId, hint, browserOf(request)));
+    return sendSignin(request, reply, await engine.startUpstream(tenantOf(request), flowRefOf(request.query), request.params.connectionId, hint, browserOf(request)));
   });
 
   /** The IdP's answer, whatever the protocol: validated by the SSO service, then the engine's next step. */
