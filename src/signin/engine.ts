@@ -24,9 +24,10 @@ import { newBrowserBinding, type SsoContinuation, type SsoFinish, SsoLoginError,
 import { type Ctx, type FlowRef, type OpenFlow, pageUrl } from './context.js';
 import { SIGNIN_FLOW_PREFIX, type SigninFlowStore, type StepName } from './flows.js';
 import { BAD_CREDENTIALS, CHALLENGE_LIMITED, CODE_INVALID, flowGone, LOGIN_LIMITED, PASSKEY_REQUIRED, SSO_UNAVAILABLE, ssoFailure } from './messages.js';
-import { type ChallengeView, fail, type LoginView, redirect, type SigninOutcome } from './outcome.js';
+import { fail, redirect, type SigninOutcome } from './outcome.js';
 import { owedAfterPassword } from './second-factor.js';
 import { type StepPorts, type StepState, walk } from './steps.js';
+import { challengeView, consentView, loginView } from './views.js';
 
 /** The console's setup links (src/console/service.ts): consumes one and creates the administrator, signing them in inside that transaction. */
 export interface ConsoleSetupPort {
@@ -169,33 +170,6 @@ export class SigninEngine {
 
   // ------------------------------------------------------------ identify, route, first factor
 
-  /** The login page; `sso`: say that single sign-on is offered when it is (the password form's pages). */
-  async #loginPage(
-    tenant: OAuthTenant,
-    ctx: Ctx,
-    status: number,
-    data: Pick<LoginView['data'], 'email' | 'message'>,
-    opts: { sso: boolean; retryAfterSeconds?: number },
-  ): Promise<SigninOutcome> {
-    const request = ctx.flow?.authorize.flow.request;
-    const { retryAfterSeconds } = opts;
-    return {
-      kind: 'render',
-      page: 'login',
-      status,
-      brand: await this.deps.signin.brand(tenant.id, request?.organizationId),
-      formTargets: request ? [request.redirectUri] : [],
-      data: {
-        ...data,
-        flow: ctx.flow?.handle,
-        returnTo: ctx.returnTo,
-        clientName: ctx.flow?.authorize.client.clientName ?? undefined,
-        ...(opts.sso ? { ssoHint: await this.deps.sso.offered(tenant.id) } : {}),
-      },
-      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
-    };
-  }
-
   /** Where an SSO sign-in continues, with what the flow asks of it (its organization's MFA policy, its acr). */
   #continuation(ctx: Ctx): SsoContinuation {
     const page = ctx.returnTo ? { returnTo: ctx.returnTo } : {};
@@ -223,7 +197,7 @@ export class SigninEngine {
     const request = r.ctx.flow?.authorize.flow.request;
     const connection = request ? await this.deps.sso.forRequest(tenant.id, request) : undefined;
     if (request && connection) return this.#upstream(tenant, connection, this.#continuation(r.ctx), browser, request.loginHint ?? undefined);
-    return this.#loginPage(tenant, r.ctx, 200, { email: request?.loginHint ?? undefined }, { sso: true });
+    return loginView(this.deps, tenant, r.ctx, 200, { email: request?.loginHint ?? undefined }, { sso: true });
   }
 
   /**
@@ -238,13 +212,13 @@ export class SigninEngine {
     const { email, password } = input;
     const realm = await this.deps.sso.homeRealm(tenant.id, email);
     if (realm.kind === 'sso' && (realm.required || password === '')) return this.#upstream(tenant, realm.connectionId, this.#continuation(ctx), browser, email);
-    if (realm.kind === 'unavailable') return this.#loginPage(tenant, ctx, 403, { email, message: SSO_UNAVAILABLE }, { sso: true });
+    if (realm.kind === 'unavailable') return loginView(this.deps, tenant, ctx, 403, { email, message: SSO_UNAVAILABLE }, { sso: true });
     const request = ctx.flow?.authorize.flow.request;
     const result = await this.deps.signin.login(tenant.id, email, password, meta(browser), browser.sessionToken, (user) =>
       owedAfterPassword(this.deps.mfa, tenant.id, user.id, { organizationId: request?.organizationId, acr: minimumAcr(request?.acrValues) }),
     );
-    if (result.kind === 'limited') return this.#loginPage(tenant, ctx, 429, { email, message: LOGIN_LIMITED }, { sso: true, retryAfterSeconds: result.retryAfterSeconds });
-    if (result.kind === 'invalid') return this.#loginPage(tenant, ctx, 401, { email, message: BAD_CREDENTIALS }, { sso: true });
+    if (result.kind === 'limited') return loginView(this.deps, tenant, ctx, 429, { email, message: LOGIN_LIMITED }, { sso: true, retryAfterSeconds: result.retryAfterSeconds });
+    if (result.kind === 'invalid') return loginView(this.deps, tenant, ctx, 401, { email, message: BAD_CREDENTIALS }, { sso: true });
     return this.#signedIn(tenant, ctx, result.session, result.token);
   }
 
@@ -253,7 +227,7 @@ export class SigninEngine {
     const r = await this.#resolve(tenant, ref);
     if (!r.ok) return fail(flowGone());
     const result = await this.deps.mfa.authenticatePasskey(tenant, browser.webauthnBinding, credential, 'login', null, meta(browser));
-    if (result.kind !== 'ok') return this.#loginPage(tenant, r.ctx, 401, { message: result.message }, { sso: false });
+    if (result.kind !== 'ok') return loginView(this.deps, tenant, r.ctx, 401, { message: result.message }, { sso: false });
     const login = await this.deps.signin.passkeyLogin(tenant.id, result.user, meta(browser), result.amr, result.passkey.id, browser.sessionToken);
     if (login.kind !== 'ok') return fail(errors.serverError());
     return this.#signedIn(tenant, r.ctx, login.session, login.token);
@@ -294,29 +268,6 @@ export class SigninEngine {
 
   // ------------------------------------------------------------ second factor and enrolment
 
-  async #challengePage(tenant: OAuthTenant, ctx: Ctx, pending: SessionRecord, status: number, message?: string, retryAfterSeconds?: number): Promise<SigninOutcome> {
-    const f = await this.deps.mfa.factors(tenant.id, pending.userId);
-    const request = ctx.flow?.authorize.flow.request;
-    const data: ChallengeView['data'] = {
-      flow: ctx.flow?.handle,
-      returnTo: ctx.returnTo,
-      totp: f.totp,
-      passkeys: f.passkeys.length > 0,
-      enrol: !f.totp && f.passkeys.length === 0,
-      passkeyOnly: minimumAcr(request?.acrValues) === 'phr',
-      ...(message ? { message } : {}),
-    };
-    return {
-      kind: 'render',
-      page: 'challenge',
-      status,
-      brand: await this.deps.signin.brand(tenant.id, request?.organizationId),
-      formTargets: request ? [request.redirectUri] : [],
-      data,
-      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
-    };
-  }
-
   /** The context and pending sign-in of a second-factor step, or the outcome that replaces it. */
   async #owing(tenant: OAuthTenant, ref: FlowRef, browser: Browser): Promise<{ ctx: Ctx; pending: SessionRecord } | { outcome: SigninOutcome }> {
     const r = await this.#resolve(tenant, ref);
@@ -329,13 +280,13 @@ export class SigninEngine {
   /** GET /mfa/challenge. */
   async showChallenge(tenant: OAuthTenant, ref: FlowRef, browser: Browser): Promise<SigninOutcome> {
     const o = await this.#owing(tenant, ref, browser);
-    return 'outcome' in o ? o.outcome : this.#challengePage(tenant, o.ctx, o.pending, 200);
+    return 'outcome' in o ? o.outcome : challengeView(this.deps, tenant, o.ctx, o.pending, 200);
   }
 
   /** The challenge page again, with what went wrong (a refused passkey enrolment during sign-in). */
   async refuseChallenge(tenant: OAuthTenant, ref: FlowRef, pending: SessionRecord, status: number, message: string): Promise<SigninOutcome> {
     const r = await this.#resolve(tenant, ref);
-    return this.#challengePage(tenant, r.ok ? r.ctx : { entry: 'account' }, pending, status, message);
+    return challengeView(this.deps, tenant, r.ok ? r.ctx : { entry: 'account' }, pending, status, message);
   }
 
   /** An authenticator-app code or a recovery code as the second factor. */
@@ -343,10 +294,10 @@ export class SigninEngine {
     const o = await this.#owing(tenant, ref, browser);
     if ('outcome' in o) return o.outcome;
     const { ctx, pending } = o;
-    if (minimumAcr(ctx.flow?.authorize.flow.request.acrValues) === 'phr') return this.#challengePage(tenant, ctx, pending, 400, PASSKEY_REQUIRED);
+    if (minimumAcr(ctx.flow?.authorize.flow.request.acrValues) === 'phr') return challengeView(this.deps, tenant, ctx, pending, 400, PASSKEY_REQUIRED);
     const r = await this.deps.mfa.checkCode(tenant.id, pending.userId, input.code ? { totp: input.code } : { recovery: input.recoveryCode ?? '' }, meta(browser));
-    if (r.kind === 'limited') return this.#challengePage(tenant, ctx, pending, 429, CHALLENGE_LIMITED, r.retryAfterSeconds);
-    if (r.kind === 'invalid') return this.#challengePage(tenant, ctx, pending, 401, CODE_INVALID);
+    if (r.kind === 'limited') return challengeView(this.deps, tenant, ctx, pending, 429, CHALLENGE_LIMITED, r.retryAfterSeconds);
+    if (r.kind === 'invalid') return challengeView(this.deps, tenant, ctx, pending, 401, CODE_INVALID);
     return this.#secondFactorGiven(tenant, ctx, pending, r.amr);
   }
 
@@ -356,7 +307,7 @@ export class SigninEngine {
     if ('outcome' in o) return o.outcome;
     const { ctx, pending } = o;
     const r = await this.deps.mfa.authenticatePasskey(tenant, browser.webauthnBinding, credential, 'second_factor', pending.userId, meta(browser));
-    if (r.kind !== 'ok') return this.#challengePage(tenant, ctx, pending, 401, r.message);
+    if (r.kind !== 'ok') return challengeView(this.deps, tenant, ctx, pending, 401, r.message);
     await this.deps.mfa.challengeSucceeded(tenant.id, pending.userId, 'passkey', browser.ip);
     return this.#secondFactorGiven(tenant, ctx, pending, r.amr);
   }
@@ -438,16 +389,7 @@ export class SigninEngine {
   async showConsent(tenant: OAuthTenant, ref: FlowRef, browser: Browser): Promise<SigninOutcome> {
     const c = await this.#consenting(tenant, ref, browser);
     if ('outcome' in c) return c.outcome;
-    const { authorize, handle } = c.ctx.flow;
-    const request = authorize.flow.request;
-    return {
-      kind: 'render',
-      page: 'consent',
-      status: 200,
-      brand: await this.deps.signin.brand(tenant.id, request.organizationId),
-      formTargets: [request.redirectUri],
-      data: { flow: handle, clientName: authorize.client.clientName ?? authorize.client.id, scopes: request.scopes, resources: request.resources },
-    };
+    return consentView(this.deps, tenant, c.ctx.flow);
   }
 
   /** POST /login/consent: allowed (remembered, then the code) or denied (access_denied to the client). */
