@@ -65,7 +65,7 @@ export interface Browser {
 }
 
 /** The request metadata a sign-in records (never the browser's cookies). */
-const meta = (b: Browser) => ({ ip: b.ip, userAgent: b.userAgent });
+export const meta = (b: Browser) => ({ ip: b.ip, userAgent: b.userAgent });
 
 type Resolved = { ok: true; ctx: Ctx } | { ok: false };
 

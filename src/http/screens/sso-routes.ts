@@ -7,7 +7,7 @@
  * `GET /sso/saml/{connectionId}/metadata` is the SP metadata to give the IdP.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Browser, SigninEngine } from '../../signin/engine.js';
+import { meta, type SigninEngine } from '../../signin/engine.js';
 import { ssoFailure } from '../../signin/messages.js';
 import { MAX_SAML_XML_BYTES } from '../../sso/saml.js';
 import { type SsoFinish, SsoLoginError, type SsoSigninService } from '../../sso/service.js';
@@ -24,9 +24,6 @@ export interface SsoRoutesOptions {
 
 /** The ACS body: a form with the base64 SAMLResponse (MAX_SAML_XML_BYTES decoded), with room for URL encoding. */
 const ACS_BODY_LIMIT = 2 * MAX_SAML_XML_BYTES;
-
-/** The request metadata a sign-in records (never the browser's cookies). */
-const meta = (b: Browser) => ({ ip: b.ip, userAgent: b.userAgent });
 
 /** A refused sign-in: logged with the reason and what the IdP or the validation said, and the error page. */
 function refused(request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply, err: SsoLoginError): FastifyReply {
