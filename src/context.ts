@@ -57,6 +57,7 @@ import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
 import { SsoLinkService } from './sso/link.js';
 import { SsoSigninService } from './sso/service.js';
+import { SigninEngine } from './signin/engine.js';
 import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
@@ -124,6 +125,8 @@ export interface Context {
   mfa: MfaService;
   /** Enterprise SSO sign-in: upstream round trips and just-in-time provisioning. */
   sso: SsoSigninService;
+  /** The sign-in engine: every way in, its steps and its returns (src/signin/). */
+  engine: SigninEngine;
   /** Explicit SSO links from /sessions: what is linked and offered, and unlinking. */
   ssoLinks: SsoLinkService;
   management: ManagementServices;
@@ -340,6 +343,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     };
     const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 
+    const admins = new ConsoleAdmins(deps, management.users);
+    const engine = new SigninEngine({ flows: r.signinFlows, authorize: oauth.authorize, signin, mfa, sso, console: admins, clock, flowTtlSeconds: config.loginFlowTtlSeconds });
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events, vault };
     const scim: ScimServices = { auth: new ScimAuth(r.directoryConnections, clock), users: new ScimUsers(scimDeps), groups: new ScimGroups(scimDeps) };
 
@@ -402,9 +407,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       credentials,
       mfa,
       sso,
+      engine,
       ssoLinks,
       management,
-      admins: new ConsoleAdmins(deps, management.users),
+      admins,
       overview: new ConsoleOverview(deps),
       scim,
       egress,

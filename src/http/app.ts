@@ -138,16 +138,16 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(scimRoutes, { prefix: '/scim/v2', scim: ctx.scim, bodyLimit: ctx.config.bodyLimit });
   await app.register(tokenRoutes, { oauth: ctx.oauth, cors: ctx.browserOrigins, bodyLimit: ctx.config.bodyLimit });
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
-  await app.register(authorizeRoutes, { oauth: ctx.oauth, signin: ctx.signin });
+  await app.register(authorizeRoutes, { engine: ctx.engine });
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin, cors: ctx.browserOrigins });
-  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa, sso: ctx.sso, links: ctx.ssoLinks });
-  await app.register(mfaRoutes, { oauth: ctx.oauth, signin: ctx.signin, mfa: ctx.mfa });
-  await app.register(ssoRoutes, { oauth: ctx.oauth, signin: ctx.signin, sso: ctx.sso });
-  await app.register(ssoLinkRoutes, { signin: ctx.signin, mfa: ctx.mfa, sso: ctx.sso, links: ctx.ssoLinks });
+  await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, engine: ctx.engine, links: ctx.ssoLinks });
+  await app.register(mfaRoutes, { signin: ctx.signin, mfa: ctx.mfa, engine: ctx.engine });
+  await app.register(ssoRoutes, { sso: ctx.sso, engine: ctx.engine });
+  await app.register(ssoLinkRoutes, { signin: ctx.signin, mfa: ctx.mfa, engine: ctx.engine, links: ctx.ssoLinks });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });
   // The administrators' console: its JSON API and its built screens (docs/console.md).
-  await app.register(consoleApiRoutes, { prefix: '/console/api', services: ctx.management, signin: ctx.signin, admins: ctx.admins, overview: ctx.overview, mfa: ctx.mfa });
+  await app.register(consoleApiRoutes, { prefix: '/console/api', services: ctx.management, signin: ctx.signin, admins: ctx.admins, overview: ctx.overview, mfa: ctx.mfa, engine: ctx.engine });
   await app.register(consoleAssetRoutes, { signin: ctx.signin });
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;

@@ -49,7 +49,8 @@ export interface OAuthServer {
   guard(req: ProtectedRequest, tenant: OAuthTenant, opts: GuardOptions): Promise<AccessTokenClaims>;
   authorize: {
     start(raw: RawParams, tenant: OAuthTenant, session: SessionRecord | undefined): Promise<Outcome>;
-    load(flowId: string | undefined, tenant: OAuthTenant): Promise<LoadedFlow | undefined>;
+    /** The open flow stored under `hash`, named `handle` in the outcomes it leads to. */
+    load(hash: string, handle: string, tenant: OAuthTenant): Promise<LoadedFlow | undefined>;
     continue(flow: LoadedFlow, tenant: OAuthTenant, session: SessionRecord | undefined, opts: { consented: boolean }): Promise<Outcome>;
     deny(flow: LoadedFlow, tenant: OAuthTenant): Promise<Outcome>;
   };
@@ -85,7 +86,7 @@ export function composeOAuth(ports: OAuthPorts): OAuthServer {
     guard: (req, tenant, opts) => authorizeResourceRequest(req, tenant, opts, ports),
     authorize: {
       start: (raw, tenant, session) => startAuthorization(raw, tenant, session, authorizeDeps()),
-      load: (flowId, tenant) => loadFlow(flowId, tenant, authorizeDeps()),
+      load: (hash, handle, tenant) => loadFlow(hash, handle, tenant, authorizeDeps()),
       continue: (flow, tenant, session, opts) => continueFlow(flow, tenant, session, authorizeDeps(), opts),
       deny: (flow, tenant) => denyFlow(flow, tenant),
     },

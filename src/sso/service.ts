@@ -15,6 +15,7 @@ import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { Acr } from '../oauth/authorize/acr.js';
 import type { MfaService } from '../screens/mfa/service.js';
 import type { RequestMeta, SigninService } from '../screens/service.js';
+import { owedAfterUpstream } from '../signin/second-factor.js';
 import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import type { OrganizationRecord } from '../storage/repos/organizations.js';
 import { repos } from '../storage/repos/index.js';
@@ -491,22 +492,6 @@ export class SsoSigninService {
   }
 
   /**
-   * The session's methods and whether a second factor is still owed after this SSO first factor
-   * (docs/sso.md, "MFA"): the IdP's MFA statement counts only when the connection trusts it;
-   * otherwise the tenant's, the organizations' and the user's own MFA rules apply as after a
-   * password, and the user passes Keyhall's second factor.
-   */
-  async #secondFactor(trx: Executor, tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, userId: string) {
-    const trusted = c.trustIdpMfa && claims.mfa;
-    const amr = trusted ? ['fed', 'mfa'] : ['fed'];
-    // A trusted MFA satisfies every policy and acr but a passkey's (phr): that is Keyhall's to check.
-    if (trusted && continuation.acr !== 'phr') return { amr, pending: false };
-    const organizationId = continuation.organizationId ?? c.organizationId;
-    const pending = await this.deps.mfa.secondFactorNeeded(tenantId, userId, { organizationId, acr: continuation.acr ?? null, trx });
-    return { amr, pending };
-  }
-
-  /**
    * Just-in-time provisioning, in one transaction with the session and every event
    * (docs/sso.md, "Trust boundaries"):
    * - a known upstream identity signs its user in (the name follows the IdP);
@@ -517,7 +502,8 @@ export class SsoSigninService {
    *   administrator (they sign in with their own method) and never a second account;
    * - a new user is created with that email, `email_verified` as above, and no password;
    * - a user who is not a member becomes one, with the role mapped from groups or the default;
-   * - the session owes Keyhall's second factor unless a trusted IdP stated MFA (#secondFactor).
+   * - the session owes Keyhall's second factor unless a trusted IdP stated MFA (the sign-in
+   *   engine's rule, owedAfterUpstream in src/signin/second-factor.ts).
    */
   async #provision(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, meta: RequestMeta, previousToken?: string) {
     const now = this.deps.clock.now();
@@ -570,7 +556,12 @@ export class SsoSigninService {
         await r.members.insert({ tenantId, organizationId: org.id, userId, role, createdAt: now, updatedAt: now });
         await this.#record(trx, tenantId, c, 'member.added', system, { organization_id: org.id, user_id: userId, role, connection_id: c.id });
       }
-      const auth = await this.#secondFactor(trx, tenantId, c, claims, continuation, userId);
+      const auth = await owedAfterUpstream(this.deps.mfa, tenantId, userId, {
+        trustedMfa: c.trustIdpMfa && claims.mfa,
+        organizationId: continuation.organizationId ?? c.organizationId,
+        acr: continuation.acr ?? null,
+        trx,
+      });
       const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, auth, previousToken);
       await this.#record(trx, tenantId, c, 'sso.login.succeeded', { type: 'user', id: userId }, {
         user_id: userId,

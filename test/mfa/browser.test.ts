@@ -52,7 +52,7 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     const web = await s.webClient({ redirect_uris: [redirectUri] });
     const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'st', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
     await page.goto(`${s.issuer}/authorize?${params}`);
-    assert.match(page.url(), /\/login\?flow=fl_/);
+    assert.match(page.url(), /\/login\?flow=flw_/);
     await Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`)), page.click('#passkey-login').catch(() => undefined)]);
     const callback = new URL(page.url());
     assert.equal(callback.searchParams.get('state'), 'st');
@@ -84,7 +84,7 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     await page.goto(`${s.issuer}/authorize?${params}`);
     await page.fill('#email', user.email);
     await page.fill('#password', PASSWORD);
-    await Promise.all([page.waitForURL(/\/mfa\/challenge\?flow=fl_/), page.click('form[action="/login"] button[type=submit]')]);
+    await Promise.all([page.waitForURL(/\/mfa\/challenge\?flow=flw_/), page.click('form[action="/login"] button[type=submit]')]);
     await page.fill('#passkey-name', 'Enrolled at sign-in');
     await Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`)), page.click('#passkey-enrol')]);
     const callback = new URL(page.url());

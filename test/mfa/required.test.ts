@@ -58,7 +58,7 @@ describe('MFA policy at sign-in (required / optional, tenant and organization)',
 
   /** The enrolment page of a pending sign-in that owes a factor it does not have. */
   async function enrolPage(b: Browser, location: string) {
-    assert.match(location, /^\/mfa\/challenge\?flow=fl_/);
+    assert.match(location, /^\/mfa\/challenge\?flow=flw_/);
     const page = await b.get(location);
     assert.equal(page.status, 200);
     assert.match(page.text, /id="enrol"/);
@@ -95,7 +95,7 @@ describe('MFA policy at sign-in (required / optional, tenant and organization)',
     assert.equal(confirmed.status, 200, confirmed.text.slice(0, 300));
     assert.equal([...confirmed.text.matchAll(/<li>[a-z0-9]{5}-[a-z0-9]{5}<\/li>/g)].length, 10);
     const next = decodeEntities(/<a href="([^"]+)" id="continue">/.exec(confirmed.text)![1]!);
-    assert.match(next, /^\/mfa\/continue\?flow=fl_/);
+    assert.match(next, /^\/mfa\/continue\?flow=flw_/);
     const done = await b.get(next);
     assert.equal(done.status, 303, done.text.slice(0, 300));
     const claims = await redeem(done.headers.location!);

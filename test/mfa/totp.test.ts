@@ -106,7 +106,7 @@ describe('TOTP, recovery codes and the sign-in challenge', () => {
   it('the same code twice in one step is refused (the step was used at enrolment); the next step passes; amr pwd+otp+mfa, acr mfa', async () => {
     const first = await passwordStep();
     assert.equal(first.r.status, 303);
-    assert.match(first.r.headers.location!, /^\/mfa\/challenge\?flow=fl_/);
+    assert.match(first.r.headers.location!, /^\/mfa\/challenge\?flow=flw_/);
     // The pending session is not a session: /sessions sends the browser to the login page.
     assert.match((await first.b.get('/sessions')).headers.location ?? '', /^\/login/);
     const replay = await challenge(first.b, first.r.headers.location!, { code: await code() });

@@ -77,7 +77,7 @@ describe('hosted login in a real browser (chromium)', { skip }, () => {
       if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
     });
     await page.goto(`${s.issuer}/authorize?client_id=${web.client_id}&request_uri=${encodeURIComponent(pushed.json().request_uri)}`);
-    assert.match(page.url(), /\/login\?flow=fl_/);
+    assert.match(page.url(), /\/login\?flow=flw_/);
     assert.equal(await page.locator('.brand-name').textContent(), 'Acme Corporation');
     assert.equal(await page.locator('header img').evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth), 1, 'the logo loads under the CSP');
     const border = await page.locator('header').evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { borderTopColor: string } }).getComputedStyle(el).borderTopColor);

@@ -39,7 +39,7 @@ describe('sign-in with openid-client: PAR → /authorize → login form → code
     const b = s.browser();
     const toLogin = await b.get(authUrl.pathname + authUrl.search);
     assert.equal(toLogin.status, 303);
-    assert.match(toLogin.headers.location!, /^\/login\?flow=fl_/);
+    assert.match(toLogin.headers.location!, /^\/login\?flow=flw_/);
     const loginPost = await signIn(b, toLogin.headers.location!, 'ada@example.com');
     assert.equal(loginPost.status, 303);
     const callback = new URL(loginPost.headers.location!);

@@ -155,7 +155,7 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     const b = s.browser();
     const pending = await ssoSignIn(b, 'root@bank.test');
     assert.equal(pending.status, 303, pending.text.slice(0, 300));
-    assert.match(pending.headers.location!, /^\/mfa\/challenge\?flow=fl_/);
+    assert.match(pending.headers.location!, /^\/mfa\/challenge\?flow=flw_/);
     assert.equal((await b.get('/sessions')).status, 303, 'a pending session is no session');
     const done = await challenge(b, pending.headers.location!, adminSecret);
     assert.equal(done.status, 303, done.text.slice(0, 300));

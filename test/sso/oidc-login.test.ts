@@ -151,7 +151,7 @@ describe('OIDC SSO: a second Keyhall tenant as the upstream OpenID Provider', ()
     assert.equal(r.status, 400);
     assert.match(r.text, /disabled/);
     assert.equal((await b.get('/sso/sso_00000000000000000000000000/start')).status, 404);
-    const expired = await b.get(`/sso/${conn.id}/start?flow=fl_nope`);
+    const expired = await b.get(`/sso/${conn.id}/start?flow=flw_nope`);
     assert.equal(expired.status, 400);
   });
 });

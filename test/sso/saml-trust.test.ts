@@ -83,7 +83,7 @@ describe('SAML SSO trust: email_verified and MFA', () => {
     // The IdP's claim counts for nothing on a connection that does not trust it.
     const r1 = await signInAs(s.browser(), untrusted, { email: 'erin@acme.test', authnContext: MULTI });
     assert.equal(r1.status, 303);
-    assert.match(r1.headers.location!, /^\/mfa\/challenge\?flow=fl_/);
+    assert.match(r1.headers.location!, /^\/mfa\/challenge\?flow=flw_/);
 
     const trusted = await connection({}, { trust_idp_mfa: true });
     const r2 = await signInAs(s.browser(), trusted, { email: 'frank@acme.test', authnContext: MULTI });
@@ -92,7 +92,7 @@ describe('SAML SSO trust: email_verified and MFA', () => {
     assert.equal(id.acr, 'mfa');
     // Trusted, but a password at the IdP is one factor: the challenge.
     const r3 = await signInAs(s.browser(), trusted, { email: 'grace@acme.test' });
-    assert.match(r3.headers.location!, /^\/mfa\/challenge\?flow=fl_/);
+    assert.match(r3.headers.location!, /^\/mfa\/challenge\?flow=flw_/);
     const ok = (await s.api('GET', `/events?organization_id=${org}&types=sso.login.succeeded&limit=100`)).json().data as Array<{ data: Record<string, unknown> }>;
     assert.deepEqual(
       ok.slice(-3).map((e) => [e.data.amr, e.data.second_factor_pending ?? false]),

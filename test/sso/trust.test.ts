@@ -143,7 +143,7 @@ describe('SSO trust boundaries: domains, administrators, email_verified and MFA'
     const callback = await toCallback(b, bankConn.id, 'teller@bank.test');
     const pending = await b.get(callback.pathname + callback.search);
     assert.equal(pending.status, 303);
-    assert.match(pending.headers.location!, /^\/mfa\/challenge\?flow=fl_/);
+    assert.match(pending.headers.location!, /^\/mfa\/challenge\?flow=flw_/);
     assert.equal(await signedIn(b), false, 'a pending session is no session');
     const wrong = await challenge(b, pending.headers.location!, String((Number(await code(secret)) + 1) % 1_000_000).padStart(6, '0'));
     assert.equal(wrong.status, 401);
@@ -238,7 +238,7 @@ describe('SSO trust boundaries: domains, administrators, email_verified and MFA'
     // ...but not one for the organization that requires MFA: sign in again (then the challenge).
     const forStrict = await b.get(`/authorize?${await authorizeQuery({ organization: strict })}`);
     assert.equal(forStrict.status, 303);
-    assert.match(forStrict.headers.location!, /^\/login\?flow=fl_/);
+    assert.match(forStrict.headers.location!, /^\/login\?flow=flw_/);
     const silent = await b.get(`/authorize?${await authorizeQuery({ organization: strict, prompt: 'none' })}`);
     const back = new URL(silent.headers.location!);
     assert.equal(back.origin + back.pathname, REDIRECT);
@@ -246,7 +246,7 @@ describe('SSO trust boundaries: domains, administrators, email_verified and MFA'
     assert.equal(back.searchParams.get('code'), null);
     // Signing in again for that organization asks for the second factor (here: enrolment).
     const again = await signIn(b, forStrict.headers.location!, 'pat@example.test');
-    assert.match(again.headers.location!, /^\/mfa\/challenge\?flow=fl_/);
+    assert.match(again.headers.location!, /^\/mfa\/challenge\?flow=flw_/);
   });
 
   async function authorizeQuery(extra: Record<string, string> = {}) {

@@ -17,10 +17,11 @@ import { managementRoutes } from '../../management/v1.js';
 import { checkCsrfToken, cookieNames, crossOrigin } from '../../screens/cookies.js';
 import type { MfaService } from '../../screens/mfa/service.js';
 import type { SigninService } from '../../screens/service.js';
+import type { SigninEngine } from '../../signin/engine.js';
 import { userView } from '../../management/users/views.js';
 import { csrfFor } from '../screens/csrf.js';
 import { consoleOwnRoutes } from './own-routes.js';
-import { sessionToken, setSessionCookie } from '../screens/session-cookie.js';
+import { browserOf, sessionToken, setSessionCookie } from '../screens/session-cookie.js';
 import { tenantOf } from '../tenant.js';
 import { validatorCompiler } from '../validation.js';
 import { requireConsoleCookie, setConsoleCookie } from './console-cookie.js';
@@ -56,10 +57,11 @@ export interface ConsoleApiOptions {
   admins: ConsoleAdmins;
   overview: ConsoleOverview;
   mfa: MfaService;
+  engine: Pick<SigninEngine, 'consoleSetup'>;
 }
 
 export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOptions): Promise<void> {
-  const { services, signin, admins, overview, mfa } = opts;
+  const { services, signin, admins, overview, mfa, engine } = opts;
 
   app.addHook('onRequest', async (request) => {
     if (!SAFE_METHODS.has(request.method)) checkMutation(request);
@@ -74,26 +76,12 @@ export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOpt
     r.get('/setup', { schema: { querystring: z.object({ token: z.string().max(100) }) } }, async (request, rep) =>
       rep.send({ open: await admins.setupOpen(tenantOf(request).id, request.query.token), csrf_token: csrfFor(request, rep) }),
     );
-    /**
-     * Creates the administrator and signs them in (amr `pwd`: they have just chosen the
-     * password, and the single-use link is the proof), so the page can offer a passkey or an
-     * authenticator app at once. Under an MFA policy of `required` the session starts owing its
-     * second factor, like any password sign-in: it can only enrol one (enrolment.ts).
-     */
+    /** Creates the administrator and signs them in: the sign-in engine's console entry (src/signin/engine.ts, consoleSetup). */
     r.post('/setup', { schema: { body: z.strictObject({ token: z.string().max(100), email: z.email().max(254), password: z.string().min(8).max(256) }) } }, async (request, rep) => {
-      const tenant = tenantOf(request);
-      // A new user belongs to no organization: the tenant's own policy is the one that applies.
-      const pending = (await mfa.policyFor(tenant.id, '')) === 'required';
-      const meta = { ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null };
-      let token = '';
-      const user = await admins.completeSetup(tenant.id, request.body.token, { email: request.body.email, password: request.body.password }, async (trx, u, now) => {
-        const opened = await signin.openSession(trx, tenant.id, u.id, meta, now, { amr: ['pwd'], pending }, sessionToken(request));
-        token = opened.token;
-        return { sessionId: opened.session.id, pending, ip: meta.ip };
-      });
-      setSessionCookie(request, rep, token, signin.settings.sessionMaxSeconds);
-      setConsoleCookie(request, rep, token, signin.settings.sessionMaxSeconds);
-      return rep.code(201).send({ user: userView(user), second_factor_required: pending });
+      const done = await engine.consoleSetup(tenantOf(request), request.body, browserOf(request));
+      setSessionCookie(request, rep, done.session.token, done.session.maxAgeSeconds);
+      setConsoleCookie(request, rep, done.session.token, done.session.maxAgeSeconds);
+      return rep.code(201).send({ user: userView(done.user), second_factor_required: done.secondFactorRequired });
     });
   });
 

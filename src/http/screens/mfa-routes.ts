@@ -6,29 +6,27 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../kernel/errors.js';
-import type { LoadedFlow } from '../../oauth/authorize/engine.js';
-import { amrOfPasskey, minimumAcr } from '../../oauth/authorize/acr.js';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
-import type { OAuthServer } from '../../oauth/compose.js';
-import { cookieNames, safeReturnTo } from '../../screens/cookies.js';
 import { Html } from '../../screens/html.js';
-import { en, type MessageKey, type Translator } from '../../screens/i18n/index.js';
-import { challengePage, mfaPage, recoveryCodesPage, totpPage } from '../../screens/mfa/pages.js';
-import { loginPage } from '../../screens/pages.js';
-import { browserBinding, type MfaService } from '../../screens/mfa/service.js';
+import { mfaPage, recoveryCodesPage, totpPage } from '../../screens/mfa/pages.js';
+import type { MfaService } from '../../screens/mfa/service.js';
+import { type Message, type MessageKey, textOf } from '../../screens/i18n/index.js';
 import { WEBAUTHN_SCRIPT } from '../../screens/mfa/webauthn-script.js';
 import type { SigninService } from '../../screens/service.js';
+import { pageUrl } from '../../signin/context.js';
+import type { SigninEngine } from '../../signin/engine.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { sendPage } from './csp.js';
 import { csrfFor, csrfOk } from './csrf.js';
-import { seeOther, sendErrorPage, sendOutcome } from './outcome.js';
-import { currentSession, enrollingSession, sessionToken, setSessionCookie } from './session-cookie.js';
+import { seeOther, sendErrorPage, sendSignin } from './outcome.js';
+import { flowRefOf } from './routes.js';
+import { browserOf, currentSession, enrollingSession } from './session-cookie.js';
 
 export interface MfaRoutesOptions {
-  oauth: Pick<OAuthServer, 'authorize'>;
   signin: SigninService;
   mfa: MfaService;
+  engine: SigninEngine;
 }
 
 /** A session that may add a sign-in method (see `enroller`). */
@@ -40,27 +38,12 @@ interface Enroller {
   fresh: boolean;
 }
 
-const FLOW_GONE = en['error.flow_gone'];
-
 export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): Promise<void> {
-  const { oauth, signin, mfa } = opts;
-  const binding = (request: FastifyRequest) => browserBinding(request.cookies[cookieNames(tenantOf(request).issuer).csrf]);
-  const meta = (request: FastifyRequest) => ({ ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null });
-  const flowOf = (request: FastifyRequest, source: unknown) => oauth.authorize.load(field(source, 'flow'), tenantOf(request));
-  const returnToOf = (request: FastifyRequest, source: unknown) => safeReturnTo(field(source, 'return_to'), tenantOf(request).issuer);
+  const { signin, mfa, engine } = opts;
+  const binding = (request: FastifyRequest) => browserOf(request).webauthnBinding;
   const rejectCsrf = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.csrfFailed());
-  const pendingSession = (request: FastifyRequest) => signin.pending(tenantOf(request).id, sessionToken(request));
-  const formTargets = (flow: LoadedFlow | undefined) => (flow ? [flow.flow.request.redirectUri] : []);
-  const withContext = (path: string, flow: LoadedFlow | undefined, returnTo: string | undefined) => {
-    const q = new URLSearchParams({ ...(flow ? { flow: flow.id } : {}), ...(returnTo ? { return_to: returnTo } : {}) }).toString();
-    return q ? `${path}?${q}` : path;
-  };
-
-  /** Where a completed sign-in goes: the flow continues, or the return_to path, or /sessions. */
-  const finish = async (request: FastifyRequest, reply: FastifyReply, flow: LoadedFlow | undefined, returnTo: string | undefined, session: SessionRecord) => {
-    if (!flow) return seeOther(reply, returnTo ?? '/sessions');
-    return sendOutcome(request, reply, await oauth.authorize.continue(flow, tenantOf(request), session, { consented: false }));
-  };
+  /** The sign-in context a page carries on (the authenticator-app enrolment), checked by the engine. */
+  const carried = (request: FastifyRequest, source: unknown) => engine.carried(tenantOf(request), flowRefOf(source));
 
   app.get('/webauthn.js', async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(WEBAUTHN_SCRIPT),
@@ -75,23 +58,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
 
   app.post('/login/passkey', async (request, reply) => {
     if (!csrfOk(request)) return rejectCsrf(request, reply);
-    const tenant = tenantOf(request);
-    const flowParam = field(request.body, 'flow');
-    const flow = flowParam === undefined ? undefined : await flowOf(request, request.body);
-    if (flowParam !== undefined && !flow) return sendErrorPage(request, reply, errors.pageExpired(FLOW_GONE));
-    const returnTo = returnToOf(request, request.body);
-    const result = await mfa.authenticatePasskey(tenant, binding(request), field(request.body, 'credential'), 'login', null, meta(request));
-    if (result.kind !== 'ok') {
-      const csrf = csrfFor(request, reply);
-      const brand = await signin.brand(tenant.id, flow?.flow.request.organizationId);
-      return sendPage(reply, 401, { title: 'title.sign_in', uiLocales: flow?.flow.request.uiLocales, brand, formTargets: formTargets(flow), script: true }, (f) =>
-        loginPage(f, { csrf, flow: flow?.id, returnTo, message: f.t.known(result.message, 'passkey.sign_in_failed'), clientName: flow?.client.clientName }),
-      );
-    }
-    const login = await signin.passkeyLogin(tenant.id, result.user, meta(request), result.amr, result.passkey.id, sessionToken(request));
-    if (login.kind !== 'ok') return sendErrorPage(request, reply, errors.serverError());
-    setSessionCookie(request, reply, login.token, signin.settings.sessionMaxSeconds);
-    return finish(request, reply, flow, returnTo, login.session);
+    return sendSignin(request, reply, await engine.passkey(tenantOf(request), flowRefOf(request.body), field(request.body, 'credential'), browserOf(request)));
   });
 
   // ------------------------------------------------------------ /mfa overview and passkeys
@@ -167,10 +134,9 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const e = await guarded(request, reply, { freshFor: 'mfa.action_add_passkey', enrolment: true });
     if (!e) return reply;
     const tenant = tenantOf(request);
-    const flow = e.pending ? await flowOf(request, request.body) : undefined;
-    const returnTo = e.pending ? returnToOf(request, request.body) : undefined;
-    const refuse = (status: number, message: Message) =>
-      e.pending ? renderChallenge(request, reply, e.session, status, { flow, returnTo }, message) : renderMfa(request, reply, e.session, status, { message });
+    const ref = flowRefOf(request.body);
+    const refuse = async (status: number, message: Message) =>
+      e.pending ? sendSignin(request, reply, await engine.refuseChallenge(tenant, ref, e.session, status, message)) : renderMfa(request, reply, e.session, status, { message });
     const user = await signin.user(tenant.id, e.session.userId);
     if (!user) return seeOther(reply, '/login?return_to=%2Fmfa');
     const r = await mfa.registerPasskey(tenant, user, binding(request), field(request.body, 'credential'), field(request.body, 'name'));
@@ -178,9 +144,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     if (r.kind === 'invalid') return refuse(400, { english: r.message, fallback: 'passkey.not_verified' });
     if (!e.pending) return seeOther(reply, '/mfa');
     // The first factor of a sign-in that owes one: the new passkey (user verification was required) completes it.
-    const done = await signin.completeSecondFactor(tenant.id, e.session, amrOfPasskey(r.passkey, true));
-    if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
-    return finish(request, reply, flow, returnTo, done);
+    return sendSignin(request, reply, await engine.enrolled(tenant, ref, e.session, { passkey: r.passkey }));
   });
 
   app.post('/mfa/passkeys/rename', async (request, reply) => {
@@ -209,30 +173,30 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     return e?.fresh ? e : undefined;
   };
 
-  const renderTotp = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: MessageKey) => {
+  const renderTotp = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, source: unknown, message?: MessageKey) => {
     const tenant = tenantOf(request);
+    const context = await carried(request, source);
     const user = await signin.user(tenant.id, session.userId);
     const enrolment = user ? await mfa.totpEnrolment(tenant.id, user, new URL(tenant.issuer).host) : undefined;
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, status, { title: 'title.totp', uiLocales: context.flow?.flow.request.uiLocales, formTargets: formTargets(context.flow) }, (f) =>
-      totpPage(f, { csrf, flow: context.flow?.id, returnTo: context.returnTo, enrolment, message: message && f.t(message) }, enrolment ? new Html(enrolment.svg) : undefined),
+    return sendPage(reply, status, { title: 'title.totp', uiLocales: context.uiLocales, formTargets: context.formTargets }, (f) =>
+      totpPage(f, { csrf, flow: context.flow, returnTo: context.returnTo, enrolment, message: message && f.t(message) }, enrolment ? new Html(enrolment.svg) : undefined),
     );
   };
 
   app.get('/mfa/totp', async (request, reply) => {
     const e = await enrolling(request);
     if (!e) return seeOther(reply, '/login?return_to=%2Fmfa%2Ftotp&reauth=1');
-    return renderTotp(request, reply, e.session, 200, { flow: await flowOf(request, request.query), returnTo: returnToOf(request, request.query) });
+    return renderTotp(request, reply, e.session, 200, request.query);
   });
 
   app.post('/mfa/totp/start', async (request, reply) => {
     if (!csrfOk(request)) return rejectCsrf(request, reply);
     const e = await enrolling(request);
     if (!e) return seeOther(reply, '/login?return_to=%2Fmfa%2Ftotp&reauth=1');
-    const flow = await flowOf(request, request.body);
-    const returnTo = returnToOf(request, request.body);
+    const context = await carried(request, request.body);
     if (!(await mfa.startTotp(tenantOf(request).id, e.session.userId))) return seeOther(reply, '/mfa');
-    return seeOther(reply, withContext('/mfa/totp', flow, returnTo));
+    return seeOther(reply, pageUrl('/mfa/totp', { returnTo: context.returnTo, flow: context.flow ? { handle: context.flow } : undefined }));
   });
 
   app.post('/mfa/totp/confirm', async (request, reply) => {
@@ -240,19 +204,20 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const e = await enrolling(request);
     if (!e) return seeOther(reply, '/login?return_to=%2Fmfa%2Ftotp&reauth=1');
     const tenant = tenantOf(request);
-    const flow = await flowOf(request, request.body);
-    const returnTo = returnToOf(request, request.body);
     const r = await mfa.confirmTotp(tenant.id, e.session.userId, field(request.body, 'code') ?? '');
     if (r.kind === 'limited') {
       reply.header('retry-after', String(r.retryAfterSeconds));
-      return renderTotp(request, reply, e.session, 429, { flow, returnTo }, 'totp.too_many');
+      return renderTotp(request, reply, e.session, 429, request.body, 'totp.too_many');
     }
-    if (r.kind === 'invalid') return renderTotp(request, reply, e.session, 400, { flow, returnTo }, 'totp.wrong');
-    if (e.pending) await signin.completeSecondFactor(tenant.id, e.session, ['otp']);
-    const next = e.pending ? withContext('/mfa/continue', flow, returnTo) : '/mfa';
-    if (!r.recoveryCodes) return e.pending ? continueNow(request, reply, flow, returnTo) : seeOther(reply, next);
-    // The codes are shown once, in the answer to this POST (never stored in clear, never shown again).
-    return sendPage(reply, 200, { title: 'title.recovery_codes', uiLocales: flow?.flow.request.uiLocales }, (f) => recoveryCodesPage(f, { codes: r.recoveryCodes!, next }));
+    if (r.kind === 'invalid') return renderTotp(request, reply, e.session, 400, request.body, 'totp.wrong');
+    if (!e.pending) return r.recoveryCodes ? sendPage(reply, 200, { title: 'title.recovery_codes' }, (f) => recoveryCodesPage(f, { codes: r.recoveryCodes!, next: '/mfa' })) : seeOther(reply, '/mfa');
+    // The codes are shown once, in the answer to this POST (never stored in clear, never shown
+    // again); then the sign-in goes on from their page's link.
+    const { uiLocales } = await carried(request, request.body);
+    const outcome = await engine.enrolled(tenant, flowRefOf(request.body), e.session, 'totp', { pause: r.recoveryCodes !== undefined });
+    if (!r.recoveryCodes || outcome.kind !== 'redirect') return sendSignin(request, reply, outcome);
+    const next = outcome.location;
+    return sendPage(reply, 200, { title: 'title.recovery_codes', uiLocales }, (f) => recoveryCodesPage(f, { codes: r.recoveryCodes!, next }));
   });
 
   app.post('/mfa/totp/remove', async (request, reply) => {
@@ -270,103 +235,27 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
   });
 
   /** After an enrolment during sign-in: the flow continues (a GET link target that issues nothing by itself). */
-  const continueNow = async (request: FastifyRequest, reply: FastifyReply, flow: LoadedFlow | undefined, returnTo: string | undefined) => {
-    const s = await currentSession(signin, request);
-    if (!s) return seeOther(reply, withContext('/login', flow, returnTo));
-    return finish(request, reply, flow, returnTo, s);
-  };
-
-  app.get('/mfa/continue', async (request, reply) => continueNow(request, reply, await flowOf(request, request.query), returnToOf(request, request.query)));
+  app.get('/mfa/continue', async (request, reply) => sendSignin(request, reply, await engine.resume(tenantOf(request), flowRefOf(request.query), browserOf(request))));
 
   // ------------------------------------------------------------ the second factor at sign-in
 
-  const renderChallenge = async (request: FastifyRequest, reply: FastifyReply, session: SessionRecord, status: number, context: { flow?: LoadedFlow; returnTo?: string }, message?: Message) => {
-    const tenant = tenantOf(request);
-    const f = await mfa.factors(tenant.id, session.userId);
-    const brand = await signin.brand(tenant.id, context.flow?.flow.request.organizationId);
-    const csrf = csrfFor(request, reply);
-    const passkeyOnly = minimumAcr(context.flow?.flow.request.acrValues) === 'phr';
-    return sendPage(reply, status, { title: 'title.challenge', uiLocales: context.flow?.flow.request.uiLocales, brand, formTargets: formTargets(context.flow), script: true }, (frame) =>
-      challengePage(frame, {
-        csrf,
-        flow: context.flow?.id,
-        returnTo: context.returnTo,
-        totp: f.totp,
-        passkeys: f.passkeys.length > 0,
-        enrol: !f.totp && f.passkeys.length === 0,
-        passkeyOnly,
-        message: textOf(frame.t, message),
-      }),
-    );
-  };
-
-  app.get('/mfa/challenge', async (request, reply) => {
-    const p = await pendingSession(request);
-    const flow = await flowOf(request, request.query);
-    const returnTo = returnToOf(request, request.query);
-    if (!p) return seeOther(reply, withContext('/login', flow, returnTo));
-    return renderChallenge(request, reply, p, 200, { flow, returnTo });
-  });
+  app.get('/mfa/challenge', async (request, reply) => sendSignin(request, reply, await engine.showChallenge(tenantOf(request), flowRefOf(request.query), browserOf(request))));
 
   app.post('/mfa/challenge', async (request, reply) => {
     if (!csrfOk(request)) return rejectCsrf(request, reply);
-    const tenant = tenantOf(request);
-    const p = await pendingSession(request);
-    const flow = await flowOf(request, request.body);
-    const returnTo = returnToOf(request, request.body);
-    if (!p) return seeOther(reply, withContext('/login', flow, returnTo));
-    if (minimumAcr(flow?.flow.request.acrValues) === 'phr') return renderChallenge(request, reply, p, 400, { flow, returnTo }, 'challenge.passkey_only');
-    const code = field(request.body, 'code');
-    const recovery = field(request.body, 'recovery_code');
-    const r = await mfa.checkCode(tenant.id, p.userId, code ? { totp: code } : { recovery: recovery ?? '' }, { ip: request.ip });
-    if (r.kind === 'limited') {
-      reply.header('retry-after', String(r.retryAfterSeconds));
-      return renderChallenge(request, reply, p, 429, { flow, returnTo }, 'totp.too_many');
-    }
-    if (r.kind === 'invalid') return renderChallenge(request, reply, p, 401, { flow, returnTo }, 'challenge.wrong');
-    const done = await signin.completeSecondFactor(tenant.id, p, r.amr);
-    if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
-    return finish(request, reply, flow, returnTo, done);
+    const input = { code: field(request.body, 'code'), recoveryCode: field(request.body, 'recovery_code') };
+    return sendSignin(request, reply, await engine.secondFactorCode(tenantOf(request), flowRefOf(request.body), input, browserOf(request)));
   });
 
   app.post('/mfa/challenge/passkey/options', async (request) => {
     if (!csrfOk(request)) throw errors.csrfFailed();
-    const p = await pendingSession(request);
+    const p = await signin.pending(tenantOf(request).id, browserOf(request).sessionToken);
     if (!p) throw errors.forbidden('sign in with your password first');
     return mfa.authenticationOptions(tenantOf(request), binding(request), 'second_factor', p.userId);
   });
 
   app.post('/mfa/challenge/passkey', async (request, reply) => {
     if (!csrfOk(request)) return rejectCsrf(request, reply);
-    const tenant = tenantOf(request);
-    const p = await pendingSession(request);
-    const flow = await flowOf(request, request.body);
-    const returnTo = returnToOf(request, request.body);
-    if (!p) return seeOther(reply, withContext('/login', flow, returnTo));
-    const r = await mfa.authenticatePasskey(tenant, binding(request), field(request.body, 'credential'), 'second_factor', p.userId, { ip: request.ip });
-    if (r.kind !== 'ok') return renderChallenge(request, reply, p, 401, { flow, returnTo }, { english: r.message, fallback: 'passkey.sign_in_failed' });
-    await mfa.challengeSucceeded(tenant.id, p.userId, 'passkey', request.ip);
-    const done = await signin.completeSecondFactor(tenant.id, p, r.amr);
-    if (!done) return seeOther(reply, withContext('/login', flow, returnTo));
-    return finish(request, reply, flow, returnTo, done);
+    return sendSignin(request, reply, await engine.secondFactorPasskey(tenantOf(request), flowRefOf(request.body), field(request.body, 'credential'), browserOf(request)));
   });
-}
-
-/**
- * A page's message: a catalogue key (its placeholders filled with other messages), or a service's
- * English refusal, shown as the catalogue's message it is (else `fallback` outside English).
- */
-type Message = MessageKey | { key: MessageKey; parts: Record<string, MessageKey> } | { english: string; fallback: MessageKey };
-
-function textOf(t: Translator, m: Message | undefined): string | undefined {
-  if (m === undefined) return undefined;
-  if (typeof m === 'string') return t(m);
-  if ('english' in m) return t.known(m.english, m.fallback);
-  return t(m.key, Object.fromEntries(Object.entries(m.parts).map(([name, key]) => [name, t(key)])));
-}
-
-/** Where the password step sends a user who owes a second factor. */
-export function challengeLocation(flowId: string | undefined, returnTo: string | undefined): string {
-  const q = new URLSearchParams({ ...(flowId ? { flow: flowId } : {}), ...(returnTo ? { return_to: returnTo } : {}) }).toString();
-  return q ? `/mfa/challenge?${q}` : '/mfa/challenge';
 }

@@ -1,9 +1,18 @@
-/** What a hosted page answers when it does not render a form: an error page or a redirect. */
+/** What a hosted page answers: the sign-in engine's outcome rendered, an error page, or a redirect. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Outcome } from '../../oauth/authorize/engine.js';
-import { errorPage } from '../../screens/pages.js';
+import { cookieNames, cookieOptions } from '../../screens/cookies.js';
+import type { Html } from '../../screens/html.js';
+import { type MessageKey, textOf } from '../../screens/i18n/index.js';
+import { challengePage } from '../../screens/mfa/pages.js';
+import { consentPage, errorPage, loginPage } from '../../screens/pages.js';
+import type { PageFrame } from '../../screens/pages.js';
+import type { Render, SigninOutcome } from '../../signin/outcome.js';
+import { SAML_OUTCOME_TTL_SECONDS, SSO_STATE_TTL_SECONDS } from '../../sso/service.js';
 import { logProtocolRefusal, toAppError } from '../errors.js';
+import { tenantOf } from '../tenant.js';
 import { sendPage } from './csp.js';
+import { csrfFor } from './csrf.js';
+import { setSessionCookie } from './session-cookie.js';
 
 /** Renders any error as an HTML page with its status and code (the JSON renderer's HTML twin). */
 export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, err: unknown): Promise<FastifyReply> {
@@ -15,17 +24,36 @@ export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, err:
 
 export const seeOther = (reply: FastifyReply, location: string) => reply.code(303).header('location', location).send();
 
-/** Sends an authorization outcome: 303 to the client, the login or consent page, or an error page. */
-export async function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<FastifyReply> {
+const TITLES: Record<Render['page'], MessageKey> = { login: 'title.sign_in', consent: 'title.consent', challenge: 'title.challenge' };
+
+function body(o: Render, csrf: string): (f: PageFrame) => Html {
+  switch (o.page) {
+    case 'login':
+      return (f) => loginPage(f, { csrf, ...o.data, message: textOf(f.t, o.data.message) });
+    case 'consent':
+      return (f) => consentPage(f, { csrf, ...o.data });
+    case 'challenge':
+      return (f) => challengePage(f, { csrf, ...o.data, message: textOf(f.t, o.data.message) });
+  }
+}
+
+/** Sends an outcome of the sign-in engine (src/signin/outcome.ts). */
+export async function sendSignin(request: FastifyRequest, reply: FastifyReply, outcome: SigninOutcome): Promise<FastifyReply> {
+  if (outcome.session) setSessionCookie(request, reply, outcome.session.token, outcome.session.maxAgeSeconds);
   switch (outcome.kind) {
+    case 'render': {
+      if (outcome.retryAfterSeconds !== undefined) reply.header('retry-after', String(outcome.retryAfterSeconds));
+      const csrf = csrfFor(request, reply);
+      return sendPage(reply, outcome.status, { title: TITLES[outcome.page], uiLocales: outcome.uiLocales, brand: outcome.brand, formTargets: outcome.formTargets, script: outcome.page !== 'consent' }, body(outcome, csrf));
+    }
     case 'redirect':
       return seeOther(reply, outcome.location);
-    case 'login':
-      return seeOther(reply, `/login?flow=${encodeURIComponent(outcome.flow)}`);
-    case 'consent':
-      return seeOther(reply, `/login/consent?flow=${encodeURIComponent(outcome.flow)}`);
-    case 'error':
-      logProtocolRefusal(request, 400, outcome.error);
-      return sendPage(reply, 400, { title: 'title.error' }, (f) => errorPage(f, outcome.error, outcome.description));
+    case 'upstream': {
+      const issuer = tenantOf(request).issuer;
+      reply.setCookie(cookieNames(issuer).sso, outcome.browser, cookieOptions(issuer, SSO_STATE_TTL_SECONDS + SAML_OUTCOME_TTL_SECONDS));
+      return seeOther(reply, outcome.location);
+    }
+    case 'fail':
+      return sendErrorPage(request, reply, outcome.error);
   }
 }

@@ -2,12 +2,25 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
 import { cookieNames, cookieOptions } from '../../screens/cookies.js';
-import type { MfaService } from '../../screens/mfa/service.js';
+import { browserBinding, type MfaService } from '../../screens/mfa/service.js';
 import type { SigninService } from '../../screens/service.js';
+import type { Browser } from '../../signin/engine.js';
 import { tenantOf } from '../tenant.js';
 
 export function sessionToken(request: FastifyRequest): string | undefined {
   return request.cookies[cookieNames(tenantOf(request).issuer).session];
+}
+
+/** What the sign-in engine knows of this browser: its address, user agent, and cookies. */
+export function browserOf(request: FastifyRequest): Browser {
+  const names = cookieNames(tenantOf(request).issuer);
+  return {
+    ip: request.ip,
+    userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
+    sessionToken: request.cookies[names.session],
+    ssoBinding: request.cookies[names.sso],
+    webauthnBinding: browserBinding(request.cookies[names.csrf]),
+  };
 }
 
 /** The live session this browser's cookie names, if any. */

@@ -11,19 +11,19 @@ import type { SessionRecord } from '../../oauth/authorize/types.js';
 import { en } from '../../screens/i18n/index.js';
 import type { MfaService } from '../../screens/mfa/service.js';
 import type { SigninService } from '../../screens/service.js';
+import type { SigninEngine } from '../../signin/engine.js';
+import { ssoFailure } from '../../signin/messages.js';
 import type { SsoLinkService } from '../../sso/link.js';
-import type { SsoSigninService } from '../../sso/service.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { csrfOk } from './csrf.js';
-import { seeOther, sendErrorPage } from './outcome.js';
-import { currentSession } from './session-cookie.js';
-import { redirectToIdp, ssoFailure } from './sso-routes.js';
+import { seeOther, sendErrorPage, sendSignin } from './outcome.js';
+import { browserOf, currentSession } from './session-cookie.js';
 
 export interface SsoLinkRoutesOptions {
   signin: SigninService;
   mfa: Pick<MfaService, 'fresh'>;
-  sso: SsoSigninService;
+  engine: Pick<SigninEngine, 'startLink'>;
   links: SsoLinkService;
 }
 
@@ -31,7 +31,7 @@ const SIGN_IN = '/login?return_to=%2Fsessions';
 const REAUTH = '/login?return_to=%2Fsessions&reauth=1';
 
 export async function ssoLinkRoutes(app: FastifyInstance, opts: SsoLinkRoutesOptions): Promise<void> {
-  const { signin, mfa, sso, links } = opts;
+  const { signin, mfa, engine, links } = opts;
 
   /**
    * The checks of both forms, in order: the CSRF token; a usable session (else sign in); a login
@@ -56,7 +56,7 @@ export async function ssoLinkRoutes(app: FastifyInstance, opts: SsoLinkRoutesOpt
     if (!user || !(await links.offers(tenant.id, user.id, user.email, request.params.connectionId))) {
       return sendErrorPage(request, reply, ssoFailure('connection_unknown'));
     }
-    return redirectToIdp(request, reply, sso, request.params.connectionId, { linkUserId: user.id, returnTo: '/sessions' });
+    return sendSignin(request, reply, await engine.startLink(tenant, request.params.connectionId, user.id, browserOf(request)));
   });
 
   app.post('/sso/identities/unlink', async (request, reply) => {

@@ -48,7 +48,10 @@ export type Outcome =
   | { kind: 'error'; error: string; description: string };
 
 export interface LoadedFlow {
+  /** The handle the browser holds for this flow (the sign-in engine's `flw_…` when it loaded it). */
   id: string;
+  /** SHA-256 of the flow id (`fl_…`), the key of its stored record. */
+  hash: string;
   flow: FlowRecord;
   client: ClientRecord;
   settings: SigninClientSettings;
@@ -128,17 +131,19 @@ export async function startAuthorization(raw: RawParams, tenant: OAuthTenant, se
   };
   await deps.store.createFlow(sha256Hex(id), flow);
   const settings = await deps.store.clientSettings(tenant.id, client.id);
-  return continueFlow({ id, flow, client, settings }, tenant, session, deps, { consented: false });
+  return continueFlow({ id, hash: sha256Hex(id), flow, client, settings }, tenant, session, deps, { consented: false });
 }
 
-/** The flow named by a login/consent page, if it is still open. */
-export async function loadFlow(id: string | undefined, tenant: OAuthTenant, deps: Pick<AuthorizeDeps, 'clients' | 'store' | 'now'>): Promise<LoadedFlow | undefined> {
-  if (!id || !id.startsWith(FLOW_PREFIX) || id.length > 100) return undefined;
-  const flow = await deps.store.findFlow(tenant.id, sha256Hex(id));
+/**
+ * The flow stored under `hash` (SHA-256 of its `fl_…` id), if it is still open; `handle` is what
+ * the browser calls it (the sign-in engine's flow id), which login and consent outcomes name.
+ */
+export async function loadFlow(hash: string, handle: string, tenant: OAuthTenant, deps: Pick<AuthorizeDeps, 'clients' | 'store' | 'now'>): Promise<LoadedFlow | undefined> {
+  const flow = await deps.store.findFlow(tenant.id, hash);
   if (!flow || flow.completedAt !== null || flow.expiresAt <= deps.now) return undefined;
   const client = await deps.clients.find(tenant.id, flow.clientId);
   if (!client) return undefined;
-  return { id, flow, client, settings: await deps.store.clientSettings(tenant.id, client.id) };
+  return { id: handle, hash, flow, client, settings: await deps.store.clientSettings(tenant.id, client.id) };
 }
 
 /** A usable session (second factor given), recent enough for the flow, of the strength its acr_values ask for. */
@@ -203,7 +208,7 @@ async function complete(f: LoadedFlow, tenant: OAuthTenant, session: SessionReco
   const code = newSecret(CODE_PREFIX);
   const won = await deps.store.completeFlow(
     tenant.id,
-    sha256Hex(f.id),
+    f.hash,
     f.flow.parHash,
     sha256Hex(code),
     {

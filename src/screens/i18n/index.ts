@@ -124,3 +124,18 @@ export function translator(locale: Locale, texts: TenantTexts = NO_TENANT_TEXTS)
   };
   return t;
 }
+
+/**
+ * A page's message as a layer without a language hands it on (the sign-in engine, a route): a
+ * catalogue key (its placeholders filled with other messages), or a service's English refusal,
+ * shown as the catalogue's message it is (else `fallback` outside English).
+ */
+export type Message = MessageKey | { key: MessageKey; parts: Record<string, MessageKey> } | { english: string; fallback: MessageKey };
+
+/** A message in the translator's language. */
+export function textOf(t: Translator, m: Message | undefined): string | undefined {
+  if (m === undefined) return undefined;
+  if (typeof m === 'string') return t(m);
+  if ('english' in m) return t.known(m.english, m.fallback);
+  return t(m.key, Object.fromEntries(Object.entries(m.parts).map(([name, key]) => [name, t(key)])));
+}

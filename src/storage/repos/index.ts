@@ -26,6 +26,7 @@ import { MfaRepo } from './mfa.js';
 import { OrganizationRepo } from './organizations.js';
 import { RateLimitRepo } from './rate-limits.js';
 import { SigninConsentRepo, SigninLoginFailureRepo } from './signin-accounts.js';
+import { SigninEngineFlowRepo } from './signin-engine-flows.js';
 import { SigninSessionRepo } from './signin-sessions.js';
 import { SigninStoreRepo } from './signin-store.js';
 import { SigningKeyRepo } from './signing-keys.js';
@@ -57,6 +58,7 @@ const makers = {
   oauthSettings: (db) => new OAuthSettingsRepo(db),
   rateLimits: (db) => new RateLimitRepo(db),
   signinStore: (db) => new SigninStoreRepo(db),
+  signinFlows: (db) => new SigninEngineFlowRepo(db),
   sessions: (db) => new SigninSessionRepo(db),
   consents: (db) => new SigninConsentRepo(db),
   loginFailures: (db) => new SigninLoginFailureRepo(db),

@@ -100,7 +100,28 @@ export interface SigninLoginFailuresTable {
   window_ends_at: number;
 }
 
+/**
+ * A sign-in in progress in the sign-in engine (src/signin/): its entry point, what it returns to,
+ * and the step it reached. Every transition is a compare-and-set on `version`; a completed flow
+ * is never resumed again.
+ */
+export interface SigninEngineFlowsTable {
+  flow_hash: string;
+  tenant_id: string;
+  /** The entry point: `authorize` (/authorize, PAR included) — the only one with a stored flow today. */
+  entry: string;
+  /** The authorization flow (signin_flows) an `authorize` flow returns a code to. */
+  authorize_flow_hash: string | null;
+  /** The last step the flow passed (src/signin/steps.ts). */
+  step: string;
+  version: number;
+  created_at: number;
+  expires_at: number;
+  completed_at: number | null;
+}
+
 export interface SigninTables {
+  signin_engine_flows: SigninEngineFlowsTable;
   signin_par_requests: SigninParRequestsTable;
   signin_flows: SigninFlowsTable;
   signin_codes: SigninCodesTable;

@@ -1,0 +1,23 @@
+/**
+ * The messages the sign-in engine's outcomes carry: keys of the hosted pages' catalogue
+ * (src/screens/i18n), rendered in the page's language. The reason codes of refused SSO sign-ins are in the audit
+ * event and the error page's code.
+ */
+import { AppError, errors } from '../kernel/errors.js';
+import { en, type MessageKey } from '../screens/i18n/index.js';
+import type { SsoFailureReason } from '../sso/service.js';
+
+/** The same words for an unknown email and a wrong password (no account enumeration). */
+export const BAD_CREDENTIALS: MessageKey = 'login.bad_credentials';
+export const LOGIN_LIMITED: MessageKey = 'login.too_many';
+export const SSO_UNAVAILABLE: MessageKey = 'login.sso_unavailable';
+export const CHALLENGE_LIMITED: MessageKey = 'totp.too_many';
+export const CODE_INVALID: MessageKey = 'challenge.wrong';
+export const PASSKEY_REQUIRED: MessageKey = 'challenge.passkey_only';
+
+/** A flow handle that names no open flow (unknown, expired, completed, or moved on by another request). */
+export const flowGone = () => errors.pageExpired(en['error.flow_gone']);
+
+/** A refused SSO sign-in as the error page shows it (in the page's language: the catalogue's `sso.*`). */
+export const ssoFailure = (reason: SsoFailureReason) =>
+  new AppError(reason === 'connection_unknown' ? 404 : 400, reason === 'connection_unknown' ? 'not_found' : 'access_denied', en[`sso.${reason}`]);
