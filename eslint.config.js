@@ -15,7 +15,7 @@ const FRAMEWORK = {
 const HTTP_BINDINGS = ['src/http/**', 'src/**/routes.ts', 'src/**/*-routes.ts', 'src/management/v1.ts', 'src/server.ts', 'src/context.ts'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/generated/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/generated/**', 'console/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

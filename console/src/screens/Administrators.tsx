@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, query } from '../api';
+import { own, query } from '../api';
 import { FormCard, useAction, useSubmit } from '../components/forms';
 import { DataTable, Loaded } from '../components/lists';
 import { ConfirmButton, ErrorNote, Field, useLoad, when } from '../ui';
@@ -63,13 +63,13 @@ function controllers(c: Candidate): string {
  * or the last one, and says why).
  */
 export function Administrators({ me }: { me: string }) {
-  const list = useLoad(() => api<{ data: Admin[] }>('GET', '/admins'), []);
+  const list = useLoad(() => own<{ data: Admin[] }>('GET', '/admins'), []);
   const [found, setFound] = useState<Candidate>();
   const [granted, setGranted] = useState('');
   const lookUp = useSubmit(async (data) => {
     setFound(undefined);
     setGranted('');
-    setFound(await api<Candidate>('GET', `/admins/candidate${query({ email: String(data.get('email') ?? '').trim() })}`));
+    setFound(await own<Candidate>('GET', `/admins/candidate${query({ email: String(data.get('email') ?? '').trim() })}`));
   });
   return (
     <>
@@ -111,7 +111,7 @@ export function Administrators({ me }: { me: string }) {
                       question={`Remove ${a.email} as an administrator? The user stays.`}
                       confirmLabel="Yes, remove"
                       onConfirm={async () => {
-                        await api('DELETE', `/admins/${a.user_id}`);
+                        await own('DELETE', `/admins/${a.user_id}`);
                         list.reload();
                       }}
                     />
@@ -138,7 +138,7 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
   useEffect(() => heading.current?.focus(), []);
   const grant = useAction();
   const make = async () => {
-    await api('POST', '/admins', { user_id: c.user.id, ...(c.fingerprint ? { fingerprint: c.fingerprint } : {}) });
+    await own('POST', '/admins', { user_id: c.user.id, ...(c.fingerprint ? { fingerprint: c.fingerprint } : {}) });
     onGranted(c.user.email);
   };
   const managed = c.managed_by.length > 0 || c.sso.length > 0 || !!c.verified_domain;

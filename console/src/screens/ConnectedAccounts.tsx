@@ -1,54 +1,22 @@
 import { useState } from 'react';
-import { api, type Member, type Page } from '../api';
+import { type Answer, type Body, call, client, CONNECT_AUTH_METHODS, CONNECT_PRESETS, CONNECT_PROVIDER_TYPES, CONNECTED_ACCOUNT_STATUSES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { Loaded, LoadedItem, Pager, PickList } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
 import { Field, useLoad, when, whenSeconds } from '../ui';
 import { Fact, pairLines, pairs, usePage, words } from './feature-kit';
 
-interface Provider {
-  provider_id: string;
-  name: string;
-  preset: string | null;
-  type: 'oauth2' | 'oidc';
-  issuer: string | null;
-  authorization_endpoint: string;
-  token_endpoint: string;
-  revocation_endpoint: string | null;
-  client_id: string;
-  has_client_secret: boolean;
-  token_endpoint_auth_method: string;
-  scopes: string[];
-  pkce: boolean;
-  authorize_params: Record<string, string>;
-  redirect_uri: string;
-  created_at: string;
-  updated_at: string;
-}
-
-interface Account {
-  account_id: string;
-  organization_id: string;
-  user_id: string;
-  provider_id: string;
-  subject: string | null;
-  scopes: string[];
-  status: string;
-  expires_at: number | null;
-  last_refreshed_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-const PRESETS = ['google', 'microsoft', 'github', 'slack'];
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
+type Provider = Answer<'/connect/providers/{providerId}', 'get'>;
+type ProviderType = (typeof CONNECT_PROVIDER_TYPES)[number];
+type AccountStatus = (typeof CONNECTED_ACCOUNT_STATUSES)[number];
+const STATUS_LABELS: Record<AccountStatus, string> = { active: 'active', needs_reauthorization: 'needs to be connected again' };
 
 /**
  * Upstream OAuth providers (tenant-wide) and each organization's connected accounts. Tokens are
  * never shown: retrieving one stays with API keys (the console gets 403).
  */
 export function ConnectedAccounts() {
-  const providers = usePage<Provider>('/connect/providers');
+  const providers = usePage((page) => call(client.GET('/connect/providers', { params: { query: page } })), []);
   return (
     <>
       <Providers {...providers} />
@@ -93,7 +61,7 @@ function Providers({ list, cursors }: ReturnType<typeof usePage<Provider>>) {
                 confirmLabel: 'Yes, delete',
                 question: (p) => `Delete the provider ${p.name}?`,
                 run: async (p) => {
-                  await api('DELETE', `/connect/providers/${p.provider_id}`);
+                  await call(client.DELETE('/connect/providers/{providerId}', { params: { path: { providerId: p.provider_id } } }));
                   setNote(`Provider ${p.name} deleted.`);
                   list.reload();
                 },
@@ -135,7 +103,7 @@ function Providers({ list, cursors }: ReturnType<typeof usePage<Provider>>) {
 function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: Provider) => void }) {
   const id = current ? `prov-${current.provider_id}` : 'prov-new';
   const [preset, setPreset] = useState('');
-  const [type, setType] = useState<'oauth2' | 'oidc'>(current?.type ?? 'oauth2');
+  const [type, setType] = useState<ProviderType>((current?.type as ProviderType | undefined) ?? 'oauth2');
   const [method, setMethod] = useState(current?.token_endpoint_auth_method ?? '');
 
   const form = useSubmit(
@@ -158,7 +126,8 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
         if (Object.keys(params).length) body.authorize_params = params;
         body.pkce = pkce;
         if (secret) body.client_secret = secret;
-        const saved = await api<Provider>('POST', '/connect/providers', body);
+        // The form's fields, checked by the server (a preset fills what is left out).
+        const saved = await call(client.POST('/connect/providers', { body: body as Body<'/connect/providers', 'post'> }));
         setPreset('');
         setType('oauth2');
         setMethod('');
@@ -181,7 +150,9 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
       if (f.get('remove_secret') === 'on') body.client_secret = null;
       else if (secret) body.client_secret = secret;
       if (Object.keys(body).length === 0) throw new Error('Nothing changed.');
-      onSaved(await api<Provider>('PATCH', `/connect/providers/${current.provider_id}`, body));
+      onSaved(
+        await call(client.PATCH('/connect/providers/{providerId}', { params: { path: { providerId: current.provider_id } }, body: body as Body<'/connect/providers/{providerId}', 'patch'> })),
+      );
     },
     { reset: !current },
   );
@@ -196,7 +167,7 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
         <Field id={`${id}-preset`} label="Preset" hint="A preset fills the endpoints and defaults of a well-known upstream; fields you fill override it. It cannot be changed later.">
           <select id={`${id}-preset`} value={preset} onChange={(e) => setPreset(e.target.value)} aria-describedby={`${id}-preset-hint`}>
             <option value="">None (any OAuth 2.0 / OpenID Connect provider)</option>
-            {PRESETS.map((p) => (
+            {CONNECT_PRESETS.map((p) => (
               <option key={p} value={p}>
                 {p}
               </option>
@@ -207,7 +178,7 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
       {preset ? null : (
         <>
           <Field id={`${id}-type`} label="Type">
-            <select id={`${id}-type`} value={type} onChange={(e) => setType(e.target.value as 'oauth2' | 'oidc')}>
+            <select id={`${id}-type`} value={type} onChange={(e) => setType(e.target.value as ProviderType)}>
               <option value="oauth2">OAuth 2.0 (endpoints given)</option>
               <option value="oidc">OpenID Connect (endpoints discovered from the issuer)</option>
             </select>
@@ -250,7 +221,7 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
       <Field id={`${id}-method`} label="Client authentication at the token endpoint">
         <select id={`${id}-method`} value={method} onChange={(e) => setMethod(e.target.value)}>
           {current ? null : <option value="">Default (client_secret_basic, or the preset&apos;s)</option>}
-          {AUTH_METHODS.map((m) => (
+          {CONNECT_AUTH_METHODS.map((m) => (
             <option key={m} value={m}>
               {m}
             </option>
@@ -274,8 +245,16 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
   const [provider, setProvider] = useState('');
   const [status, setStatus] = useState('');
   const [selected, setSelected] = useState<string>();
-  const { list, cursors } = usePage<Account>(`/organizations/${org}/connect/accounts`, { provider_id: provider || undefined, status: status || undefined });
-  const members = useLoad(() => api<Page<Member>>('GET', `/organizations/${org}/members?limit=100`), [org]);
+  const { list, cursors } = usePage(
+    (page) =>
+      call(
+        client.GET('/organizations/{orgId}/connect/accounts', {
+          params: { path: { orgId: org }, query: { ...page, provider_id: provider || undefined, status: (status || undefined) as AccountStatus | undefined } },
+        }),
+      ),
+    [org, provider, status],
+  );
+  const members = useLoad(() => call(client.GET('/organizations/{orgId}/members', { params: { path: { orgId: org }, query: { limit: 100 } } })), [org]);
   const emailOf = (userId: string) => members.data?.data.find((m) => m.user_id === userId)?.user?.email ?? userId;
   const nameOf = (providerId: string) => providers.find((p) => p.provider_id === providerId)?.name ?? providerId;
   return (
@@ -308,8 +287,11 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
             }}
           >
             <option value="">Any status</option>
-            <option value="active">active</option>
-            <option value="needs_reauthorization">needs to be connected again</option>
+            {CONNECTED_ACCOUNT_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {STATUS_LABELS[s]}
+              </option>
+            ))}
           </select>
         </Field>
       </div>
@@ -325,7 +307,7 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
               confirmLabel: 'Yes, disconnect',
               question: (a) => `Disconnect ${emailOf(a.user_id)}'s ${nameOf(a.provider_id)} account? Its tokens are revoked upstream where possible.`,
               run: async (a) => {
-                await api('DELETE', `/organizations/${org}/connect/accounts/${a.account_id}`);
+                await call(client.DELETE('/organizations/{orgId}/connect/accounts/{accountId}', { params: { path: { orgId: org, accountId: a.account_id } } }));
                 list.reload();
               },
             }}
@@ -345,7 +327,7 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
 }
 
 function AccountDetail({ org, id }: { org: string; id: string }) {
-  const account = useLoad(() => api<Account>('GET', `/organizations/${org}/connect/accounts/${id}`), [org, id]);
+  const account = useLoad(() => call(client.GET('/organizations/{orgId}/connect/accounts/{accountId}', { params: { path: { orgId: org, accountId: id } } })), [org, id]);
   return (
     <section aria-labelledby="acct-detail">
       <h3 id="acct-detail">Account {id}</h3>

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, type Organization, type Page, query } from '../api';
+import { call, client, type Organization } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { Loaded, LoadedItem, Pager, PickList, useCursors } from '../components/lists';
 import { ErrorNote, Field, useLoad, when } from '../ui';
@@ -7,14 +7,14 @@ import { Members } from './Members';
 
 export function Organizations() {
   const cursors = useCursors();
-  const list = useLoad(() => api<Page<Organization>>('GET', `/organizations${query({ limit: 50, after: cursors.after })}`), [cursors.after]);
+  const list = useLoad(() => call(client.GET('/organizations', { params: { query: { limit: 50, after: cursors.after } } })), [cursors.after]);
   const [search, setSearch] = useState('');
   const [selected, setSelected] = useState<string>();
 
   const create = useSubmit(
     async (data) => {
       const domain = String(data.get('domain') ?? '').trim();
-      const org = await api<Organization>('POST', '/organizations', { name: data.get('name'), ...(domain ? { domain } : {}) });
+      const org = await call(client.POST('/organizations', { body: { name: String(data.get('name') ?? ''), ...(domain ? { domain } : {}) } }));
       setSelected(org.id);
       list.reload();
     },
@@ -58,7 +58,7 @@ export function Organizations() {
 }
 
 function OrganizationDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
-  const org = useLoad(() => api<Organization>('GET', `/organizations/${id}`), [id]);
+  const org = useLoad(() => call(client.GET('/organizations/{orgId}', { params: { path: { orgId: id } } })), [id]);
   return (
     <LoadedItem state={org} what="the organization">
       {(o) => (
@@ -94,11 +94,12 @@ function Branding({ org, onSaved }: { org: Organization; onSaved: () => void }) 
   const [logo, setLogo] = useState(org.brand_logo_url ?? '');
   const [color, setColor] = useState(org.brand_primary_color ?? '');
   const save = useSubmit(async () => {
-    await api('PATCH', `/organizations/${org.id}`, {
-      brand_display_name: displayName.trim() || null,
-      brand_logo_url: logo.trim() || null,
-      brand_primary_color: color.trim() || null,
-    });
+    await call(
+      client.PATCH('/organizations/{orgId}', {
+        params: { path: { orgId: org.id } },
+        body: { brand_display_name: displayName.trim() || null, brand_logo_url: logo.trim() || null, brand_primary_color: color.trim() || null },
+      }),
+    );
     onSaved();
   });
   const accent = COLOR.test(color) ? color : '#1d4ed8';
@@ -149,7 +150,7 @@ function WebauthnPolicy({ org }: { org: Organization }) {
   const [list, setList] = useState((org.webauthn_aaguid_allowlist ?? []).join('\n'));
   const save = useSubmit(async () => {
     const aaguids = list.split(/\s+/).map((s) => s.trim()).filter(Boolean);
-    await api('PUT', `/organizations/${org.id}/webauthn_policy`, { aaguid_allowlist: restricted ? aaguids : null });
+    await call(client.PUT('/organizations/{orgId}/webauthn_policy', { params: { path: { orgId: org.id } }, body: { aaguid_allowlist: restricted ? aaguids : null } }));
   });
   return (
     <FormCard id="webauthn" title="Passkey policy" heading="h3" submit="Save passkey policy" form={save} status={save.done ? 'Passkey policy saved.' : ''} primary={false}>

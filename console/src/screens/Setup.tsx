@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, setCsrf } from '../api';
+import { own, setCsrf } from '../api';
 import { useAction, useSubmit } from '../components/forms';
 import { ErrorNote, Field, Loading } from '../ui';
 
@@ -20,7 +20,7 @@ export function Setup() {
   const [created, setCreated] = useState<Created>();
   useEffect(() => {
     document.title = 'Set up · Keyhall console';
-    api<{ open: boolean; csrf_token: string }>('GET', `/setup?token=${encodeURIComponent(token)}`).then(
+    own<{ open: boolean; csrf_token: string }>('GET', `/setup?token=${encodeURIComponent(token)}`).then(
       (r) => {
         setCsrf(r.csrf_token);
         setOpen(r.open);
@@ -34,7 +34,7 @@ export function Setup() {
 
   const submit = useSubmit(async (form) => {
     if (form.get('password') !== form.get('confirm')) throw new Error('The two passwords differ.');
-    const r = await api<{ user: { email: string }; second_factor_required: boolean }>('POST', '/setup', { token, email: form.get('email'), password: form.get('password') });
+    const r = await own<{ user: { email: string }; second_factor_required: boolean }>('POST', '/setup', { token, email: form.get('email'), password: form.get('password') });
     setCreated({ email: r.user.email, secondFactorRequired: r.second_factor_required });
   });
 
@@ -124,7 +124,7 @@ function PasskeyEnrolment({ onAdded }: { onAdded: (name: string) => void }) {
   const add = useSubmit(
     async (data) => {
       const name = String(data.get('name') ?? '').trim();
-      const options = await api<PublicKeyCredentialCreationOptionsJSON>('POST', '/mfa/passkeys/options');
+      const options = await own<PublicKeyCredentialCreationOptionsJSON>('POST', '/mfa/passkeys/options');
       let credential: Credential | null;
       try {
         credential = await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options) });
@@ -133,7 +133,7 @@ function PasskeyEnrolment({ onAdded }: { onAdded: (name: string) => void }) {
         throw new Error(`The passkey was not created (${why}). Try again, or use another authenticator.`);
       }
       if (!(credential instanceof PublicKeyCredential)) throw new Error('The passkey was not created. Try again.');
-      const r = await api<{ passkey: { name: string } }>('POST', '/mfa/passkeys', { credential: credential.toJSON(), ...(name ? { name } : {}) });
+      const r = await own<{ passkey: { name: string } }>('POST', '/mfa/passkeys', { credential: credential.toJSON(), ...(name ? { name } : {}) });
       setCount((c) => c + 1);
       onAdded(r.passkey.name);
     },
@@ -174,7 +174,7 @@ function TotpEnrolment({ onAdded }: { onAdded: () => void }) {
   const [codes, setCodes] = useState<string[] | null>();
   const begin = useAction();
   const confirm = useSubmit(async (data) => {
-    const r = await api<{ recovery_codes: string[] | null }>('POST', '/mfa/totp/confirm', { code: String(data.get('code') ?? '').trim() });
+    const r = await own<{ recovery_codes: string[] | null }>('POST', '/mfa/totp/confirm', { code: String(data.get('code') ?? '').trim() });
     setCodes(r.recovery_codes);
     onAdded();
   });
@@ -224,7 +224,7 @@ function TotpEnrolment({ onAdded }: { onAdded: () => void }) {
         <>
           <p>Use a code from an app such as a password manager or an authenticator on your phone.</p>
           <ErrorNote error={begin.error} />
-          <button type="button" onClick={() => void begin.run(async () => setStart(await api<TotpStart>('POST', '/mfa/totp')))} disabled={begin.busy}>
+          <button type="button" onClick={() => void begin.run(async () => setStart(await own<TotpStart>('POST', '/mfa/totp')))} disabled={begin.busy}>
             Set up an authenticator app
           </button>
         </>

@@ -1,51 +1,16 @@
 import { useState } from 'react';
-import { api } from '../api';
+import { type Body, call, client, type Item, MEMBER_ROLES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { Loaded, Pager, PickList } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
 import { Field, when } from '../ui';
 import { Fact, pairLines, pairs, usePage, words } from './feature-kit';
 
-interface Mapping {
-  email: string;
-  name: string;
-  groups: string;
-}
-interface Connection {
-  id: string;
-  organization_id: string;
-  protocol: 'oidc' | 'saml';
-  name: string;
-  enabled: boolean;
-  default_role: string;
-  group_roles: Record<string, string>;
-  oidc?: {
-    issuer: string;
-    client_id: string;
-    has_client_secret: boolean;
-    scopes: string[];
-    pkce: boolean;
-    claims: Mapping;
-    id_token_signed_response_alg: string;
-    token_endpoint_auth_method: string;
-    redirect_uri: string;
-  };
-  saml?: {
-    idp_entity_id: string;
-    idp_sso_url: string;
-    idp_certificates: Array<{ fingerprint_sha256: string; not_after: string }>;
-    metadata_url: string | null;
-    sp_entity_id: string;
-    acs_url: string;
-    sp_metadata_url: string;
-    allow_signed_response: boolean;
-    attributes: Mapping;
-  };
-  created_at: string;
-  updated_at: string;
-}
+type Connection = Item<'/organizations/{orgId}/sso/connections'>;
+type Protocol = Body<'/organizations/{orgId}/sso/connections', 'post'>['protocol'];
+/** The claims (OIDC) or attributes (SAML) the form maps. */
+type Mapping = NonNullable<Connection['oidc']>['claims'];
 
-const ROLES = ['member', 'admin'];
 const MAPPED: Array<keyof Mapping> = ['email', 'name', 'groups'];
 
 /** Per organization: its SSO connections (OIDC and SAML) and what the IdP needs to know. */
@@ -58,15 +23,14 @@ export function Sso() {
 }
 
 function Connections({ org }: { org: string }) {
-  const base = `/organizations/${org}/sso/connections`;
-  const { list, cursors } = usePage<Connection>(base);
+  const { list, cursors } = usePage((page) => call(client.GET('/organizations/{orgId}/sso/connections', { params: { path: { orgId: org }, query: page } })), [org]);
   const [selected, setSelected] = useState<string>();
   const [note, setNote] = useState('');
   const chosen = list.data?.data.find((c) => c.id === selected);
   return (
     <>
       <ConnectionForm
-        base={base}
+        org={org}
         onSaved={(c) => {
           setNote(`Connection ${c.name} created. Give the identity provider the values below.`);
           setSelected(c.id);
@@ -90,7 +54,7 @@ function Connections({ org }: { org: string }) {
                 confirmLabel: 'Yes, delete',
                 question: (c) => `Delete ${c.name}? Its users and memberships stay; nobody can sign in through it any more.`,
                 run: async (c) => {
-                  await api('DELETE', `${base}/${c.id}`);
+                  await call(client.DELETE('/organizations/{orgId}/sso/connections/{connectionId}', { params: { path: { orgId: org, connectionId: c.id } } }));
                   setNote(`Connection ${c.name} deleted.`);
                   list.reload();
                 },
@@ -113,7 +77,7 @@ function Connections({ org }: { org: string }) {
           <IdpNeeds c={chosen} />
           <ConnectionForm
             key={chosen.updated_at}
-            base={base}
+            org={org}
             current={chosen}
             onSaved={(saved) => {
               setNote(`Connection ${saved.name} saved.`);
@@ -168,9 +132,9 @@ function IdpNeeds({ c }: { c: Connection }) {
 }
 
 /** Create (no `current`) or edit a connection; a PATCH sends only what changed. */
-function ConnectionForm({ base, current, onSaved }: { base: string; current?: Connection; onSaved: (c: Connection) => void }) {
+function ConnectionForm({ org, current, onSaved }: { org: string; current?: Connection; onSaved: (c: Connection) => void }) {
   const id = current ? `sso-${current.id}` : 'sso-new';
-  const [protocol, setProtocol] = useState<'oidc' | 'saml'>(current?.protocol ?? 'oidc');
+  const [protocol, setProtocol] = useState<Protocol>((current?.protocol as Protocol | undefined) ?? 'oidc');
   const [source, setSource] = useState<'xml' | 'url' | 'keep'>(current ? 'keep' : 'xml');
   const form = useSubmit(
     async (f) => {
@@ -216,7 +180,9 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
         if (Object.keys(settings.attributes as object).length === 0) delete settings.attributes;
       }
       if (!current) {
-        onSaved(await api<Connection>('POST', base, { protocol, ...common, [protocol]: settings }));
+        // The form's fields, checked by the server.
+        const body = { protocol, ...common, [protocol]: settings } as Body<'/organizations/{orgId}/sso/connections', 'post'>;
+        onSaved(await call(client.POST('/organizations/{orgId}/sso/connections', { params: { path: { orgId: org } }, body })));
         return;
       }
       if (common.name === current.name) delete common.name;
@@ -225,7 +191,14 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
       if (pairLines(groupRoles) === pairLines(current.group_roles)) delete common.group_roles;
       const body = { ...common, ...(Object.keys(settings).length ? { [protocol]: settings } : {}) };
       if (Object.keys(body).length === 0) throw new Error('Nothing changed.');
-      onSaved(await api<Connection>('PATCH', `${base}/${current.id}`, body));
+      onSaved(
+        await call(
+          client.PATCH('/organizations/{orgId}/sso/connections/{connectionId}', {
+            params: { path: { orgId: org, connectionId: current.id } },
+            body: body as Body<'/organizations/{orgId}/sso/connections/{connectionId}', 'patch'>,
+          }),
+        ),
+      );
     },
     { reset: !current },
   );
@@ -253,7 +226,7 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
       </label>
       <Field id={`${id}-role`} label="Role of new members">
         <select id={`${id}-role`} name="default_role" defaultValue={current?.default_role ?? 'member'}>
-          {ROLES.map((r) => (
+          {MEMBER_ROLES.map((r) => (
             <option key={r} value={r}>
               {r}
             </option>
