@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import prettier from 'eslint-config-prettier/flat';
 import tseslint from 'typescript-eslint';
 
 // Layer boundaries (docs/architecture.md). A file group's rule lists everything it may not
@@ -50,4 +51,6 @@ export default tseslint.config(
     files: ['src/storage/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK] }] },
   },
+  // Last: turns off every stylistic rule Prettier owns (`npm run lint` runs prettier --check).
+  prettier,
 );
