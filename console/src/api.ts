@@ -32,7 +32,11 @@ const unreachable = () => new ApiError(0, 'network_error', 'The server could not
 /** The OAuth-style error of a failed answer (a body that is not one still names the status). */
 function failure(status: number, body: unknown): ApiError {
   const e = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; error_description?: unknown };
-  return new ApiError(status, typeof e.error === 'string' ? e.error : 'error', typeof e.error_description === 'string' ? e.error_description : `The request failed (HTTP ${status}).`);
+  return new ApiError(
+    status,
+    typeof e.error === 'string' ? e.error : 'error',
+    typeof e.error_description === 'string' ? e.error_description : `The request failed (HTTP ${status}).`,
+  );
 }
 
 /** The /v1 operations as the console serves them: under /console/api, without the /v1 prefix. */
@@ -88,7 +92,9 @@ export type Answer<P extends keyof ConsolePaths, M extends 'get' | 'post' | 'put
 /** One row of a /v1 list (the items of its `data`). */
 export type Item<P extends keyof ConsolePaths> = Answer<P, 'get'> extends { data: Array<infer T> } ? T : never;
 /** The JSON body a /v1 operation takes. */
-export type Body<P extends keyof ConsolePaths, M extends 'post' | 'put' | 'patch'> = ConsolePaths[P][M] extends { requestBody?: infer B } ? Json<NonNullable<B>> : never;
+export type Body<P extends keyof ConsolePaths, M extends 'post' | 'put' | 'patch'> = ConsolePaths[P][M] extends { requestBody?: infer B }
+  ? Json<NonNullable<B>>
+  : never;
 
 type Schemas = components['schemas'];
 /** One page of a cursor-paged /v1 list. */

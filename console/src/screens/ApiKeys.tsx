@@ -12,7 +12,9 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
   // An organization's keys, or the platform keys (no organization).
   const keys = useLoad(() => {
     const query = { limit: 50, after: cursors.after };
-    return org ? call(client.GET('/organizations/{orgId}/api_keys', { params: { path: { orgId: org }, query } })) : call(client.GET('/api_keys', { params: { query } }));
+    return org
+      ? call(client.GET('/organizations/{orgId}/api_keys', { params: { path: { orgId: org }, query } }))
+      : call(client.GET('/api_keys', { params: { query } }));
   }, [org, cursors.after]);
   const [minted, setMinted] = useState<{ key: string; name: string }>();
   // Least privilege: a new key starts with no permission; the administrator ticks what it needs.
@@ -22,7 +24,9 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
     async (data) => {
       if (scopes.size === 0) throw new Error('Tick at least one permission: a key can do only what it is given.');
       const body = { name: String(data.get('name') ?? ''), scopes: [...scopes] };
-      const r = org ? await call(client.POST('/organizations/{orgId}/api_keys', { params: { path: { orgId: org } }, body })) : await call(client.POST('/api_keys', { body }));
+      const r = org
+        ? await call(client.POST('/organizations/{orgId}/api_keys', { params: { path: { orgId: org } }, body }))
+        : await call(client.POST('/api_keys', { body }));
       setMinted({ key: r.key, name: r.name });
       setScopes(new Set());
       keys.reload();

@@ -10,9 +10,18 @@ type GrantType = (typeof GRANT_TYPES)[number];
 type AuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
 
 const KINDS = {
-  web: { label: 'Web app with a server (confidential, client_secret_basic)', body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code', 'refresh_token'] } },
-  spa: { label: 'Single-page or native app (public, PKCE)', body: { token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] } },
-  machine: { label: 'Machine to machine (client_credentials)', body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] } },
+  web: {
+    label: 'Web app with a server (confidential, client_secret_basic)',
+    body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code', 'refresh_token'] },
+  },
+  spa: {
+    label: 'Single-page or native app (public, PKCE)',
+    body: { token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] },
+  },
+  machine: {
+    label: 'Machine to machine (client_credentials)',
+    body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] },
+  },
 } as const;
 
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange' satisfies GrantType;
@@ -43,7 +52,11 @@ function parseJwks(text: string): unknown {
   }
 }
 
-const lines = (v: FormDataEntryValue | null) => String(v ?? '').split(/\s+/).map((s) => s.trim()).filter(Boolean);
+const lines = (v: FormDataEntryValue | null) =>
+  String(v ?? '')
+    .split(/\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** OAuth clients and resource servers (APIs). */
 export function Applications() {
@@ -70,7 +83,14 @@ function Clients() {
       const kind = KINDS[String(data.get('kind')) as keyof typeof KINDS];
       const redirects = lines(data.get('redirect_uris'));
       const c = await call(
-        v1.POST('/clients', { body: { client_name: String(data.get('client_name') ?? ''), ...kind.body, grant_types: [...kind.body.grant_types], ...(redirects.length ? { redirect_uris: redirects } : {}) } }),
+        v1.POST('/clients', {
+          body: {
+            client_name: String(data.get('client_name') ?? ''),
+            ...kind.body,
+            grant_types: [...kind.body.grant_types],
+            ...(redirects.length ? { redirect_uris: redirects } : {}),
+          },
+        }),
       );
       if (c.client_secret) setSecret({ label: `Client secret of ${c.client_id}`, secret: c.client_secret });
       list.reload();
@@ -117,7 +137,11 @@ function Clients() {
                   <td>{c.token_endpoint_auth_method}</td>
                   <td>
                     <span className="actions">
-                      <button type="button" aria-expanded={editing === c.client_id} onClick={() => setEditing(editing === c.client_id ? undefined : c.client_id)}>
+                      <button
+                        type="button"
+                        aria-expanded={editing === c.client_id}
+                        onClick={() => setEditing(editing === c.client_id ? undefined : c.client_id)}
+                      >
                         Edit<span className="visually-hidden"> {name}</span>
                       </button>
                       {SECRET_METHODS.has(c.token_endpoint_auth_method) ? (
@@ -190,20 +214,20 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
       v1.PATCH('/clients/{clientId}', {
         params: { path: { clientId: client.client_id } },
         body: {
-      ...(name ? { client_name: name } : {}),
-      ...auth,
-      redirect_uris: lines(data.get('redirect_uris')),
-      post_logout_redirect_uris: lines(data.get('post_logout_redirect_uris')),
-      allowed_origins: lines(data.get('allowed_origins')),
-      allowed_resources: lines(data.get('allowed_resources')),
-      grant_types: grants,
-      scope: scope || null,
-      // A policy only with the grant; no lists at all: no policy.
-      token_exchange: grants.includes(TOKEN_EXCHANGE) && (subjects.length > 0 || audiences.length > 0) ? { subject_clients: subjects, audiences } : null,
-      id_token_signed_response_alg: data.get('id_token_signed_response_alg') as (typeof ID_TOKEN_ALGS)[number],
-      require_pushed_authorization_requests: data.get('require_par') === 'on',
-      dpop_bound_access_tokens: data.get('dpop') === 'on',
-      third_party: data.get('third_party') === 'on',
+          ...(name ? { client_name: name } : {}),
+          ...auth,
+          redirect_uris: lines(data.get('redirect_uris')),
+          post_logout_redirect_uris: lines(data.get('post_logout_redirect_uris')),
+          allowed_origins: lines(data.get('allowed_origins')),
+          allowed_resources: lines(data.get('allowed_resources')),
+          grant_types: grants,
+          scope: scope || null,
+          // A policy only with the grant; no lists at all: no policy.
+          token_exchange: grants.includes(TOKEN_EXCHANGE) && (subjects.length > 0 || audiences.length > 0) ? { subject_clients: subjects, audiences } : null,
+          id_token_signed_response_alg: data.get('id_token_signed_response_alg') as (typeof ID_TOKEN_ALGS)[number],
+          require_pushed_authorization_requests: data.get('require_par') === 'on',
+          dpop_bound_access_tokens: data.get('dpop') === 'on',
+          third_party: data.get('third_party') === 'on',
         },
       }),
     );
@@ -213,7 +237,14 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
   const te = client.token_exchange as ClientBody['token_exchange'];
   return (
     <section className="detail" id="client-edit" aria-label={`Settings of ${client.client_name ?? client.client_id}`}>
-      <FormCard id={id('title')} title={`Edit ${client.client_name ?? client.client_id}`} heading="h3" submit="Save changes" form={save} status={save.done ? 'Saved.' : ''}>
+      <FormCard
+        id={id('title')}
+        title={`Edit ${client.client_name ?? client.client_id}`}
+        heading="h3"
+        submit="Save changes"
+        form={save}
+        status={save.done ? 'Saved.' : ''}
+      >
         <p className="muted">
           <code>{client.client_id}</code>
         </p>
@@ -222,8 +253,18 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
         </Field>
         <fieldset>
           <legend>Client authentication at /token</legend>
-          <Field id={id('method')} label="Authentication method" hint="Moving to a secret method issues a new secret (shown once); moving away from one ends the current secret.">
-            <select id={id('method')} name="token_endpoint_auth_method" value={method} onChange={(e) => setMethod(e.target.value)} aria-describedby={id('method-hint')}>
+          <Field
+            id={id('method')}
+            label="Authentication method"
+            hint="Moving to a secret method issues a new secret (shown once); moving away from one ends the current secret."
+          >
+            <select
+              id={id('method')}
+              name="token_endpoint_auth_method"
+              value={method}
+              onChange={(e) => setMethod(e.target.value)}
+              aria-describedby={id('method-hint')}
+            >
               {CLIENT_AUTH_METHODS.map((m) => (
                 <option key={m} value={m}>
                   {AUTH_METHOD_LABELS[m]}
@@ -235,18 +276,36 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
             <fieldset>
               <legend>Its public keys</legend>
               <label className="check">
-                <input type="radio" name="key_source" value="jwks" checked={keySource === 'jwks'} onChange={() => setKeySource('jwks')} /> A key set (JWKS) given here
+                <input type="radio" name="key_source" value="jwks" checked={keySource === 'jwks'} onChange={() => setKeySource('jwks')} /> A key set (JWKS)
+                given here
               </label>
               <label className="check">
-                <input type="radio" name="key_source" value="jwks_uri" checked={keySource === 'jwks_uri'} onChange={() => setKeySource('jwks_uri')} /> A key set fetched from a URL (jwks_uri)
+                <input type="radio" name="key_source" value="jwks_uri" checked={keySource === 'jwks_uri'} onChange={() => setKeySource('jwks_uri')} /> A key set
+                fetched from a URL (jwks_uri)
               </label>
               {keySource === 'jwks' ? (
                 <Field id={id('jwks')} label='JWKS: public keys only, as JSON {"keys": [...]}'>
-                  <textarea id={id('jwks')} name="jwks" rows={6} className="mono" required spellCheck={false} defaultValue={client.jwks ? JSON.stringify(client.jwks, null, 2) : ''} />
+                  <textarea
+                    id={id('jwks')}
+                    name="jwks"
+                    rows={6}
+                    className="mono"
+                    required
+                    spellCheck={false}
+                    defaultValue={client.jwks ? JSON.stringify(client.jwks, null, 2) : ''}
+                  />
                 </Field>
               ) : (
                 <Field id={id('jwks-uri')} label="JWKS URL (https)">
-                  <input id={id('jwks-uri')} name="jwks_uri" type="url" className="mono" required placeholder="https://app.example/jwks.json" defaultValue={client.jwks_uri ?? ''} />
+                  <input
+                    id={id('jwks-uri')}
+                    name="jwks_uri"
+                    type="url"
+                    className="mono"
+                    required
+                    placeholder="https://app.example/jwks.json"
+                    defaultValue={client.jwks_uri ?? ''}
+                  />
                 </Field>
               )}
             </fieldset>
@@ -259,7 +318,14 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
           <textarea id={id('logout')} name="post_logout_redirect_uris" rows={2} className="mono" defaultValue={client.post_logout_redirect_uris.join('\n')} />
         </Field>
         <Field id={id('origins')} label="Allowed browser origins: CORS on /token, /revoke and /userinfo (one per line)">
-          <textarea id={id('origins')} name="allowed_origins" rows={2} className="mono" placeholder="https://app.example" defaultValue={client.allowed_origins.join('\n')} />
+          <textarea
+            id={id('origins')}
+            name="allowed_origins"
+            rows={2}
+            className="mono"
+            placeholder="https://app.example"
+            defaultValue={client.allowed_origins.join('\n')}
+          />
         </Field>
         <fieldset>
           <legend>Grant types</legend>
@@ -317,7 +383,11 @@ function ResourceServers() {
   const create = useSubmit(
     async (data) => {
       const scopes = lines(data.get('scopes'));
-      await call(v1.POST('/resource_servers', { body: { name: String(data.get('name') ?? ''), identifier: String(data.get('identifier') ?? ''), ...(scopes.length ? { scopes } : {}) } }));
+      await call(
+        v1.POST('/resource_servers', {
+          body: { name: String(data.get('name') ?? ''), identifier: String(data.get('identifier') ?? ''), ...(scopes.length ? { scopes } : {}) },
+        }),
+      );
       list.reload();
     },
     { reset: true },
@@ -377,7 +447,12 @@ function ResourceServerEditor({ rs, onClose, onSaved }: { rs: ResourceServer; on
     await call(
       v1.PATCH('/resource_servers/{rsId}', {
         params: { path: { rsId: rs.id } },
-        body: { name: String(data.get('name') ?? '').trim(), scopes: lines(data.get('scopes')), dpop_required: data.get('dpop_required') === 'on', access_token_ttl_seconds: ttl === '' ? null : Number(ttl) },
+        body: {
+          name: String(data.get('name') ?? '').trim(),
+          scopes: lines(data.get('scopes')),
+          dpop_required: data.get('dpop_required') === 'on',
+          access_token_ttl_seconds: ttl === '' ? null : Number(ttl),
+        },
       }),
     );
     onSaved();

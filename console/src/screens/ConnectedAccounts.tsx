@@ -22,7 +22,9 @@ export function ConnectedAccounts() {
       <Providers {...providers} />
       <section aria-labelledby="acct-title">
         <h2 id="acct-title">Connected accounts</h2>
-        <p className="muted">The accounts users connected at an upstream through the hosted /connect page. Tokens stay in the vault: only API keys retrieve them.</p>
+        <p className="muted">
+          The accounts users connected at an upstream through the hosted /connect page. Tokens stay in the vault: only API keys retrieve them.
+        </p>
         <OrganizationScope id="acct-org" empty="Connected accounts belong to organizations: create an organization first.">
           {(org) => <Accounts key={org} org={org} providers={providers.list.data?.data ?? []} />}
         </OrganizationScope>
@@ -69,7 +71,10 @@ function Providers({ list, cursors }: ReturnType<typeof usePage<Provider>>) {
             >
               {(p) => (
                 <>
-                  <strong>{p.name}</strong> <span className="muted">{p.preset ?? p.type} · {p.client_id}</span>
+                  <strong>{p.name}</strong>{' '}
+                  <span className="muted">
+                    {p.preset ?? p.type} · {p.client_id}
+                  </span>
                 </>
               )}
             </PickList>
@@ -110,7 +115,9 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
     async (f) => {
       const text = (k: string) => String(f.get(k) ?? '').trim();
       // Only the fields the form shows (an oidc provider's endpoints are discovered, not given).
-      const fields = Object.fromEntries(['name', 'issuer', 'authorization_endpoint', 'token_endpoint', 'revocation_endpoint', 'client_id'].filter((k) => f.has(k)).map((k) => [k, text(k)]));
+      const fields = Object.fromEntries(
+        ['name', 'issuer', 'authorization_endpoint', 'token_endpoint', 'revocation_endpoint', 'client_id'].filter((k) => f.has(k)).map((k) => [k, text(k)]),
+      );
       const scopes = words(text('scopes'));
       const params = pairs(String(f.get('authorize_params') ?? ''), 'Extra authorization parameters');
       const pkce = f.get('pkce') === 'on';
@@ -151,7 +158,12 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
       else if (secret) body.client_secret = secret;
       if (Object.keys(body).length === 0) throw new Error('Nothing changed.');
       onSaved(
-        await call(client.PATCH('/connect/providers/{providerId}', { params: { path: { providerId: current.provider_id } }, body: body as Body<'/connect/providers/{providerId}', 'patch'> })),
+        await call(
+          client.PATCH('/connect/providers/{providerId}', {
+            params: { path: { providerId: current.provider_id } },
+            body: body as Body<'/connect/providers/{providerId}', 'patch'>,
+          }),
+        ),
       );
     },
     { reset: !current },
@@ -159,12 +171,22 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
 
   const oauth2 = !preset && type === 'oauth2';
   return (
-    <FormCard id={`${id}-title`} title={current ? `Edit ${current.name}` : 'Register a provider'} heading={current ? 'h3' : 'h2'} submit={current ? 'Save provider' : 'Register provider'} form={form}>
+    <FormCard
+      id={`${id}-title`}
+      title={current ? `Edit ${current.name}` : 'Register a provider'}
+      heading={current ? 'h3' : 'h2'}
+      submit={current ? 'Save provider' : 'Register provider'}
+      form={form}
+    >
       <Field id={`${id}-name`} label="Name">
         <input id={`${id}-name`} name="name" required={!current} maxLength={100} defaultValue={current?.name} placeholder="Google Calendar" />
       </Field>
       {current ? null : (
-        <Field id={`${id}-preset`} label="Preset" hint="A preset fills the endpoints and defaults of a well-known upstream; fields you fill override it. It cannot be changed later.">
+        <Field
+          id={`${id}-preset`}
+          label="Preset"
+          hint="A preset fills the endpoints and defaults of a well-known upstream; fields you fill override it. It cannot be changed later."
+        >
           <select id={`${id}-preset`} value={preset} onChange={(e) => setPreset(e.target.value)} aria-describedby={`${id}-preset-hint`}>
             <option value="">None (any OAuth 2.0 / OpenID Connect provider)</option>
             {CONNECT_PRESETS.map((p) => (
@@ -183,24 +205,52 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
               <option value="oidc">OpenID Connect (endpoints discovered from the issuer)</option>
             </select>
           </Field>
-          <Field id={`${id}-issuer`} label={type === 'oidc' ? 'Issuer' : 'Issuer (optional)'} hint={type === 'oidc' ? undefined : 'When set, an iss in the authorization response must equal it.'}>
-            <input id={`${id}-issuer`} name="issuer" type="url" required={type === 'oidc' && !current} defaultValue={current?.issuer ?? ''} aria-describedby={type === 'oidc' ? undefined : `${id}-issuer-hint`} />
+          <Field
+            id={`${id}-issuer`}
+            label={type === 'oidc' ? 'Issuer' : 'Issuer (optional)'}
+            hint={type === 'oidc' ? undefined : 'When set, an iss in the authorization response must equal it.'}
+          >
+            <input
+              id={`${id}-issuer`}
+              name="issuer"
+              type="url"
+              required={type === 'oidc' && !current}
+              defaultValue={current?.issuer ?? ''}
+              aria-describedby={type === 'oidc' ? undefined : `${id}-issuer-hint`}
+            />
           </Field>
         </>
       )}
       {oauth2 ? (
         <>
           <Field id={`${id}-authz`} label="Authorization endpoint">
-            <input id={`${id}-authz`} name="authorization_endpoint" type="url" required={!current} defaultValue={current?.type === 'oauth2' ? current.authorization_endpoint : ''} />
+            <input
+              id={`${id}-authz`}
+              name="authorization_endpoint"
+              type="url"
+              required={!current}
+              defaultValue={current?.type === 'oauth2' ? current.authorization_endpoint : ''}
+            />
           </Field>
           <Field id={`${id}-token`} label="Token endpoint">
-            <input id={`${id}-token`} name="token_endpoint" type="url" required={!current} defaultValue={current?.type === 'oauth2' ? current.token_endpoint : ''} />
+            <input
+              id={`${id}-token`}
+              name="token_endpoint"
+              type="url"
+              required={!current}
+              defaultValue={current?.type === 'oauth2' ? current.token_endpoint : ''}
+            />
           </Field>
         </>
       ) : null}
       {oauth2 || preset ? (
         <Field id={`${id}-revoke`} label="Revocation endpoint (optional, RFC 7009)">
-          <input id={`${id}-revoke`} name="revocation_endpoint" type="url" defaultValue={current?.type === 'oauth2' ? (current.revocation_endpoint ?? '') : ''} />
+          <input
+            id={`${id}-revoke`}
+            name="revocation_endpoint"
+            type="url"
+            defaultValue={current?.type === 'oauth2' ? (current.revocation_endpoint ?? '') : ''}
+          />
         </Field>
       ) : null}
       <Field id={`${id}-client`} label="Client ID">
@@ -229,10 +279,22 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
         </select>
       </Field>
       <Field id={`${id}-scopes`} label="Scopes (space-separated)" hint={current ? undefined : 'Empty: the preset’s defaults.'}>
-        <input id={`${id}-scopes`} name="scopes" defaultValue={current?.scopes.join(' ')} aria-describedby={current ? undefined : `${id}-scopes-hint`} placeholder="openid email offline_access" />
+        <input
+          id={`${id}-scopes`}
+          name="scopes"
+          defaultValue={current?.scopes.join(' ')}
+          aria-describedby={current ? undefined : `${id}-scopes-hint`}
+          placeholder="openid email offline_access"
+        />
       </Field>
       <Field id={`${id}-params`} label="Extra authorization parameters (one name = value a line)">
-        <textarea id={`${id}-params`} name="authorize_params" rows={2} defaultValue={current ? pairLines(current.authorize_params) : ''} placeholder="access_type = offline" />
+        <textarea
+          id={`${id}-params`}
+          name="authorize_params"
+          rows={2}
+          defaultValue={current ? pairLines(current.authorize_params) : ''}
+          placeholder="access_type = offline"
+        />
       </Field>
       <label className="check">
         <input type="checkbox" name="pkce" defaultChecked={current?.pkce ?? true} /> Use PKCE (S256)
@@ -314,7 +376,8 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
           >
             {(a) => (
               <>
-                <strong>{nameOf(a.provider_id)}</strong> <span>{emailOf(a.user_id)}</span> <span className={`badge ${a.status === 'active' ? 'delivered' : 'failed'}`}>{a.status}</span>
+                <strong>{nameOf(a.provider_id)}</strong> <span>{emailOf(a.user_id)}</span>{' '}
+                <span className={`badge ${a.status === 'active' ? 'delivered' : 'failed'}`}>{a.status}</span>
               </>
             )}
           </PickList>
@@ -327,7 +390,10 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
 }
 
 function AccountDetail({ org, id }: { org: string; id: string }) {
-  const account = useLoad(() => call(client.GET('/organizations/{orgId}/connect/accounts/{accountId}', { params: { path: { orgId: org, accountId: id } } })), [org, id]);
+  const account = useLoad(
+    () => call(client.GET('/organizations/{orgId}/connect/accounts/{accountId}', { params: { path: { orgId: org, accountId: id } } })),
+    [org, id],
+  );
   return (
     <section aria-labelledby="acct-detail">
       <h3 id="acct-detail">Account {id}</h3>

@@ -53,15 +53,17 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
 
   const create = useSubmit(
     async (f) => {
-      const claims = Object.fromEntries(rows.map((r) => [r.name.trim(), { type: r.type, mandatory: r.mandatory, ...(r.display.trim() ? { display_name: r.display.trim() } : {}) }]));
+      const claims = Object.fromEntries(
+        rows.map((r) => [r.name.trim(), { type: r.type, mandatory: r.mandatory, ...(r.display.trim() ? { display_name: r.display.trim() } : {}) }]),
+      );
       const t = await call(
         client.POST('/credential_types', {
           body: {
-        id: String(f.get('id') ?? '').trim(),
-        vct: String(f.get('vct') ?? '').trim(),
-        display_name: String(f.get('display_name') ?? '').trim(),
-        claims,
-        lifetime_seconds: Number(f.get('lifetime_seconds')),
+            id: String(f.get('id') ?? '').trim(),
+            vct: String(f.get('vct') ?? '').trim(),
+            display_name: String(f.get('display_name') ?? '').trim(),
+            claims,
+            lifetime_seconds: Number(f.get('lifetime_seconds')),
           },
         }),
       );
@@ -77,7 +79,15 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
     <>
       <FormCard id="vct-new" title="New credential type" submit="Create credential type" form={create}>
         <Field id="vct-id" label="Identifier (credential_configuration_id)" hint="A letter, then up to 63 letters, digits, _ . or -.">
-          <input id="vct-id" name="id" required maxLength={64} pattern="[A-Za-z][A-Za-z0-9_.\-]{0,63}" placeholder="EmployeeBadge" aria-describedby="vct-id-hint" />
+          <input
+            id="vct-id"
+            name="id"
+            required
+            maxLength={64}
+            pattern="[A-Za-z][A-Za-z0-9_.\-]{0,63}"
+            placeholder="EmployeeBadge"
+            aria-describedby="vct-id-hint"
+          />
         </Field>
         <Field id="vct-vct" label="vct (the type's URI)">
           <input id="vct-vct" name="vct" required maxLength={2000} placeholder="https://example.com/credentials/EmployeeBadge" />
@@ -86,14 +96,30 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
           <input id="vct-display" name="display_name" required maxLength={200} placeholder="Employee badge" />
         </Field>
         <Field id="vct-lifetime" label="Lifetime in seconds" hint="60 to 315360000; 31536000 is one year.">
-          <input id="vct-lifetime" name="lifetime_seconds" type="number" required min={60} max={315360000} defaultValue={31536000} aria-describedby="vct-lifetime-hint" />
+          <input
+            id="vct-lifetime"
+            name="lifetime_seconds"
+            type="number"
+            required
+            min={60}
+            max={315360000}
+            defaultValue={31536000}
+            aria-describedby="vct-lifetime-hint"
+          />
         </Field>
         <fieldset>
           <legend>Claims</legend>
           {rows.map((r, i) => (
             <div className="claims-row" key={r.key}>
               <Field id={`claim-${r.key}-name`} label={`Claim ${i + 1} name`}>
-                <input id={`claim-${r.key}-name`} required pattern="[a-z_][a-z0-9_]{0,63}" value={r.name} onChange={(e) => set(r.key, { name: e.target.value })} placeholder="employee_id" />
+                <input
+                  id={`claim-${r.key}-name`}
+                  required
+                  pattern="[a-z_][a-z0-9_]{0,63}"
+                  value={r.name}
+                  onChange={(e) => set(r.key, { name: e.target.value })}
+                  placeholder="employee_id"
+                />
               </Field>
               <Field id={`claim-${r.key}-type`} label={`Claim ${i + 1} type`}>
                 <select id={`claim-${r.key}-type`} value={r.type} onChange={(e) => set(r.key, { type: e.target.value as ClaimType })}>
@@ -143,7 +169,11 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
                     <strong>{t.display_name}</strong> <code>{t.id}</code> {t.built_in ? <span className="badge">built in</span> : null}
                     <br />
                     <span className="muted">
-                      Claims: {Object.entries(t.claims).map(([n, c]) => `${n} (${c.type}${c.mandatory ? ', mandatory' : ''})`).join(', ')} · valid {Math.round(t.lifetime_seconds / 86400)} days
+                      Claims:{' '}
+                      {Object.entries(t.claims)
+                        .map(([n, c]) => `${n} (${c.type}${c.mandatory ? ', mandatory' : ''})`)
+                        .join(', ')}{' '}
+                      · valid {Math.round(t.lifetime_seconds / 86400)} days
                     </span>
                   </span>
                   {t.built_in ? null : (
@@ -250,7 +280,14 @@ function OfferForm({ org, types }: { org: string; types: CredentialType[] }) {
                       <option value="false">false</option>
                     </select>
                   ) : (
-                    <input id={id} name={`claim:${name}`} type={spec.type === 'number' ? 'number' : 'text'} step="any" required={spec.mandatory} maxLength={spec.type === 'string' ? 2000 : undefined} />
+                    <input
+                      id={id}
+                      name={`claim:${name}`}
+                      type={spec.type === 'number' ? 'number' : 'text'}
+                      step="any"
+                      required={spec.mandatory}
+                      maxLength={spec.type === 'string' ? 2000 : undefined}
+                    />
                   )}
                 </Field>
               );
@@ -300,7 +337,8 @@ function OfferResult({ offer, onDone }: { offer: Offer; onDone: () => void }) {
     <section className="secret" aria-labelledby="offer-made">
       <h3 id="offer-made">Credential offer {offer.offer_id}</h3>
       <p>
-        Scan the QR code with a wallet, or send the holder the link. It can be redeemed once, within {minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${offer.expires_in} seconds`}.
+        Scan the QR code with a wallet, or send the holder the link. It can be redeemed once, within{' '}
+        {minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${offer.expires_in} seconds`}.
       </p>
       <figure className="qr">
         {qr ? <img src={qr} alt="QR code of the credential offer link" width={240} height={240} /> : <Loading what="the QR code" />}
@@ -335,7 +373,12 @@ function IssuedList({ org }: { org: string }) {
       </p>
       <Loaded state={list} rows={list.data?.data} what="issued credentials" empty="No credentials issued in this organization yet.">
         {(rows) => (
-          <DataTable columns={['Type', 'Subject', 'Status', 'Issued', 'Expires', { hidden: 'Actions' }]} rows={rows} rowKey={(c) => c.id} rowProps={(c) => ({ 'data-status': c.status })}>
+          <DataTable
+            columns={['Type', 'Subject', 'Status', 'Issued', 'Expires', { hidden: 'Actions' }]}
+            rows={rows}
+            rowKey={(c) => c.id}
+            rowProps={(c) => ({ 'data-status': c.status })}
+          >
             {(c) => (
               <>
                 <td>

@@ -20,7 +20,10 @@ export function Directory() {
 }
 
 function Connections({ org }: { org: string }) {
-  const list = useLoad(() => call(client.GET('/organizations/{orgId}/directory/connections', { params: { path: { orgId: org }, query: { limit: 100 } } })), [org]);
+  const list = useLoad(
+    () => call(client.GET('/organizations/{orgId}/directory/connections', { params: { path: { orgId: org }, query: { limit: 100 } } })),
+    [org],
+  );
   const [token, setToken] = useState<{ token: string; url: string }>();
   const [selected, setSelected] = useState<string>();
   const rows = list.data?.data;
@@ -29,7 +32,9 @@ function Connections({ org }: { org: string }) {
   }, [rows, selected]);
   const create = useSubmit(
     async (data) => {
-      const c = await call(client.POST('/organizations/{orgId}/directory/connections', { params: { path: { orgId: org } }, body: { name: String(data.get('name') ?? '') } }));
+      const c = await call(
+        client.POST('/organizations/{orgId}/directory/connections', { params: { path: { orgId: org } }, body: { name: String(data.get('name') ?? '') } }),
+      );
       setSelected(c.id);
       list.reload();
     },
@@ -67,7 +72,9 @@ function Connections({ org }: { org: string }) {
                     question={c.has_token ? 'Mint a new token? The current one stops working.' : 'Mint the SCIM token?'}
                     confirmLabel="Yes, mint"
                     onConfirm={async () => {
-                      const r = await call(client.POST('/organizations/{orgId}/directory/scim_token', { params: { path: { orgId: org } }, body: { connection_id: c.id } }));
+                      const r = await call(
+                        client.POST('/organizations/{orgId}/directory/scim_token', { params: { path: { orgId: org } }, body: { connection_id: c.id } }),
+                      );
                       setToken({ token: r.token, url: r.scim_base_url });
                       list.reload();
                     }}
@@ -77,7 +84,9 @@ function Connections({ org }: { org: string }) {
                     question={`Delete ${c.name}? Provisioned users stay.`}
                     confirmLabel="Yes, delete"
                     onConfirm={async () => {
-                      await call(client.DELETE('/organizations/{orgId}/directory/connections/{connectionId}', { params: { path: { orgId: org, connectionId: c.id } } }));
+                      await call(
+                        client.DELETE('/organizations/{orgId}/directory/connections/{connectionId}', { params: { path: { orgId: org, connectionId: c.id } } }),
+                      );
                       list.reload();
                     }}
                   />
@@ -130,8 +139,8 @@ function RoleMapping({ at, mapping, onSaved }: { at: ConnectionPath; mapping: Re
   return (
     <FormCard id="dir-mapping" title="Group → role mapping" heading="h3" submit="Save mapping" form={save} status={save.done ? 'Mapping saved.' : ''}>
       <p className="muted">
-        Group names match case-insensitively. With groups mapped, the directory owns its active users' roles: in any group mapped to admin is admin, otherwise member; saving
-        applies that at once. With none, roles are left alone.
+        Group names match case-insensitively. With groups mapped, the directory owns its active users' roles: in any group mapped to admin is admin, otherwise
+        member; saving applies that at once. With none, roles are left alone.
       </p>
       {rows.length === 0 ? <p className="empty">No groups are mapped.</p> : null}
       {rows.map((r, i) => (
@@ -170,14 +179,24 @@ function RoleMapping({ at, mapping, onSaved }: { at: ConnectionPath; mapping: Re
 
 function ProvisionedUsers({ at }: { at: ConnectionPath }) {
   const cursors = useCursors();
-  const users = useLoad(() => call(client.GET('/organizations/{orgId}/directory/connections/{connectionId}/users', { params: { path: at, query: { limit: 20, after: cursors.after } } })),
-    [at.orgId, at.connectionId, cursors.after],);
+  const users = useLoad(
+    () =>
+      call(
+        client.GET('/organizations/{orgId}/directory/connections/{connectionId}/users', { params: { path: at, query: { limit: 20, after: cursors.after } } }),
+      ),
+    [at.orgId, at.connectionId, cursors.after],
+  );
   return (
     <section aria-labelledby="dir-users">
       <h3 id="dir-users">Provisioned users</h3>
       <Loaded state={users} rows={users.data?.data} what="provisioned users" empty="The directory has provisioned no users through this connection yet.">
         {(rows) => (
-          <DataTable columns={['User name', 'Name', 'Email', 'Status', 'External id', 'Updated']} rows={rows} rowKey={(u) => u.id} rowProps={(u) => ({ 'data-user': u.user_id })}>
+          <DataTable
+            columns={['User name', 'Name', 'Email', 'Status', 'External id', 'Updated']}
+            rows={rows}
+            rowKey={(u) => u.id}
+            rowProps={(u) => ({ 'data-user': u.user_id })}
+          >
             {(u) => (
               <>
                 <td>{u.user_name}</td>
@@ -198,8 +217,13 @@ function ProvisionedUsers({ at }: { at: ConnectionPath }) {
 
 function ProvisionedGroups({ at, mapping }: { at: ConnectionPath; mapping: Record<string, string> }) {
   const cursors = useCursors();
-  const groups = useLoad(() => call(client.GET('/organizations/{orgId}/directory/connections/{connectionId}/groups', { params: { path: at, query: { limit: 20, after: cursors.after } } })),
-    [at.orgId, at.connectionId, cursors.after],);
+  const groups = useLoad(
+    () =>
+      call(
+        client.GET('/organizations/{orgId}/directory/connections/{connectionId}/groups', { params: { path: at, query: { limit: 20, after: cursors.after } } }),
+      ),
+    [at.orgId, at.connectionId, cursors.after],
+  );
   // The mapping's names are stored lower-cased; SCIM group names match case-insensitively.
   const roleOf = (name: string) => mapping[name.trim().toLowerCase()];
   return (

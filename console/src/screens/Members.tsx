@@ -15,7 +15,9 @@ export function Members({ org }: { org: string }) {
       const found = await call(client.GET('/users', { params: { query: { email, limit: 1 } } }));
       const user = found.data[0];
       if (!user) throw new ApiError(404, 'not_found', `No user with the email ${email}: create the user first (Users).`);
-      await call(client.POST('/organizations/{orgId}/members', { params: { path: { orgId: org } }, body: { user_id: user.id, role: data.get('role') as Role } }));
+      await call(
+        client.POST('/organizations/{orgId}/members', { params: { path: { orgId: org } }, body: { user_id: user.id, role: data.get('role') as Role } }),
+      );
       list.reload();
     },
     { reset: true },
@@ -38,7 +40,10 @@ export function Members({ org }: { org: string }) {
                   onChange={(e) =>
                     edit.run(async () => {
                       await call(
-                        client.PATCH('/organizations/{orgId}/members/{userId}', { params: { path: { orgId: org, userId: m.user_id } }, body: { role: e.target.value as Role } }),
+                        client.PATCH('/organizations/{orgId}/members/{userId}', {
+                          params: { path: { orgId: org, userId: m.user_id } },
+                          body: { role: e.target.value as Role },
+                        }),
                       );
                       list.reload();
                     })

@@ -23,7 +23,9 @@ export function MfaPolicy() {
       <TenantPolicyForm onSaved={() => setTenantVersion((v) => v + 1)} />
       <section aria-labelledby="mfa-org-title">
         <h2 id="mfa-org-title">Organization policy</h2>
-        <p className="muted">An organization can require more than the tenant, never less: its members get the stricter of the two (and of their other organizations&apos;).</p>
+        <p className="muted">
+          An organization can require more than the tenant, never less: its members get the stricter of the two (and of their other organizations&apos;).
+        </p>
         <OrganizationScope id="mfa-org" empty="Organization policies belong to organizations: create an organization first.">
           {(org) => <OrganizationPolicyForm key={org} org={org} tenantVersion={tenantVersion} />}
         </OrganizationScope>
@@ -89,8 +91,12 @@ function OrganizationPolicyForm({ org, tenantVersion }: { org: string; tenantVer
   const [note, setNote] = useState('');
   const value = choice ?? current.data?.policy ?? '';
   const form = useSubmit(async () => {
-    const r = await call(client.PUT('/organizations/{orgId}/mfa_policy', { params: { path: { orgId: org } }, body: { policy: value === '' ? null : (value as Policy) } }));
-    setNote(r.policy === null ? `Organization policy cleared: its members follow the tenant (${r.effective_policy}).` : `Organization policy saved: ${r.policy}.`);
+    const r = await call(
+      client.PUT('/organizations/{orgId}/mfa_policy', { params: { path: { orgId: org } }, body: { policy: value === '' ? null : (value as Policy) } }),
+    );
+    setNote(
+      r.policy === null ? `Organization policy cleared: its members follow the tenant (${r.effective_policy}).` : `Organization policy saved: ${r.policy}.`,
+    );
     setChoice(undefined);
     current.reload();
   });

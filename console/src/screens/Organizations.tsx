@@ -39,7 +39,12 @@ export function Organizations() {
         <Field id="org-search" label="Search this page">
           <input id="org-search" type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="Name, domain or id" />
         </Field>
-        <Loaded state={list} rows={shown} what="organizations" empty={needle ? 'No organization on this page matches.' : 'No organizations yet. Create the first one above.'}>
+        <Loaded
+          state={list}
+          rows={shown}
+          what="organizations"
+          empty={needle ? 'No organization on this page matches.' : 'No organizations yet. Create the first one above.'}
+        >
           {(rows) => (
             <PickList rows={rows} rowKey={(o) => o.id} selected={selected} onPick={setSelected}>
               {(o) => (
@@ -149,11 +154,24 @@ function WebauthnPolicy({ org }: { org: Organization }) {
   const [restricted, setRestricted] = useState(org.webauthn_aaguid_allowlist !== null);
   const [list, setList] = useState((org.webauthn_aaguid_allowlist ?? []).join('\n'));
   const save = useSubmit(async () => {
-    const aaguids = list.split(/\s+/).map((s) => s.trim()).filter(Boolean);
-    await call(client.PUT('/organizations/{orgId}/webauthn_policy', { params: { path: { orgId: org.id } }, body: { aaguid_allowlist: restricted ? aaguids : null } }));
+    const aaguids = list
+      .split(/\s+/)
+      .map((s) => s.trim())
+      .filter(Boolean);
+    await call(
+      client.PUT('/organizations/{orgId}/webauthn_policy', { params: { path: { orgId: org.id } }, body: { aaguid_allowlist: restricted ? aaguids : null } }),
+    );
   });
   return (
-    <FormCard id="webauthn" title="Passkey policy" heading="h3" submit="Save passkey policy" form={save} status={save.done ? 'Passkey policy saved.' : ''} primary={false}>
+    <FormCard
+      id="webauthn"
+      title="Passkey policy"
+      heading="h3"
+      submit="Save passkey policy"
+      form={save}
+      status={save.done ? 'Passkey policy saved.' : ''}
+      primary={false}
+    >
       <div className="check">
         <input id="webauthn-restrict" type="checkbox" checked={restricted} onChange={(e) => setRestricted(e.target.checked)} />
         <label htmlFor="webauthn-restrict">Allow only these authenticator models (AAGUIDs)</label>

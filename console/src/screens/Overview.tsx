@@ -54,7 +54,8 @@ export function Overview() {
         {failing ? (
           <>
             <p className="warning">
-              {failing === 1 ? '1 endpoint is' : `${failing} endpoints are`} failing: the latest delivery used up every attempt. Replay it from the Webhooks screen.
+              {failing === 1 ? '1 endpoint is' : `${failing} endpoints are`} failing: the latest delivery used up every attempt. Replay it from the Webhooks
+              screen.
             </p>
             {failures.data?.data.length ? (
               <>

@@ -34,7 +34,11 @@ export function Setup() {
 
   const submit = useSubmit(async (form) => {
     if (form.get('password') !== form.get('confirm')) throw new Error('The two passwords differ.');
-    const r = await own<{ user: { email: string }; second_factor_required: boolean }>('POST', '/setup', { token, email: form.get('email'), password: form.get('password') });
+    const r = await own<{ user: { email: string }; second_factor_required: boolean }>('POST', '/setup', {
+      token,
+      email: form.get('email'),
+      password: form.get('password'),
+    });
     setCreated({ email: r.user.email, secondFactorRequired: r.second_factor_required });
   });
 
@@ -51,7 +55,15 @@ export function Setup() {
             <input id="setup-email" name="email" type="email" autoComplete="username" required />
           </Field>
           <Field id="setup-password" label="Password" hint="At least 8 characters.">
-            <input id="setup-password" name="password" type="password" autoComplete="new-password" minLength={8} required aria-describedby="setup-password-hint" />
+            <input
+              id="setup-password"
+              name="password"
+              type="password"
+              autoComplete="new-password"
+              minLength={8}
+              required
+              aria-describedby="setup-password-hint"
+            />
           </Field>
           <Field id="setup-confirm" label="Repeat the password">
             <input id="setup-confirm" name="confirm" type="password" autoComplete="new-password" minLength={8} required />
@@ -111,7 +123,9 @@ function Enrolment({ created }: { created: Created }) {
           </a>
         ) : null}
       </p>
-      <p className="muted">You can manage your sign-in methods later on <a href="/mfa">your sign-in methods page</a>.</p>
+      <p className="muted">
+        You can manage your sign-in methods later on <a href="/mfa">your sign-in methods page</a>.
+      </p>
     </>
   );
 }
@@ -143,7 +157,9 @@ function PasskeyEnrolment({ onAdded }: { onAdded: (name: string) => void }) {
     return (
       <section className="card" aria-labelledby="setup-passkey">
         <h3 id="setup-passkey">Add a passkey</h3>
-        <p>This browser cannot create a passkey here. Use <a href="/mfa">your sign-in methods page</a> instead, or set up an authenticator app below.</p>
+        <p>
+          This browser cannot create a passkey here. Use <a href="/mfa">your sign-in methods page</a> instead, or set up an authenticator app below.
+        </p>
       </section>
     );
   }
@@ -205,7 +221,13 @@ function TotpEnrolment({ onAdded }: { onAdded: () => void }) {
       {start ? (
         <form onSubmit={confirm.onSubmit}>
           <p>Scan this code with your authenticator app, then enter the 6-digit code it shows.</p>
-          <img className="qr" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(start.qr_svg)}`} alt="QR code of the authenticator app key" width={200} height={200} />
+          <img
+            className="qr"
+            src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(start.qr_svg)}`}
+            alt="QR code of the authenticator app key"
+            width={200}
+            height={200}
+          />
           <p>
             Or enter this key by hand: <code id="totp-secret">{start.secret}</code>
           </p>

@@ -23,7 +23,10 @@ export function Sso() {
 }
 
 function Connections({ org }: { org: string }) {
-  const { list, cursors } = usePage((page) => call(client.GET('/organizations/{orgId}/sso/connections', { params: { path: { orgId: org }, query: page } })), [org]);
+  const { list, cursors } = usePage(
+    (page) => call(client.GET('/organizations/{orgId}/sso/connections', { params: { path: { orgId: org }, query: page } })),
+    [org],
+  );
   const [selected, setSelected] = useState<string>();
   const [note, setNote] = useState('');
   const chosen = list.data?.data.find((c) => c.id === selected);
@@ -122,7 +125,11 @@ function IdpNeeds({ c }: { c: Connection }) {
             <Fact label="IdP sign-in URL" value={c.saml.idp_sso_url} />
             <Fact label="IdP metadata URL" value={c.saml.metadata_url ?? 'imported as XML'} />
             {c.saml.idp_certificates.map((cert, i) => (
-              <Fact key={cert.fingerprint_sha256} label={`IdP certificate ${i + 1} (SHA-256, valid until ${when(cert.not_after)})`} value={cert.fingerprint_sha256} />
+              <Fact
+                key={cert.fingerprint_sha256}
+                label={`IdP certificate ${i + 1} (SHA-256, valid until ${when(cert.not_after)})`}
+                value={cert.fingerprint_sha256}
+              />
             ))}
           </>
         ) : null}
@@ -148,11 +155,22 @@ function ConnectionForm({ org, current, onSaved }: { org: string; current?: Conn
         }
         return out;
       };
-      const common: Record<string, unknown> = { name: text('name'), enabled: f.get('enabled') === 'on', default_role: text('default_role'), group_roles: groupRoles };
+      const common: Record<string, unknown> = {
+        name: text('name'),
+        enabled: f.get('enabled') === 'on',
+        default_role: text('default_role'),
+        group_roles: groupRoles,
+      };
       let settings: Record<string, unknown>;
       if (protocol === 'oidc') {
         const was = current?.oidc;
-        settings = { issuer: text('issuer'), client_id: text('client_id'), scopes: words(text('scopes')), pkce: f.get('pkce') === 'on', claims: mapping('claim', was?.claims) };
+        settings = {
+          issuer: text('issuer'),
+          client_id: text('client_id'),
+          scopes: words(text('scopes')),
+          pkce: f.get('pkce') === 'on',
+          claims: mapping('claim', was?.claims),
+        };
         if (f.get('remove_secret') === 'on') settings.client_secret = null;
         else if (text('client_secret')) settings.client_secret = String(f.get('client_secret'));
         if (was) {
@@ -206,7 +224,13 @@ function ConnectionForm({ org, current, onSaved }: { org: string; current?: Conn
   const oidc = current?.oidc;
   const saml = current?.saml;
   return (
-    <FormCard id={`${id}-title`} title={current ? `Edit ${current.name}` : 'New SSO connection'} heading={current ? 'h3' : 'h2'} submit={current ? 'Save connection' : 'Create connection'} form={form}>
+    <FormCard
+      id={`${id}-title`}
+      title={current ? `Edit ${current.name}` : 'New SSO connection'}
+      heading={current ? 'h3' : 'h2'}
+      submit={current ? 'Save connection' : 'Create connection'}
+      form={form}
+    >
       {current ? null : (
         <fieldset>
           <legend>Protocol</legend>
@@ -233,20 +257,50 @@ function ConnectionForm({ org, current, onSaved }: { org: string; current?: Conn
           ))}
         </select>
       </Field>
-      <Field id={`${id}-groups`} label="Group roles (one group = role a line; role admin or member)" hint="A new member gets the role of the most privileged group they are in. Groups match without regard to case.">
-        <textarea id={`${id}-groups`} name="group_roles" rows={2} defaultValue={current ? pairLines(current.group_roles) : ''} placeholder="Admins = admin" aria-describedby={`${id}-groups-hint`} />
+      <Field
+        id={`${id}-groups`}
+        label="Group roles (one group = role a line; role admin or member)"
+        hint="A new member gets the role of the most privileged group they are in. Groups match without regard to case."
+      >
+        <textarea
+          id={`${id}-groups`}
+          name="group_roles"
+          rows={2}
+          defaultValue={current ? pairLines(current.group_roles) : ''}
+          placeholder="Admins = admin"
+          aria-describedby={`${id}-groups-hint`}
+        />
       </Field>
       {protocol === 'oidc' ? (
         <fieldset>
           <legend>OpenID Connect</legend>
           <Field id={`${id}-issuer`} label="Issuer" hint="Its discovery document is fetched when you save.">
-            <input id={`${id}-issuer`} name="issuer" type="url" required={!current} defaultValue={oidc?.issuer} placeholder="https://acme.okta.com" aria-describedby={`${id}-issuer-hint`} />
+            <input
+              id={`${id}-issuer`}
+              name="issuer"
+              type="url"
+              required={!current}
+              defaultValue={oidc?.issuer}
+              placeholder="https://acme.okta.com"
+              aria-describedby={`${id}-issuer-hint`}
+            />
           </Field>
           <Field id={`${id}-client`} label="Client ID">
             <input id={`${id}-client`} name="client_id" required={!current} maxLength={255} defaultValue={oidc?.client_id} autoComplete="off" />
           </Field>
-          <Field id={`${id}-secret`} label={current ? 'New client secret (optional)' : 'Client secret (optional)'} hint="Stored encrypted and never shown again.">
-            <input id={`${id}-secret`} name="client_secret" type="password" autoComplete="new-password" maxLength={1024} aria-describedby={`${id}-secret-hint`} />
+          <Field
+            id={`${id}-secret`}
+            label={current ? 'New client secret (optional)' : 'Client secret (optional)'}
+            hint="Stored encrypted and never shown again."
+          >
+            <input
+              id={`${id}-secret`}
+              name="client_secret"
+              type="password"
+              autoComplete="new-password"
+              maxLength={1024}
+              aria-describedby={`${id}-secret-hint`}
+            />
           </Field>
           {oidc?.has_client_secret ? (
             <label className="check">
@@ -286,10 +340,17 @@ function ConnectionForm({ org, current, onSaved }: { org: string; current?: Conn
             </Field>
           ) : null}
           <Field id={`${id}-sp`} label="SP entity ID (optional)" hint="Empty: the SP metadata URL.">
-            <input id={`${id}-sp`} name="sp_entity_id" maxLength={1024} defaultValue={saml && saml.sp_entity_id !== saml.sp_metadata_url ? saml.sp_entity_id : ''} aria-describedby={`${id}-sp-hint`} />
+            <input
+              id={`${id}-sp`}
+              name="sp_entity_id"
+              maxLength={1024}
+              defaultValue={saml && saml.sp_entity_id !== saml.sp_metadata_url ? saml.sp_entity_id : ''}
+              aria-describedby={`${id}-sp-hint`}
+            />
           </Field>
           <label className="check">
-            <input type="checkbox" name="allow_signed_response" defaultChecked={saml?.allow_signed_response ?? false} /> Accept a signed Response around an unsigned assertion
+            <input type="checkbox" name="allow_signed_response" defaultChecked={saml?.allow_signed_response ?? false} /> Accept a signed Response around an
+            unsigned assertion
           </label>
           {MAPPED.map((k) => (
             <Field key={k} id={`${id}-attr-${k}`} label={`Attribute carrying the ${k === 'name' ? 'display name' : k}`}>

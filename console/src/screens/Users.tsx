@@ -7,14 +7,19 @@ import { ConfirmButton, Field, useLoad, when } from '../ui';
 export function Users() {
   const [email, setEmail] = useState('');
   const cursors = useCursors();
-  const list = useLoad(() => call(client.GET('/users', { params: { query: { limit: 50, after: cursors.after, email: email || undefined } } })), [cursors.after, email]);
+  const list = useLoad(
+    () => call(client.GET('/users', { params: { query: { limit: 50, after: cursors.after, email: email || undefined } } })),
+    [cursors.after, email],
+  );
   const [selected, setSelected] = useState<string>();
 
   const create = useSubmit(
     async (data) => {
       const name = String(data.get('name') ?? '').trim();
       const password = String(data.get('password') ?? '');
-      const u = await call(client.POST('/users', { body: { email: String(data.get('email') ?? ''), ...(name ? { name } : {}), ...(password ? { password } : {}) } }));
+      const u = await call(
+        client.POST('/users', { body: { email: String(data.get('email') ?? ''), ...(name ? { name } : {}), ...(password ? { password } : {}) } }),
+      );
       setSelected(u.id);
       list.reload();
     },
@@ -84,7 +89,8 @@ function UserDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
         <section aria-labelledby="user-detail" className="detail">
           <h2 id="user-detail">{u.email}</h2>
           <p className="muted">
-            <code>{u.id}</code> · created {when(u.created_at)} · {u.has_password ? 'has a password' : 'no password'} · email {u.email_verified ? 'verified' : 'not verified'}
+            <code>{u.id}</code> · created {when(u.created_at)} · {u.has_password ? 'has a password' : 'no password'} · email{' '}
+            {u.email_verified ? 'verified' : 'not verified'}
           </p>
           <Sessions user={u} />
           <div className="card">
@@ -95,7 +101,10 @@ function UserDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
                   {rows.map((p) => (
                     <li key={p.id}>
                       <span>
-                        {p.name ?? 'Passkey'} <span className="muted">created {when(p.created_at)}, last used {when(p.last_used_at)}</span>
+                        {p.name ?? 'Passkey'}{' '}
+                        <span className="muted">
+                          created {when(p.created_at)}, last used {when(p.last_used_at)}
+                        </span>
                       </span>
                       <ConfirmButton
                         label="Remove"
@@ -130,7 +139,10 @@ function UserDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
 /** The user's live sessions, a page at a time: end one, or every one at once. */
 function Sessions({ user }: { user: User }) {
   const cursors = useCursors();
-  const sessions = useLoad(() => call(client.GET('/users/{userId}/sessions', { params: { path: { userId: user.id }, query: { limit: 20, after: cursors.after } } })), [user.id, cursors.after]);
+  const sessions = useLoad(
+    () => call(client.GET('/users/{userId}/sessions', { params: { path: { userId: user.id }, query: { limit: 20, after: cursors.after } } })),
+    [user.id, cursors.after],
+  );
   const [note, setNote] = useState('');
   // After an ending the list starts again from its first page (the one ended may have been alone on this one).
   const ended = (what: string) => {

@@ -20,8 +20,15 @@ function Endpoints({ org }: { org: string }) {
 
   const create = useSubmit(
     async (data) => {
-      const events = String(data.get('events') ?? '').split(/[\s,]+/).filter(Boolean);
-      const r = await call(client.POST('/organizations/{orgId}/webhooks', { params: { path: { orgId: org } }, body: { url: String(data.get('url') ?? ''), ...(events.length ? { events } : {}) } }));
+      const events = String(data.get('events') ?? '')
+        .split(/[\s,]+/)
+        .filter(Boolean);
+      const r = await call(
+        client.POST('/organizations/{orgId}/webhooks', {
+          params: { path: { orgId: org } },
+          body: { url: String(data.get('url') ?? ''), ...(events.length ? { events } : {}) },
+        }),
+      );
       setSecret(r.secret);
       setSelected(r.endpoint_id);
       list.reload();
@@ -74,7 +81,13 @@ function Endpoints({ org }: { org: string }) {
 }
 
 function Deliveries({ org, endpoint }: { org: string; endpoint: string }) {
-  const log = useLoad(() => call(client.GET('/organizations/{orgId}/webhooks/{webhookId}/deliveries', { params: { path: { orgId: org, webhookId: endpoint }, query: { limit: 50 } } })), [org, endpoint]);
+  const log = useLoad(
+    () =>
+      call(
+        client.GET('/organizations/{orgId}/webhooks/{webhookId}/deliveries', { params: { path: { orgId: org, webhookId: endpoint }, query: { limit: 50 } } }),
+      ),
+    [org, endpoint],
+  );
   const replay = useAction();
   const [note, setNote] = useState('');
   return (
@@ -115,7 +128,9 @@ function Deliveries({ org, endpoint }: { org: string; endpoint: string }) {
                         onClick={() =>
                           replay.run(async () => {
                             const r = await call(
-                              client.POST('/organizations/{orgId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry', { params: { path: { orgId: org, webhookId: endpoint, deliveryId: d.id } } }),
+                              client.POST('/organizations/{orgId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry', {
+                                params: { path: { orgId: org, webhookId: endpoint, deliveryId: d.id } },
+                              }),
                             );
                             setNote(`Delivery ${d.id} queued again (${r.status}).`);
                             log.reload();
