@@ -18,6 +18,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY console ./console
+# The build generates the console's API types from the server's own OpenAPI document first.
+COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev
 
 FROM ${NODE_IMAGE} AS runtime

@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
+import prettier from 'eslint-config-prettier/flat';
 import tseslint from 'typescript-eslint';
 
 // Layer boundaries (docs/architecture.md). A file group's rule lists everything it may not
@@ -21,7 +22,7 @@ const CORES = ['oauth', 'signin', 'upstream', 'users', 'sso', 'connect', 'scim',
 const CYCLE_FIXTURE = 'test/fixtures/lint-cycle/**';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/generated/**', 'packages/*/dist/**', 'packages/*/src/generated/**', CYCLE_FIXTURE] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/generated/**', 'console/src/generated/**', 'packages/*/dist/**', 'packages/*/src/generated/**', CYCLE_FIXTURE] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -89,4 +90,6 @@ export default tseslint.config(
     files: ['src/storage/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK] }] },
   },
+  // Last: turns off every stylistic rule Prettier owns (`npm run lint` runs prettier --check).
+  prettier,
 );

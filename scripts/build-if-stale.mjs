@@ -3,7 +3,9 @@
 // - the server: when any src/**/*.ts, tsconfig.json or package.json is newer than the last
 //   successful build (dist/.build-stamp);
 // - the console (issue 18, docs/console.md), when the project has one: when any console/ source
-//   or package.json is newer than dist/console-assets/.build-stamp.
+//   or package.json is newer than dist/console-assets/.build-stamp. The console's API types
+//   (console/src/generated/, from the server's OpenAPI document: scripts/openapi.ts) are
+//   generated first when missing or older than src/, so a new enum value reaches the console.
 // A restart with an up-to-date dist/ starts at once instead of recompiling. `--force` always
 // builds; `--console` looks at the console only (tests that drive the built console use it),
 // `--server` at the server only (npm run bench runs the compiled server).
@@ -78,6 +80,11 @@ function withConsoleLock(fn) {
 if (!process.argv.includes('--server') && existsSync(join('console', 'vite.config.ts'))) {
   withConsoleLock(() => {
     // Looked at under the lock: a build that just finished elsewhere leaves nothing to do.
+    const generated = join('console', 'src', 'generated', 'keyhall-v1.ts');
+    if (force || stampTime(generated) < newestMtime('src', ['.ts'])) {
+      const r = run('console/src/generated/', ['--import', 'tsx', join('scripts', 'openapi.ts')]);
+      if (r !== 0) throw new Error(`generating the console's API types failed (exit ${r})`);
+    }
     const stamp = join('dist', 'console-assets', '.build-stamp');
     const inputs = Math.max(newestMtime('console', ['.ts', '.tsx', '.css', '.html', '.json']), statSync('package.json').mtimeMs);
     if (force || stampTime(stamp) < inputs) {

@@ -1,5 +1,5 @@
 import { type JSX, type MouseEvent, useEffect, useRef, useState } from 'react';
-import { api, ApiError, setCsrf } from './api';
+import { ApiError, own, setCsrf } from './api';
 import { navigate, usePath } from './router';
 import { Administrators } from './screens/Administrators';
 import { ApiKeys } from './screens/ApiKeys';
@@ -52,7 +52,7 @@ function Signed({ path }: { path: string }) {
   const [session, setSession] = useState<Session>();
   const [problem, setProblem] = useState<unknown>();
   useEffect(() => {
-    api<Session>('GET', '/session').then(
+    own<Session>('GET', '/session').then(
       (s) => {
         setCsrf(s.csrf_token);
         setSession(s);

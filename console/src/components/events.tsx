@@ -38,7 +38,13 @@ export function EventData({ data, nested = false }: { data: Record<string, unkno
       {entries.map(([key, value]) => (
         <div key={key} className="contents">
           <dt>{key}</dt>
-          <dd>{!nested && value !== null && typeof value === 'object' && !Array.isArray(value) ? <EventData data={value as Record<string, unknown>} nested /> : fieldText(value)}</dd>
+          <dd>
+            {!nested && value !== null && typeof value === 'object' && !Array.isArray(value) ? (
+              <EventData data={value as Record<string, unknown>} nested />
+            ) : (
+              fieldText(value)
+            )}
+          </dd>
         </div>
       ))}
     </dl>

@@ -23,7 +23,19 @@ export function LoadStatus({ state, what }: { state: LoadState; what: string }) 
  * The load → loading / error / empty / content block of a list. `rows` is undefined until the
  * first load answers (it may be filtered); `children` renders a non-empty list.
  */
-export function Loaded<R>({ state, rows, what, empty, children }: { state: LoadState; rows: R[] | undefined; what: string; empty: ReactNode; children: (rows: R[]) => ReactNode }) {
+export function Loaded<R>({
+  state,
+  rows,
+  what,
+  empty,
+  children,
+}: {
+  state: LoadState;
+  rows: R[] | undefined;
+  what: string;
+  empty: ReactNode;
+  children: (rows: R[]) => ReactNode;
+}) {
   return (
     <>
       <LoadStatus state={state} what={what} />

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, query } from '../api';
+import { own, query } from '../api';
 import { FormCard, useAction, useSubmit } from '../components/forms';
 import { DataTable, Loaded } from '../components/lists';
 import { ConfirmButton, ErrorNote, Field, useLoad, when } from '../ui';
@@ -63,19 +63,26 @@ function controllers(c: Candidate): string {
  * or the last one, and says why).
  */
 export function Administrators({ me }: { me: string }) {
-  const list = useLoad(() => api<{ data: Admin[] }>('GET', '/admins'), []);
+  const list = useLoad(() => own<{ data: Admin[] }>('GET', '/admins'), []);
   const [found, setFound] = useState<Candidate>();
   const [granted, setGranted] = useState('');
   const lookUp = useSubmit(async (data) => {
     setFound(undefined);
     setGranted('');
-    setFound(await api<Candidate>('GET', `/admins/candidate${query({ email: String(data.get('email') ?? '').trim() })}`));
+    setFound(await own<Candidate>('GET', `/admins/candidate${query({ email: String(data.get('email') ?? '').trim() })}`));
   });
   return (
     <>
-      <p>An administrator is a user of this tenant who may use the console: every organization, user, key and setting. They sign in on the hosted login like everyone else.</p>
+      <p>
+        An administrator is a user of this tenant who may use the console: every organization, user, key and setting. They sign in on the hosted login like
+        everyone else.
+      </p>
       <FormCard id="admin-new" title="Make a user an administrator" submit="Look up" form={lookUp} status={granted}>
-        <Field id="admin-email" label="Email of an existing user" hint="Create the user first on the Users screen. The account is shown, with where it came from, before anything is granted.">
+        <Field
+          id="admin-email"
+          label="Email of an existing user"
+          hint="Create the user first on the Users screen. The account is shown, with where it came from, before anything is granted."
+        >
           <input id="admin-email" name="email" type="email" required aria-describedby="admin-email-hint" onChange={() => setFound(undefined)} />
         </Field>
       </FormCard>
@@ -94,7 +101,12 @@ export function Administrators({ me }: { me: string }) {
         <h2 id="admin-list">Administrators</h2>
         <Loaded state={list} rows={list.data?.data} what="administrators" empty="No administrators.">
           {(rows) => (
-            <DataTable columns={['Email', 'User id', 'Administrator since', { hidden: 'Actions' }]} rows={rows} rowKey={(a) => a.user_id} rowProps={(a) => ({ 'data-user': a.user_id })}>
+            <DataTable
+              columns={['Email', 'User id', 'Administrator since', { hidden: 'Actions' }]}
+              rows={rows}
+              rowKey={(a) => a.user_id}
+              rowProps={(a) => ({ 'data-user': a.user_id })}
+            >
               {(a) => (
                 <>
                   <td>
@@ -111,7 +123,7 @@ export function Administrators({ me }: { me: string }) {
                       question={`Remove ${a.email} as an administrator? The user stays.`}
                       confirmLabel="Yes, remove"
                       onConfirm={async () => {
-                        await api('DELETE', `/admins/${a.user_id}`);
+                        await own('DELETE', `/admins/${a.user_id}`);
                         list.reload();
                       }}
                     />
@@ -138,12 +150,16 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
   useEffect(() => heading.current?.focus(), []);
   const grant = useAction();
   const make = async () => {
-    await api('POST', '/admins', { user_id: c.user.id, ...(c.fingerprint ? { fingerprint: c.fingerprint } : {}) });
+    await own('POST', '/admins', { user_id: c.user.id, ...(c.fingerprint ? { fingerprint: c.fingerprint } : {}) });
     onGranted(c.user.email);
   };
   const managed = c.managed_by.length > 0 || c.sso.length > 0 || !!c.verified_domain;
   const risk = passwordRisk(c);
-  const reasons = [...(managed ? [`${controllers(c)} controls the account`] : []), ...(risk === 'narrow' ? [`API key ${c.password_set_by?.id} set its password`] : []), ...(risk === 'unknown' ? ['who set its password is not recorded'] : [])];
+  const reasons = [
+    ...(managed ? [`${controllers(c)} controls the account`] : []),
+    ...(risk === 'narrow' ? [`API key ${c.password_set_by?.id} set its password`] : []),
+    ...(risk === 'unknown' ? ['who set its password is not recorded'] : []),
+  ];
   const total = c.organizations_total ?? c.organizations.length;
   return (
     <section className="card" aria-labelledby="admin-candidate" data-candidate={c.user.id}>
@@ -155,37 +171,41 @@ function CandidateCard({ candidate: c, onGranted }: { candidate: Candidate; onGr
           <h3 id="admin-candidate-controlled">An organization controls this account</h3>
           {c.managed_by.map((d) => (
             <p key={d.connection_id}>
-              This account was created by the SCIM directory ‘{d.connection_name}’ of organization ‘{d.organization_name}’: that organization's administrators control it. Their
-              directory sets its email and name and can deactivate it, and it may have been created under an email you expect before the real person ever signed up.
+              This account was created by the SCIM directory ‘{d.connection_name}’ of organization ‘{d.organization_name}’: that organization's administrators
+              control it. Their directory sets its email and name and can deactivate it, and it may have been created under an email you expect before the real
+              person ever signed up.
             </p>
           ))}
           {c.sso.map((x) => (
             <p key={x.connection_id}>
-              This account signs in through the {x.protocol ? `${x.protocol.toUpperCase()} ` : ''}SSO connection ‘{x.connection_name}’ of organization ‘{x.organization_name}’: whoever
-              that organization's identity provider vouches for signs in as this account, so its administrators decide who this is.
+              This account signs in through the {x.protocol ? `${x.protocol.toUpperCase()} ` : ''}SSO connection ‘{x.connection_name}’ of organization ‘
+              {x.organization_name}’: whoever that organization's identity provider vouches for signs in as this account, so its administrators decide who this
+              is.
             </p>
           ))}
           {c.verified_domain ? (
             <p>
-              Its email is in ‘{c.verified_domain.domain}’, a verified domain of organization ‘{c.verified_domain.organization_name}’: that organization's SSO connection can sign
-              in as this account, whoever its identity provider vouches for.
+              Its email is in ‘{c.verified_domain.domain}’, a verified domain of organization ‘{c.verified_domain.organization_name}’: that organization's SSO
+              connection can sign in as this account, whoever its identity provider vouches for.
             </p>
           ) : null}
           <p>
-            <strong>As an administrator this account could change every organization, user, key and setting of the tenant.</strong> Make it one only if you know who controls it;
-            otherwise ask the person to sign up with an account of their own.
+            <strong>As an administrator this account could change every organization, user, key and setting of the tenant.</strong> Make it one only if you know
+            who controls it; otherwise ask the person to sign up with an account of their own.
           </p>
         </div>
       ) : null}
       {risk ? (
         <div className="warning" role="group" aria-labelledby="admin-candidate-password">
-          <h3 id="admin-candidate-password">{risk === 'narrow' ? "A narrower API key set this account's password" : "Who set this account's password is not recorded"}</h3>
+          <h3 id="admin-candidate-password">
+            {risk === 'narrow' ? "A narrower API key set this account's password" : "Who set this account's password is not recorded"}
+          </h3>
           <p>
             {risk === 'narrow'
               ? `API key ${c.password_set_by?.id} set the password, and it does not hold every permission: whoever holds that key knows the password`
               : 'It was set before Keyhall recorded who sets passwords, or by an instance not yet upgraded: whoever set it may know it'}
-            , and as an administrator this account could change every organization, user, key and setting of the tenant. Set a new password on the Users screen first, or ask the
-            person to sign up with an account of their own.
+            , and as an administrator this account could change every organization, user, key and setting of the tenant. Set a new password on the Users screen
+            first, or ask the person to sign up with an account of their own.
           </p>
         </div>
       ) : null}

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { type ApiKey, api, type Page, query } from '../api';
+import { call, client } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { DataTable, Loaded, Pager, useCursors } from '../components/lists';
 import { OrganizationOptions, useOrganizations } from '../components/organizations';
@@ -9,8 +9,13 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
   const orgs = useOrganizations();
   const [org, setOrg] = useState('');
   const cursors = useCursors();
-  const base = org ? `/organizations/${org}/api_keys` : '/api_keys';
-  const keys = useLoad(() => api<Page<ApiKey>>('GET', `${base}${query({ limit: 50, after: cursors.after })}`), [base, cursors.after]);
+  // An organization's keys, or the platform keys (no organization).
+  const keys = useLoad(() => {
+    const query = { limit: 50, after: cursors.after };
+    return org
+      ? call(client.GET('/organizations/{orgId}/api_keys', { params: { path: { orgId: org }, query } }))
+      : call(client.GET('/api_keys', { params: { query } }));
+  }, [org, cursors.after]);
   const [minted, setMinted] = useState<{ key: string; name: string }>();
   // Least privilege: a new key starts with no permission; the administrator ticks what it needs.
   const [scopes, setScopes] = useState<Set<string>>(new Set());
@@ -18,7 +23,10 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
   const mint = useSubmit(
     async (data) => {
       if (scopes.size === 0) throw new Error('Tick at least one permission: a key can do only what it is given.');
-      const r = await api<ApiKey & { key: string }>('POST', base, { name: String(data.get('name') ?? ''), scopes: [...scopes] });
+      const body = { name: String(data.get('name') ?? ''), scopes: [...scopes] };
+      const r = org
+        ? await call(client.POST('/organizations/{orgId}/api_keys', { params: { path: { orgId: org } }, body }))
+        : await call(client.POST('/api_keys', { body }));
       setMinted({ key: r.key, name: r.name });
       setScopes(new Set());
       keys.reload();
@@ -98,7 +106,8 @@ export function ApiKeys({ permissions }: { permissions: string[] }) {
                       question={`Revoke “${k.name}”? Requests with it fail at once.`}
                       confirmLabel="Yes, revoke"
                       onConfirm={async () => {
-                        await api('DELETE', `${base}/${k.id}`);
+                        if (org) await call(client.DELETE('/organizations/{orgId}/api_keys/{keyId}', { params: { path: { orgId: org, keyId: k.id } } }));
+                        else await call(client.DELETE('/api_keys/{keyId}', { params: { path: { keyId: k.id } } }));
                         keys.reload();
                       }}
                     />

@@ -1,61 +1,47 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, type Page } from '../api';
+import { type Body, call, CLIENT_AUTH_METHODS, client as v1, GRANT_TYPES, ID_TOKEN_ALGS, type OAuthClient, type ResourceServer } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { DataTable, Loaded } from '../components/lists';
 import { ConfirmButton, Field, SecretOnce, useLoad } from '../ui';
 
-interface Client {
-  client_id: string;
-  client_name: string | null;
-  redirect_uris: string[];
-  grant_types: string[];
-  token_endpoint_auth_method: string;
-  jwks: { keys: unknown[] } | null;
-  jwks_uri: string | null;
-  client_secret?: string;
-  scope: string | null;
-  dpop_bound_access_tokens: boolean;
-  allowed_resources: string[];
-  allowed_origins: string[];
-  token_exchange: { subject_clients: string[]; audiences: string[] } | null;
-  id_token_signed_response_alg: 'RS256' | 'EdDSA';
-  require_pushed_authorization_requests: boolean;
-  post_logout_redirect_uris: string[];
-  third_party: boolean;
-}
-
-interface ResourceServer {
-  id: string;
-  name: string;
-  identifier: string;
-  scopes: string[];
-  dpop_required: boolean;
-  access_token_ttl_seconds: number | null;
-}
+type Client = OAuthClient;
+type ClientBody = Body<'/clients/{clientId}', 'patch'>;
+type GrantType = (typeof GRANT_TYPES)[number];
+type AuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
 
 const KINDS = {
-  web: { label: 'Web app with a server (confidential, client_secret_basic)', body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code', 'refresh_token'] } },
-  spa: { label: 'Single-page or native app (public, PKCE)', body: { token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] } },
-  machine: { label: 'Machine to machine (client_credentials)', body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] } },
+  web: {
+    label: 'Web app with a server (confidential, client_secret_basic)',
+    body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code', 'refresh_token'] },
+  },
+  spa: {
+    label: 'Single-page or native app (public, PKCE)',
+    body: { token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] },
+  },
+  machine: {
+    label: 'Machine to machine (client_credentials)',
+    body: { token_endpoint_auth_method: 'client_secret_basic', grant_types: ['client_credentials'] },
+  },
 } as const;
 
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const GRANTS: Array<{ value: string; label: string }> = [
-  { value: 'authorization_code', label: 'Authorization code (sign-in with PKCE)' },
-  { value: 'refresh_token', label: 'Refresh token' },
-  { value: 'client_credentials', label: 'Client credentials (machine to machine)' },
-  { value: TOKEN_EXCHANGE, label: 'Token exchange (RFC 8693)' },
-  { value: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', label: 'Pre-authorized code (credential issuance)' },
-];
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange' satisfies GrantType;
+/** The grants the server offers (GRANT_TYPES), described. */
+const GRANT_LABELS: Record<GrantType, string> = {
+  authorization_code: 'Authorization code (sign-in with PKCE)',
+  refresh_token: 'Refresh token',
+  client_credentials: 'Client credentials (machine to machine)',
+  [TOKEN_EXCHANGE]: 'Token exchange (RFC 8693)',
+  'urn:ietf:params:oauth:grant-type:pre-authorized_code': 'Pre-authorized code (credential issuance)',
+};
 /** The authentication methods whose client has a secret to rotate. */
 const SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post']);
-/** token_endpoint_auth_method values (docs/oauth.md, "Client authentication"). */
-const AUTH_METHODS: Array<{ value: string; label: string }> = [
-  { value: 'client_secret_basic', label: 'Client secret in HTTP Basic (client_secret_basic)' },
-  { value: 'client_secret_post', label: 'Client secret in the request body (client_secret_post)' },
-  { value: 'private_key_jwt', label: 'Assertion signed with its own key (private_key_jwt)' },
-  { value: 'none', label: 'None: a public client, PKCE (none)' },
-];
+/** The token_endpoint_auth_method values the server offers (docs/oauth.md, "Client authentication"), described. */
+const AUTH_METHOD_LABELS: Record<AuthMethod, string> = {
+  client_secret_basic: 'Client secret in HTTP Basic (client_secret_basic)',
+  client_secret_post: 'Client secret in the request body (client_secret_post)',
+  private_key_jwt: 'Assertion signed with its own key (private_key_jwt)',
+  none: 'None: a public client, PKCE (none)',
+};
 
 /** The JWKS textarea as JSON; the server checks the keys themselves (public, unique kid). */
 function parseJwks(text: string): unknown {
@@ -66,7 +52,11 @@ function parseJwks(text: string): unknown {
   }
 }
 
-const lines = (v: FormDataEntryValue | null) => String(v ?? '').split(/\s+/).map((s) => s.trim()).filter(Boolean);
+const lines = (v: FormDataEntryValue | null) =>
+  String(v ?? '')
+    .split(/\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** OAuth clients and resource servers (APIs). */
 export function Applications() {
@@ -79,7 +69,7 @@ export function Applications() {
 }
 
 function Clients() {
-  const list = useLoad(() => api<Page<Client>>('GET', '/clients?limit=100'), []);
+  const list = useLoad(() => call(v1.GET('/clients', { params: { query: { limit: 100 } } })), []);
   const [secret, setSecret] = useState<{ label: string; secret: string }>();
   // A new secret shows above the list: focus moves there so it is seen (and read out) wherever the button was.
   const secretBox = useRef<HTMLDivElement>(null);
@@ -92,7 +82,16 @@ function Clients() {
     async (data) => {
       const kind = KINDS[String(data.get('kind')) as keyof typeof KINDS];
       const redirects = lines(data.get('redirect_uris'));
-      const c = await api<Client>('POST', '/clients', { client_name: data.get('client_name'), ...kind.body, ...(redirects.length ? { redirect_uris: redirects } : {}) });
+      const c = await call(
+        v1.POST('/clients', {
+          body: {
+            client_name: String(data.get('client_name') ?? ''),
+            ...kind.body,
+            grant_types: [...kind.body.grant_types],
+            ...(redirects.length ? { redirect_uris: redirects } : {}),
+          },
+        }),
+      );
       if (c.client_secret) setSecret({ label: `Client secret of ${c.client_id}`, secret: c.client_secret });
       list.reload();
     },
@@ -138,7 +137,11 @@ function Clients() {
                   <td>{c.token_endpoint_auth_method}</td>
                   <td>
                     <span className="actions">
-                      <button type="button" aria-expanded={editing === c.client_id} onClick={() => setEditing(editing === c.client_id ? undefined : c.client_id)}>
+                      <button
+                        type="button"
+                        aria-expanded={editing === c.client_id}
+                        onClick={() => setEditing(editing === c.client_id ? undefined : c.client_id)}
+                      >
                         Edit<span className="visually-hidden"> {name}</span>
                       </button>
                       {SECRET_METHODS.has(c.token_endpoint_auth_method) ? (
@@ -147,7 +150,7 @@ function Clients() {
                           question={`Rotate the secret of ${name}? The current secret stops working at once.`}
                           confirmLabel="Yes, rotate"
                           onConfirm={async () => {
-                            const r = await api<Client>('POST', `/clients/${encodeURIComponent(c.client_id)}/secret`);
+                            const r = await call(v1.POST('/clients/{clientId}/secret', { params: { path: { clientId: c.client_id } } }));
                             if (r.client_secret) setSecret({ label: `New client secret of ${c.client_id}`, secret: r.client_secret });
                           }}
                         />
@@ -157,7 +160,7 @@ function Clients() {
                         question={`Delete ${name}? Its tokens stop working.`}
                         confirmLabel="Yes, delete"
                         onConfirm={async () => {
-                          await api('DELETE', `/clients/${encodeURIComponent(c.client_id)}`);
+                          await call(v1.DELETE('/clients/{clientId}', { params: { path: { clientId: c.client_id } } }));
                           if (editing === c.client_id) setEditing(undefined);
                           list.reload();
                         }}
@@ -196,38 +199,52 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
   const [method, setMethod] = useState(client.token_endpoint_auth_method);
   const [keySource, setKeySource] = useState<'jwks' | 'jwks_uri'>(client.jwks_uri ? 'jwks_uri' : 'jwks');
   const save = useSubmit(async (data) => {
-    const auth: Record<string, unknown> = { token_endpoint_auth_method: method };
+    const auth: ClientBody = { token_endpoint_auth_method: method as AuthMethod };
     if (method === 'private_key_jwt') {
       if (keySource === 'jwks_uri') Object.assign(auth, { jwks: null, jwks_uri: String(data.get('jwks_uri') ?? '').trim() });
-      else Object.assign(auth, { jwks: parseJwks(String(data.get('jwks') ?? '')), jwks_uri: null });
+      // The server checks the keys themselves.
+      else Object.assign(auth, { jwks: parseJwks(String(data.get('jwks') ?? '')) as ClientBody['jwks'], jwks_uri: null });
     }
-    const grants = data.getAll('grant_types').map(String);
+    const grants = data.getAll('grant_types').map((g) => String(g) as GrantType);
     const subjects = lines(data.get('te_subject_clients'));
     const audiences = lines(data.get('te_audiences'));
     const scope = lines(data.get('scope')).join(' ');
     const name = String(data.get('client_name') ?? '').trim();
-    const saved = await api<Client>('PATCH', `/clients/${encodeURIComponent(client.client_id)}`, {
-      ...(name ? { client_name: name } : {}),
-      ...auth,
-      redirect_uris: lines(data.get('redirect_uris')),
-      post_logout_redirect_uris: lines(data.get('post_logout_redirect_uris')),
-      allowed_origins: lines(data.get('allowed_origins')),
-      allowed_resources: lines(data.get('allowed_resources')),
-      grant_types: grants,
-      scope: scope || null,
-      // A policy only with the grant; no lists at all: no policy.
-      token_exchange: grants.includes(TOKEN_EXCHANGE) && (subjects.length > 0 || audiences.length > 0) ? { subject_clients: subjects, audiences } : null,
-      id_token_signed_response_alg: data.get('id_token_signed_response_alg'),
-      require_pushed_authorization_requests: data.get('require_par') === 'on',
-      dpop_bound_access_tokens: data.get('dpop') === 'on',
-      third_party: data.get('third_party') === 'on',
-    });
+    const saved = await call(
+      v1.PATCH('/clients/{clientId}', {
+        params: { path: { clientId: client.client_id } },
+        body: {
+          ...(name ? { client_name: name } : {}),
+          ...auth,
+          redirect_uris: lines(data.get('redirect_uris')),
+          post_logout_redirect_uris: lines(data.get('post_logout_redirect_uris')),
+          allowed_origins: lines(data.get('allowed_origins')),
+          allowed_resources: lines(data.get('allowed_resources')),
+          grant_types: grants,
+          scope: scope || null,
+          // A policy only with the grant; no lists at all: no policy.
+          token_exchange: grants.includes(TOKEN_EXCHANGE) && (subjects.length > 0 || audiences.length > 0) ? { subject_clients: subjects, audiences } : null,
+          id_token_signed_response_alg: data.get('id_token_signed_response_alg') as (typeof ID_TOKEN_ALGS)[number],
+          require_pushed_authorization_requests: data.get('require_par') === 'on',
+          dpop_bound_access_tokens: data.get('dpop') === 'on',
+          third_party: data.get('third_party') === 'on',
+        },
+      }),
+    );
     onSaved(saved);
   });
-  const te = client.token_exchange;
+  // The document leaves the Client schema's token_exchange untyped; it is what a PATCH sets.
+  const te = client.token_exchange as ClientBody['token_exchange'];
   return (
     <section className="detail" id="client-edit" aria-label={`Settings of ${client.client_name ?? client.client_id}`}>
-      <FormCard id={id('title')} title={`Edit ${client.client_name ?? client.client_id}`} heading="h3" submit="Save changes" form={save} status={save.done ? 'Saved.' : ''}>
+      <FormCard
+        id={id('title')}
+        title={`Edit ${client.client_name ?? client.client_id}`}
+        heading="h3"
+        submit="Save changes"
+        form={save}
+        status={save.done ? 'Saved.' : ''}
+      >
         <p className="muted">
           <code>{client.client_id}</code>
         </p>
@@ -236,11 +253,21 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
         </Field>
         <fieldset>
           <legend>Client authentication at /token</legend>
-          <Field id={id('method')} label="Authentication method" hint="Moving to a secret method issues a new secret (shown once); moving away from one ends the current secret.">
-            <select id={id('method')} name="token_endpoint_auth_method" value={method} onChange={(e) => setMethod(e.target.value)} aria-describedby={id('method-hint')}>
-              {AUTH_METHODS.map((m) => (
-                <option key={m.value} value={m.value}>
-                  {m.label}
+          <Field
+            id={id('method')}
+            label="Authentication method"
+            hint="Moving to a secret method issues a new secret (shown once); moving away from one ends the current secret."
+          >
+            <select
+              id={id('method')}
+              name="token_endpoint_auth_method"
+              value={method}
+              onChange={(e) => setMethod(e.target.value)}
+              aria-describedby={id('method-hint')}
+            >
+              {CLIENT_AUTH_METHODS.map((m) => (
+                <option key={m} value={m}>
+                  {AUTH_METHOD_LABELS[m]}
                 </option>
               ))}
             </select>
@@ -249,18 +276,36 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
             <fieldset>
               <legend>Its public keys</legend>
               <label className="check">
-                <input type="radio" name="key_source" value="jwks" checked={keySource === 'jwks'} onChange={() => setKeySource('jwks')} /> A key set (JWKS) given here
+                <input type="radio" name="key_source" value="jwks" checked={keySource === 'jwks'} onChange={() => setKeySource('jwks')} /> A key set (JWKS)
+                given here
               </label>
               <label className="check">
-                <input type="radio" name="key_source" value="jwks_uri" checked={keySource === 'jwks_uri'} onChange={() => setKeySource('jwks_uri')} /> A key set fetched from a URL (jwks_uri)
+                <input type="radio" name="key_source" value="jwks_uri" checked={keySource === 'jwks_uri'} onChange={() => setKeySource('jwks_uri')} /> A key set
+                fetched from a URL (jwks_uri)
               </label>
               {keySource === 'jwks' ? (
                 <Field id={id('jwks')} label='JWKS: public keys only, as JSON {"keys": [...]}'>
-                  <textarea id={id('jwks')} name="jwks" rows={6} className="mono" required spellCheck={false} defaultValue={client.jwks ? JSON.stringify(client.jwks, null, 2) : ''} />
+                  <textarea
+                    id={id('jwks')}
+                    name="jwks"
+                    rows={6}
+                    className="mono"
+                    required
+                    spellCheck={false}
+                    defaultValue={client.jwks ? JSON.stringify(client.jwks, null, 2) : ''}
+                  />
                 </Field>
               ) : (
                 <Field id={id('jwks-uri')} label="JWKS URL (https)">
-                  <input id={id('jwks-uri')} name="jwks_uri" type="url" className="mono" required placeholder="https://app.example/jwks.json" defaultValue={client.jwks_uri ?? ''} />
+                  <input
+                    id={id('jwks-uri')}
+                    name="jwks_uri"
+                    type="url"
+                    className="mono"
+                    required
+                    placeholder="https://app.example/jwks.json"
+                    defaultValue={client.jwks_uri ?? ''}
+                  />
                 </Field>
               )}
             </fieldset>
@@ -273,13 +318,20 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
           <textarea id={id('logout')} name="post_logout_redirect_uris" rows={2} className="mono" defaultValue={client.post_logout_redirect_uris.join('\n')} />
         </Field>
         <Field id={id('origins')} label="Allowed browser origins: CORS on /token, /revoke and /userinfo (one per line)">
-          <textarea id={id('origins')} name="allowed_origins" rows={2} className="mono" placeholder="https://app.example" defaultValue={client.allowed_origins.join('\n')} />
+          <textarea
+            id={id('origins')}
+            name="allowed_origins"
+            rows={2}
+            className="mono"
+            placeholder="https://app.example"
+            defaultValue={client.allowed_origins.join('\n')}
+          />
         </Field>
         <fieldset>
           <legend>Grant types</legend>
-          {GRANTS.map((g) => (
-            <label key={g.value} className="check">
-              <input type="checkbox" name="grant_types" value={g.value} defaultChecked={client.grant_types.includes(g.value)} /> {g.label}
+          {GRANT_TYPES.map((g) => (
+            <label key={g} className="check">
+              <input type="checkbox" name="grant_types" value={g} defaultChecked={client.grant_types.includes(g)} /> {GRANT_LABELS[g]}
             </label>
           ))}
         </fieldset>
@@ -292,16 +344,19 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
         <fieldset>
           <legend>Token exchange (needs the token-exchange grant)</legend>
           <Field id={id('te-subjects')} label="Subject clients whose access tokens it may exchange (client ids, one per line; * for any)">
-            <textarea id={id('te-subjects')} name="te_subject_clients" rows={2} className="mono" defaultValue={te?.subject_clients.join('\n') ?? ''} />
+            <textarea id={id('te-subjects')} name="te_subject_clients" rows={2} className="mono" defaultValue={te?.subject_clients?.join('\n') ?? ''} />
           </Field>
           <Field id={id('te-audiences')} label="Audiences it may obtain (one per line)">
-            <textarea id={id('te-audiences')} name="te_audiences" rows={2} className="mono" defaultValue={te?.audiences.join('\n') ?? ''} />
+            <textarea id={id('te-audiences')} name="te_audiences" rows={2} className="mono" defaultValue={te?.audiences?.join('\n') ?? ''} />
           </Field>
         </fieldset>
         <Field id={id('alg')} label="ID token signing algorithm">
           <select id={id('alg')} name="id_token_signed_response_alg" defaultValue={client.id_token_signed_response_alg}>
-            <option value="RS256">RS256</option>
-            <option value="EdDSA">EdDSA</option>
+            {ID_TOKEN_ALGS.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
           </select>
         </Field>
         <label className="check">
@@ -322,13 +377,17 @@ function ClientEditor({ client, onClose, onSaved }: { client: Client; onClose: (
 }
 
 function ResourceServers() {
-  const list = useLoad(() => api<Page<ResourceServer>>('GET', '/resource_servers?limit=100'), []);
+  const list = useLoad(() => call(v1.GET('/resource_servers', { params: { query: { limit: 100 } } })), []);
   const [editing, setEditing] = useState<string>();
   const edited = list.data?.data.find((rs) => rs.id === editing);
   const create = useSubmit(
     async (data) => {
       const scopes = lines(data.get('scopes'));
-      await api('POST', '/resource_servers', { name: data.get('name'), identifier: data.get('identifier'), ...(scopes.length ? { scopes } : {}) });
+      await call(
+        v1.POST('/resource_servers', {
+          body: { name: String(data.get('name') ?? ''), identifier: String(data.get('identifier') ?? ''), ...(scopes.length ? { scopes } : {}) },
+        }),
+      );
       list.reload();
     },
     { reset: true },
@@ -363,7 +422,7 @@ function ResourceServers() {
                   question={`Delete ${rs.name}?`}
                   confirmLabel="Yes, delete"
                   onConfirm={async () => {
-                    await api('DELETE', `/resource_servers/${rs.id}`);
+                    await call(v1.DELETE('/resource_servers/{rsId}', { params: { path: { rsId: rs.id } } }));
                     if (editing === rs.id) setEditing(undefined);
                     list.reload();
                   }}
@@ -385,12 +444,17 @@ function ResourceServerEditor({ rs, onClose, onSaved }: { rs: ResourceServer; on
   useEffect(() => first.current?.focus(), []);
   const save = useSubmit(async (data) => {
     const ttl = String(data.get('ttl') ?? '').trim();
-    await api('PATCH', `/resource_servers/${rs.id}`, {
-      name: String(data.get('name') ?? '').trim(),
-      scopes: lines(data.get('scopes')),
-      dpop_required: data.get('dpop_required') === 'on',
-      access_token_ttl_seconds: ttl === '' ? null : Number(ttl),
-    });
+    await call(
+      v1.PATCH('/resource_servers/{rsId}', {
+        params: { path: { rsId: rs.id } },
+        body: {
+          name: String(data.get('name') ?? '').trim(),
+          scopes: lines(data.get('scopes')),
+          dpop_required: data.get('dpop_required') === 'on',
+          access_token_ttl_seconds: ttl === '' ? null : Number(ttl),
+        },
+      }),
+    );
     onSaved();
   });
   return (

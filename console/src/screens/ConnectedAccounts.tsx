@@ -1,60 +1,30 @@
 import { useState } from 'react';
-import { api, type Member, type Page } from '../api';
+import { type Answer, type Body, call, client, CONNECT_AUTH_METHODS, CONNECT_PRESETS, CONNECT_PROVIDER_TYPES, CONNECTED_ACCOUNT_STATUSES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { Loaded, LoadedItem, Pager, PickList } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
 import { Field, useLoad, when, whenSeconds } from '../ui';
 import { Fact, pairLines, pairs, usePage, words } from './feature-kit';
 
-interface Provider {
-  provider_id: string;
-  name: string;
-  preset: string | null;
-  type: 'oauth2' | 'oidc';
-  issuer: string | null;
-  authorization_endpoint: string;
-  token_endpoint: string;
-  revocation_endpoint: string | null;
-  client_id: string;
-  has_client_secret: boolean;
-  token_endpoint_auth_method: string;
-  scopes: string[];
-  pkce: boolean;
-  authorize_params: Record<string, string>;
-  redirect_uri: string;
-  created_at: string;
-  updated_at: string;
-}
-
-interface Account {
-  account_id: string;
-  organization_id: string;
-  user_id: string;
-  provider_id: string;
-  subject: string | null;
-  scopes: string[];
-  status: string;
-  expires_at: number | null;
-  last_refreshed_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-const PRESETS = ['google', 'microsoft', 'github', 'gitlab', 'apple', 'slack'];
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
+type Provider = Answer<'/connect/providers/{providerId}', 'get'>;
+type ProviderType = (typeof CONNECT_PROVIDER_TYPES)[number];
+type AccountStatus = (typeof CONNECTED_ACCOUNT_STATUSES)[number];
+const STATUS_LABELS: Record<AccountStatus, string> = { active: 'active', needs_reauthorization: 'needs to be connected again' };
 
 /**
  * Upstream OAuth providers (tenant-wide) and each organization's connected accounts. Tokens are
  * never shown: retrieving one stays with API keys (the console gets 403).
  */
 export function ConnectedAccounts() {
-  const providers = usePage<Provider>('/connect/providers');
+  const providers = usePage((page) => call(client.GET('/connect/providers', { params: { query: page } })), []);
   return (
     <>
       <Providers {...providers} />
       <section aria-labelledby="acct-title">
         <h2 id="acct-title">Connected accounts</h2>
-        <p className="muted">The accounts users connected at an upstream through the hosted /connect page. Tokens stay in the vault: only API keys retrieve them.</p>
+        <p className="muted">
+          The accounts users connected at an upstream through the hosted /connect page. Tokens stay in the vault: only API keys retrieve them.
+        </p>
         <OrganizationScope id="acct-org" empty="Connected accounts belong to organizations: create an organization first.">
           {(org) => <Accounts key={org} org={org} providers={providers.list.data?.data ?? []} />}
         </OrganizationScope>
@@ -93,7 +63,7 @@ function Providers({ list, cursors }: ReturnType<typeof usePage<Provider>>) {
                 confirmLabel: 'Yes, delete',
                 question: (p) => `Delete the provider ${p.name}?`,
                 run: async (p) => {
-                  await api('DELETE', `/connect/providers/${p.provider_id}`);
+                  await call(client.DELETE('/connect/providers/{providerId}', { params: { path: { providerId: p.provider_id } } }));
                   setNote(`Provider ${p.name} deleted.`);
                   list.reload();
                 },
@@ -101,7 +71,10 @@ function Providers({ list, cursors }: ReturnType<typeof usePage<Provider>>) {
             >
               {(p) => (
                 <>
-                  <strong>{p.name}</strong> <span className="muted">{p.preset ?? p.type} · {p.client_id}</span>
+                  <strong>{p.name}</strong>{' '}
+                  <span className="muted">
+                    {p.preset ?? p.type} · {p.client_id}
+                  </span>
                 </>
               )}
             </PickList>
@@ -135,14 +108,16 @@ function Providers({ list, cursors }: ReturnType<typeof usePage<Provider>>) {
 function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: Provider) => void }) {
   const id = current ? `prov-${current.provider_id}` : 'prov-new';
   const [preset, setPreset] = useState('');
-  const [type, setType] = useState<'oauth2' | 'oidc'>(current?.type ?? 'oauth2');
+  const [type, setType] = useState<ProviderType>((current?.type as ProviderType | undefined) ?? 'oauth2');
   const [method, setMethod] = useState(current?.token_endpoint_auth_method ?? '');
 
   const form = useSubmit(
     async (f) => {
       const text = (k: string) => String(f.get(k) ?? '').trim();
       // Only the fields the form shows (an oidc provider's endpoints are discovered, not given).
-      const fields = Object.fromEntries(['name', 'issuer', 'authorization_endpoint', 'token_endpoint', 'revocation_endpoint', 'client_id'].filter((k) => f.has(k)).map((k) => [k, text(k)]));
+      const fields = Object.fromEntries(
+        ['name', 'issuer', 'authorization_endpoint', 'token_endpoint', 'revocation_endpoint', 'client_id'].filter((k) => f.has(k)).map((k) => [k, text(k)]),
+      );
       const scopes = words(text('scopes'));
       const params = pairs(String(f.get('authorize_params') ?? ''), 'Extra authorization parameters');
       const pkce = f.get('pkce') === 'on';
@@ -158,7 +133,8 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
         if (Object.keys(params).length) body.authorize_params = params;
         body.pkce = pkce;
         if (secret) body.client_secret = secret;
-        const saved = await api<Provider>('POST', '/connect/providers', body);
+        // The form's fields, checked by the server (a preset fills what is left out).
+        const saved = await call(client.POST('/connect/providers', { body: body as Body<'/connect/providers', 'post'> }));
         setPreset('');
         setType('oauth2');
         setMethod('');
@@ -181,22 +157,39 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
       if (f.get('remove_secret') === 'on') body.client_secret = null;
       else if (secret) body.client_secret = secret;
       if (Object.keys(body).length === 0) throw new Error('Nothing changed.');
-      onSaved(await api<Provider>('PATCH', `/connect/providers/${current.provider_id}`, body));
+      onSaved(
+        await call(
+          client.PATCH('/connect/providers/{providerId}', {
+            params: { path: { providerId: current.provider_id } },
+            body: body as Body<'/connect/providers/{providerId}', 'patch'>,
+          }),
+        ),
+      );
     },
     { reset: !current },
   );
 
   const oauth2 = !preset && type === 'oauth2';
   return (
-    <FormCard id={`${id}-title`} title={current ? `Edit ${current.name}` : 'Register a provider'} heading={current ? 'h3' : 'h2'} submit={current ? 'Save provider' : 'Register provider'} form={form}>
+    <FormCard
+      id={`${id}-title`}
+      title={current ? `Edit ${current.name}` : 'Register a provider'}
+      heading={current ? 'h3' : 'h2'}
+      submit={current ? 'Save provider' : 'Register provider'}
+      form={form}
+    >
       <Field id={`${id}-name`} label="Name">
         <input id={`${id}-name`} name="name" required={!current} maxLength={100} defaultValue={current?.name} placeholder="Google Calendar" />
       </Field>
       {current ? null : (
-        <Field id={`${id}-preset`} label="Preset" hint="A preset fills the endpoints and defaults of a well-known upstream; fields you fill override it. It cannot be changed later.">
+        <Field
+          id={`${id}-preset`}
+          label="Preset"
+          hint="A preset fills the endpoints and defaults of a well-known upstream; fields you fill override it. It cannot be changed later."
+        >
           <select id={`${id}-preset`} value={preset} onChange={(e) => setPreset(e.target.value)} aria-describedby={`${id}-preset-hint`}>
             <option value="">None (any OAuth 2.0 / OpenID Connect provider)</option>
-            {PRESETS.map((p) => (
+            {CONNECT_PRESETS.map((p) => (
               <option key={p} value={p}>
                 {p}
               </option>
@@ -207,29 +200,57 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
       {preset ? null : (
         <>
           <Field id={`${id}-type`} label="Type">
-            <select id={`${id}-type`} value={type} onChange={(e) => setType(e.target.value as 'oauth2' | 'oidc')}>
+            <select id={`${id}-type`} value={type} onChange={(e) => setType(e.target.value as ProviderType)}>
               <option value="oauth2">OAuth 2.0 (endpoints given)</option>
               <option value="oidc">OpenID Connect (endpoints discovered from the issuer)</option>
             </select>
           </Field>
-          <Field id={`${id}-issuer`} label={type === 'oidc' ? 'Issuer' : 'Issuer (optional)'} hint={type === 'oidc' ? undefined : 'When set, an iss in the authorization response must equal it.'}>
-            <input id={`${id}-issuer`} name="issuer" type="url" required={type === 'oidc' && !current} defaultValue={current?.issuer ?? ''} aria-describedby={type === 'oidc' ? undefined : `${id}-issuer-hint`} />
+          <Field
+            id={`${id}-issuer`}
+            label={type === 'oidc' ? 'Issuer' : 'Issuer (optional)'}
+            hint={type === 'oidc' ? undefined : 'When set, an iss in the authorization response must equal it.'}
+          >
+            <input
+              id={`${id}-issuer`}
+              name="issuer"
+              type="url"
+              required={type === 'oidc' && !current}
+              defaultValue={current?.issuer ?? ''}
+              aria-describedby={type === 'oidc' ? undefined : `${id}-issuer-hint`}
+            />
           </Field>
         </>
       )}
       {oauth2 ? (
         <>
           <Field id={`${id}-authz`} label="Authorization endpoint">
-            <input id={`${id}-authz`} name="authorization_endpoint" type="url" required={!current} defaultValue={current?.type === 'oauth2' ? current.authorization_endpoint : ''} />
+            <input
+              id={`${id}-authz`}
+              name="authorization_endpoint"
+              type="url"
+              required={!current}
+              defaultValue={current?.type === 'oauth2' ? current.authorization_endpoint : ''}
+            />
           </Field>
           <Field id={`${id}-token`} label="Token endpoint">
-            <input id={`${id}-token`} name="token_endpoint" type="url" required={!current} defaultValue={current?.type === 'oauth2' ? current.token_endpoint : ''} />
+            <input
+              id={`${id}-token`}
+              name="token_endpoint"
+              type="url"
+              required={!current}
+              defaultValue={current?.type === 'oauth2' ? current.token_endpoint : ''}
+            />
           </Field>
         </>
       ) : null}
       {oauth2 || preset ? (
         <Field id={`${id}-revoke`} label="Revocation endpoint (optional, RFC 7009)">
-          <input id={`${id}-revoke`} name="revocation_endpoint" type="url" defaultValue={current?.type === 'oauth2' ? (current.revocation_endpoint ?? '') : ''} />
+          <input
+            id={`${id}-revoke`}
+            name="revocation_endpoint"
+            type="url"
+            defaultValue={current?.type === 'oauth2' ? (current.revocation_endpoint ?? '') : ''}
+          />
         </Field>
       ) : null}
       <Field id={`${id}-client`} label="Client ID">
@@ -250,7 +271,7 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
       <Field id={`${id}-method`} label="Client authentication at the token endpoint">
         <select id={`${id}-method`} value={method} onChange={(e) => setMethod(e.target.value)}>
           {current ? null : <option value="">Default (client_secret_basic, or the preset&apos;s)</option>}
-          {AUTH_METHODS.map((m) => (
+          {CONNECT_AUTH_METHODS.map((m) => (
             <option key={m} value={m}>
               {m}
             </option>
@@ -258,10 +279,22 @@ function ProviderForm({ current, onSaved }: { current?: Provider; onSaved: (p: P
         </select>
       </Field>
       <Field id={`${id}-scopes`} label="Scopes (space-separated)" hint={current ? undefined : 'Empty: the preset’s defaults.'}>
-        <input id={`${id}-scopes`} name="scopes" defaultValue={current?.scopes.join(' ')} aria-describedby={current ? undefined : `${id}-scopes-hint`} placeholder="openid email offline_access" />
+        <input
+          id={`${id}-scopes`}
+          name="scopes"
+          defaultValue={current?.scopes.join(' ')}
+          aria-describedby={current ? undefined : `${id}-scopes-hint`}
+          placeholder="openid email offline_access"
+        />
       </Field>
       <Field id={`${id}-params`} label="Extra authorization parameters (one name = value a line)">
-        <textarea id={`${id}-params`} name="authorize_params" rows={2} defaultValue={current ? pairLines(current.authorize_params) : ''} placeholder="access_type = offline" />
+        <textarea
+          id={`${id}-params`}
+          name="authorize_params"
+          rows={2}
+          defaultValue={current ? pairLines(current.authorize_params) : ''}
+          placeholder="access_type = offline"
+        />
       </Field>
       <label className="check">
         <input type="checkbox" name="pkce" defaultChecked={current?.pkce ?? true} /> Use PKCE (S256)
@@ -274,8 +307,16 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
   const [provider, setProvider] = useState('');
   const [status, setStatus] = useState('');
   const [selected, setSelected] = useState<string>();
-  const { list, cursors } = usePage<Account>(`/organizations/${org}/connect/accounts`, { provider_id: provider || undefined, status: status || undefined });
-  const members = useLoad(() => api<Page<Member>>('GET', `/organizations/${org}/members?limit=100`), [org]);
+  const { list, cursors } = usePage(
+    (page) =>
+      call(
+        client.GET('/organizations/{orgId}/connect/accounts', {
+          params: { path: { orgId: org }, query: { ...page, provider_id: provider || undefined, status: (status || undefined) as AccountStatus | undefined } },
+        }),
+      ),
+    [org, provider, status],
+  );
+  const members = useLoad(() => call(client.GET('/organizations/{orgId}/members', { params: { path: { orgId: org }, query: { limit: 100 } } })), [org]);
   const emailOf = (userId: string) => members.data?.data.find((m) => m.user_id === userId)?.user?.email ?? userId;
   const nameOf = (providerId: string) => providers.find((p) => p.provider_id === providerId)?.name ?? providerId;
   return (
@@ -308,8 +349,11 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
             }}
           >
             <option value="">Any status</option>
-            <option value="active">active</option>
-            <option value="needs_reauthorization">needs to be connected again</option>
+            {CONNECTED_ACCOUNT_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {STATUS_LABELS[s]}
+              </option>
+            ))}
           </select>
         </Field>
       </div>
@@ -325,14 +369,15 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
               confirmLabel: 'Yes, disconnect',
               question: (a) => `Disconnect ${emailOf(a.user_id)}'s ${nameOf(a.provider_id)} account? Its tokens are revoked upstream where possible.`,
               run: async (a) => {
-                await api('DELETE', `/organizations/${org}/connect/accounts/${a.account_id}`);
+                await call(client.DELETE('/organizations/{orgId}/connect/accounts/{accountId}', { params: { path: { orgId: org, accountId: a.account_id } } }));
                 list.reload();
               },
             }}
           >
             {(a) => (
               <>
-                <strong>{nameOf(a.provider_id)}</strong> <span>{emailOf(a.user_id)}</span> <span className={`badge ${a.status === 'active' ? 'delivered' : 'failed'}`}>{a.status}</span>
+                <strong>{nameOf(a.provider_id)}</strong> <span>{emailOf(a.user_id)}</span>{' '}
+                <span className={`badge ${a.status === 'active' ? 'delivered' : 'failed'}`}>{a.status}</span>
               </>
             )}
           </PickList>
@@ -345,7 +390,10 @@ function Accounts({ org, providers }: { org: string; providers: Provider[] }) {
 }
 
 function AccountDetail({ org, id }: { org: string; id: string }) {
-  const account = useLoad(() => api<Account>('GET', `/organizations/${org}/connect/accounts/${id}`), [org, id]);
+  const account = useLoad(
+    () => call(client.GET('/organizations/{orgId}/connect/accounts/{accountId}', { params: { path: { orgId: org, accountId: id } } })),
+    [org, id],
+  );
   return (
     <section aria-labelledby="acct-detail">
       <h3 id="acct-detail">Account {id}</h3>

@@ -1,53 +1,24 @@
 import QRCode from 'qrcode';
 import { useEffect, useState } from 'react';
-import { api, type Member, type Page } from '../api';
+import { type Answer, type Body, call, CLAIM_TYPES, client, type Item, TX_CODE_MODES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { DataTable, Loaded, LoadedItem, LoadStatus, Pager } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
 import { ConfirmButton, Empty, ErrorNote, Field, Loading, SecretOnce, useLoad, when } from '../ui';
 import { Fact, usePage } from './feature-kit';
 
-type ClaimType = 'string' | 'number' | 'boolean';
-interface ClaimSpec {
-  type: ClaimType;
-  mandatory: boolean;
-  display_name?: string;
-}
-interface CredentialType {
-  id: string;
-  vct: string;
-  display_name: string;
-  claims: Record<string, ClaimSpec>;
-  lifetime_seconds: number;
-  built_in: boolean;
-}
-interface Offer {
-  offer_id: string;
-  credential_offer_uri: string;
-  credential_offer_link: string;
-  tx_code: string | null;
-  expires_in: number;
-}
-interface Issued {
-  id: string;
-  type: string;
-  vct: string;
-  format: string;
-  subject: string;
-  user_id: string | null;
-  offer_id: string;
-  status: string;
-  status_list: { uri: string; idx: number };
-  issued_at: string;
-  expires_at: string;
-  revoked_at: string | null;
-}
+type ClaimType = (typeof CLAIM_TYPES)[number];
+type CredentialType = Item<'/credential_types'>;
+type TxMode = (typeof TX_CODE_MODES)[number];
+const TX_MODE_LABELS: Record<TxMode, string> = { numeric: 'digits', text: 'letters and digits' };
+type Offer = Answer<'/organizations/{orgId}/credentials/offers', 'post'>;
+type OfferBody = Body<'/organizations/{orgId}/credentials/offers', 'post'>;
 
 const MEMBERSHIP = 'OrganizationMembership';
 
 /** Credential types, and per organization: offers (with a QR code) and issued credentials (revocation). */
 export function Credentials() {
-  const types = usePage<CredentialType>('/credential_types');
+  const types = usePage((page) => call(client.GET('/credential_types', { params: { query: page } })), []);
   return (
     <>
       <CredentialTypes {...types} />
@@ -82,14 +53,20 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
 
   const create = useSubmit(
     async (f) => {
-      const claims = Object.fromEntries(rows.map((r) => [r.name.trim(), { type: r.type, mandatory: r.mandatory, ...(r.display.trim() ? { display_name: r.display.trim() } : {}) }]));
-      const t = await api<CredentialType>('POST', '/credential_types', {
-        id: String(f.get('id') ?? '').trim(),
-        vct: String(f.get('vct') ?? '').trim(),
-        display_name: String(f.get('display_name') ?? '').trim(),
-        claims,
-        lifetime_seconds: Number(f.get('lifetime_seconds')),
-      });
+      const claims = Object.fromEntries(
+        rows.map((r) => [r.name.trim(), { type: r.type, mandatory: r.mandatory, ...(r.display.trim() ? { display_name: r.display.trim() } : {}) }]),
+      );
+      const t = await call(
+        client.POST('/credential_types', {
+          body: {
+            id: String(f.get('id') ?? '').trim(),
+            vct: String(f.get('vct') ?? '').trim(),
+            display_name: String(f.get('display_name') ?? '').trim(),
+            claims,
+            lifetime_seconds: Number(f.get('lifetime_seconds')),
+          },
+        }),
+      );
       setRows([{ key: next, name: '', type: 'string', mandatory: true, display: '' }]);
       setNext(next + 1);
       setNote(`Credential type ${t.id} created.`);
@@ -102,7 +79,15 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
     <>
       <FormCard id="vct-new" title="New credential type" submit="Create credential type" form={create}>
         <Field id="vct-id" label="Identifier (credential_configuration_id)" hint="A letter, then up to 63 letters, digits, _ . or -.">
-          <input id="vct-id" name="id" required maxLength={64} pattern="[A-Za-z][A-Za-z0-9_.\-]{0,63}" placeholder="EmployeeBadge" aria-describedby="vct-id-hint" />
+          <input
+            id="vct-id"
+            name="id"
+            required
+            maxLength={64}
+            pattern="[A-Za-z][A-Za-z0-9_.\-]{0,63}"
+            placeholder="EmployeeBadge"
+            aria-describedby="vct-id-hint"
+          />
         </Field>
         <Field id="vct-vct" label="vct (the type's URI)">
           <input id="vct-vct" name="vct" required maxLength={2000} placeholder="https://example.com/credentials/EmployeeBadge" />
@@ -111,20 +96,38 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
           <input id="vct-display" name="display_name" required maxLength={200} placeholder="Employee badge" />
         </Field>
         <Field id="vct-lifetime" label="Lifetime in seconds" hint="60 to 315360000; 31536000 is one year.">
-          <input id="vct-lifetime" name="lifetime_seconds" type="number" required min={60} max={315360000} defaultValue={31536000} aria-describedby="vct-lifetime-hint" />
+          <input
+            id="vct-lifetime"
+            name="lifetime_seconds"
+            type="number"
+            required
+            min={60}
+            max={315360000}
+            defaultValue={31536000}
+            aria-describedby="vct-lifetime-hint"
+          />
         </Field>
         <fieldset>
           <legend>Claims</legend>
           {rows.map((r, i) => (
             <div className="claims-row" key={r.key}>
               <Field id={`claim-${r.key}-name`} label={`Claim ${i + 1} name`}>
-                <input id={`claim-${r.key}-name`} required pattern="[a-z_][a-z0-9_]{0,63}" value={r.name} onChange={(e) => set(r.key, { name: e.target.value })} placeholder="employee_id" />
+                <input
+                  id={`claim-${r.key}-name`}
+                  required
+                  pattern="[a-z_][a-z0-9_]{0,63}"
+                  value={r.name}
+                  onChange={(e) => set(r.key, { name: e.target.value })}
+                  placeholder="employee_id"
+                />
               </Field>
               <Field id={`claim-${r.key}-type`} label={`Claim ${i + 1} type`}>
                 <select id={`claim-${r.key}-type`} value={r.type} onChange={(e) => set(r.key, { type: e.target.value as ClaimType })}>
-                  <option value="string">string</option>
-                  <option value="number">number</option>
-                  <option value="boolean">boolean</option>
+                  {CLAIM_TYPES.map((t) => (
+                    <option key={t} value={t}>
+                      {t}
+                    </option>
+                  ))}
                 </select>
               </Field>
               <Field id={`claim-${r.key}-display`} label={`Claim ${i + 1} display name (optional)`}>
@@ -166,7 +169,11 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
                     <strong>{t.display_name}</strong> <code>{t.id}</code> {t.built_in ? <span className="badge">built in</span> : null}
                     <br />
                     <span className="muted">
-                      Claims: {Object.entries(t.claims).map(([n, c]) => `${n} (${c.type}${c.mandatory ? ', mandatory' : ''})`).join(', ')} · valid {Math.round(t.lifetime_seconds / 86400)} days
+                      Claims:{' '}
+                      {Object.entries(t.claims)
+                        .map(([n, c]) => `${n} (${c.type}${c.mandatory ? ', mandatory' : ''})`)
+                        .join(', ')}{' '}
+                      · valid {Math.round(t.lifetime_seconds / 86400)} days
                     </span>
                   </span>
                   {t.built_in ? null : (
@@ -175,7 +182,7 @@ function CredentialTypes({ list, cursors }: ReturnType<typeof usePage<Credential
                       question={`Delete ${t.id}? No new offers can be made; issued credentials stay valid.`}
                       confirmLabel="Yes, delete"
                       onConfirm={async () => {
-                        await api('DELETE', `/credential_types/${encodeURIComponent(t.id)}`);
+                        await call(client.DELETE('/credential_types/{typeId}', { params: { path: { typeId: t.id } } }));
                         setNote(`Credential type ${t.id} deleted.`);
                         list.reload();
                       }}
@@ -198,14 +205,14 @@ function OfferForm({ org, types }: { org: string; types: CredentialType[] }) {
   const typeId = types.some((t) => t.id === chosen) ? chosen : MEMBERSHIP;
   const [txCode, setTxCode] = useState(true);
   const [offer, setOffer] = useState<Offer>();
-  const members = useLoad(() => api<Page<Member>>('GET', `/organizations/${org}/members?limit=100`), [org]);
+  const members = useLoad(() => call(client.GET('/organizations/{orgId}/members', { params: { path: { orgId: org }, query: { limit: 100 } } })), [org]);
   const type = types.find((t) => t.id === typeId);
 
   const make = useSubmit(async (f) => {
-    let subject: Record<string, unknown>;
+    let subject: OfferBody['subject'];
     if (typeId === MEMBERSHIP) {
       if (!f.get('user_id')) throw new Error('This organization has no members to offer a membership credential to.');
-      subject = { user_id: f.get('user_id') };
+      subject = { user_id: String(f.get('user_id')) };
     } else {
       const claims: Record<string, string | number | boolean> = {};
       for (const [name, spec] of Object.entries(type?.claims ?? {})) {
@@ -216,11 +223,16 @@ function OfferForm({ org, types }: { org: string; types: CredentialType[] }) {
       subject = { claims };
     }
     setOffer(
-      await api<Offer>('POST', `/organizations/${org}/credentials/offers`, {
-        credential_configuration_id: typeId,
-        subject,
-        ...(txCode ? { tx_code: { length: Number(f.get('tx_length')), input_mode: f.get('tx_mode') } } : {}),
-      }),
+      await call(
+        client.POST('/organizations/{orgId}/credentials/offers', {
+          params: { path: { orgId: org } },
+          body: {
+            credential_configuration_id: typeId,
+            subject,
+            ...(txCode ? { tx_code: { length: Number(f.get('tx_length')), input_mode: f.get('tx_mode') as TxMode } } : {}),
+          },
+        }),
+      ),
     );
   });
 
@@ -268,7 +280,14 @@ function OfferForm({ org, types }: { org: string; types: CredentialType[] }) {
                       <option value="false">false</option>
                     </select>
                   ) : (
-                    <input id={id} name={`claim:${name}`} type={spec.type === 'number' ? 'number' : 'text'} step="any" required={spec.mandatory} maxLength={spec.type === 'string' ? 2000 : undefined} />
+                    <input
+                      id={id}
+                      name={`claim:${name}`}
+                      type={spec.type === 'number' ? 'number' : 'text'}
+                      step="any"
+                      required={spec.mandatory}
+                      maxLength={spec.type === 'string' ? 2000 : undefined}
+                    />
                   )}
                 </Field>
               );
@@ -285,8 +304,11 @@ function OfferForm({ org, types }: { org: string; types: CredentialType[] }) {
             </Field>
             <Field id="offer-tx-mode" label="Code characters">
               <select id="offer-tx-mode" name="tx_mode" defaultValue="numeric">
-                <option value="numeric">digits</option>
-                <option value="text">letters and digits</option>
+                {TX_CODE_MODES.map((m) => (
+                  <option key={m} value={m}>
+                    {TX_MODE_LABELS[m]}
+                  </option>
+                ))}
               </select>
             </Field>
           </div>
@@ -315,7 +337,8 @@ function OfferResult({ offer, onDone }: { offer: Offer; onDone: () => void }) {
     <section className="secret" aria-labelledby="offer-made">
       <h3 id="offer-made">Credential offer {offer.offer_id}</h3>
       <p>
-        Scan the QR code with a wallet, or send the holder the link. It can be redeemed once, within {minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${offer.expires_in} seconds`}.
+        Scan the QR code with a wallet, or send the holder the link. It can be redeemed once, within{' '}
+        {minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${offer.expires_in} seconds`}.
       </p>
       <figure className="qr">
         {qr ? <img src={qr} alt="QR code of the credential offer link" width={240} height={240} /> : <Loading what="the QR code" />}
@@ -336,7 +359,7 @@ function OfferResult({ offer, onDone }: { offer: Offer; onDone: () => void }) {
 }
 
 function IssuedList({ org }: { org: string }) {
-  const { list, cursors } = usePage<Issued>(`/organizations/${org}/credentials`);
+  const { list, cursors } = usePage((page) => call(client.GET('/organizations/{orgId}/credentials', { params: { path: { orgId: org }, query: page } })), [org]);
   const [selected, setSelected] = useState<string>();
   const [note, setNote] = useState('');
   return (
@@ -350,7 +373,12 @@ function IssuedList({ org }: { org: string }) {
       </p>
       <Loaded state={list} rows={list.data?.data} what="issued credentials" empty="No credentials issued in this organization yet.">
         {(rows) => (
-          <DataTable columns={['Type', 'Subject', 'Status', 'Issued', 'Expires', { hidden: 'Actions' }]} rows={rows} rowKey={(c) => c.id} rowProps={(c) => ({ 'data-status': c.status })}>
+          <DataTable
+            columns={['Type', 'Subject', 'Status', 'Issued', 'Expires', { hidden: 'Actions' }]}
+            rows={rows}
+            rowKey={(c) => c.id}
+            rowProps={(c) => ({ 'data-status': c.status })}
+          >
             {(c) => (
               <>
                 <td>
@@ -376,7 +404,7 @@ function IssuedList({ org }: { org: string }) {
                         question="Revoke this credential? Verifiers will see it as revoked; this cannot be undone."
                         confirmLabel="Yes, revoke"
                         onConfirm={async () => {
-                          await api('POST', `/organizations/${org}/credentials/${c.id}/revoke`);
+                          await call(client.POST('/organizations/{orgId}/credentials/{vcId}/revoke', { params: { path: { orgId: org, vcId: c.id } } }));
                           setNote(`Credential ${c.id} revoked.`);
                           list.reload();
                         }}
@@ -396,7 +424,7 @@ function IssuedList({ org }: { org: string }) {
 }
 
 function IssuedDetail({ org, id }: { org: string; id: string }) {
-  const credential = useLoad(() => api<Issued>('GET', `/organizations/${org}/credentials/${id}`), [org, id]);
+  const credential = useLoad(() => call(client.GET('/organizations/{orgId}/credentials/{vcId}', { params: { path: { orgId: org, vcId: id } } })), [org, id]);
   return (
     <section className="card" aria-labelledby="vc-detail">
       <h3 id="vc-detail">Credential {id}</h3>

@@ -1,41 +1,14 @@
 import { useEffect, useState } from 'react';
-import { api, type Page, query } from '../api';
+import { call, client, type Item, MEMBER_ROLES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { DataTable, Loaded, Pager, PickList, useCursors } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
 import { ConfirmButton, Field, SecretOnce, useLoad, when } from '../ui';
 
-interface Connection {
-  id: string;
-  name: string;
-  group_roles: Record<string, string>;
-  rate_limit_per_minute: number;
-  has_token: boolean;
-  token_created_at: string | null;
-}
-
-/** A user the connection provisioned over SCIM. */
-interface DirectoryUser {
-  id: string;
-  user_id: string;
-  external_id: string | null;
-  user_name: string;
-  display_name: string | null;
-  email: string | null;
-  active: boolean;
-  updated_at: string;
-}
-
-/** A group the connection provisioned over SCIM. */
-interface DirectoryGroup {
-  id: string;
-  external_id: string | null;
-  display_name: string;
-  member_count: number;
-  updated_at: string;
-}
-
-const ROLES = ['member', 'admin'] as const;
+type Connection = Item<'/organizations/{orgId}/directory/connections'>;
+/** Where a connection's own routes are: its organization and id. */
+type ConnectionPath = { orgId: string; connectionId: string };
+type Role = (typeof MEMBER_ROLES)[number];
 
 /** Directory (SCIM) connections per organization: their tokens (shown once), role mapping, and what they provisioned. */
 export function Directory() {
@@ -47,8 +20,10 @@ export function Directory() {
 }
 
 function Connections({ org }: { org: string }) {
-  const base = `/organizations/${org}/directory`;
-  const list = useLoad(() => api<Page<Connection>>('GET', `${base}/connections?limit=100`), [org]);
+  const list = useLoad(
+    () => call(client.GET('/organizations/{orgId}/directory/connections', { params: { path: { orgId: org }, query: { limit: 100 } } })),
+    [org],
+  );
   const [token, setToken] = useState<{ token: string; url: string }>();
   const [selected, setSelected] = useState<string>();
   const rows = list.data?.data;
@@ -57,7 +32,9 @@ function Connections({ org }: { org: string }) {
   }, [rows, selected]);
   const create = useSubmit(
     async (data) => {
-      const c = await api<Connection>('POST', `${base}/connections`, { name: data.get('name') });
+      const c = await call(
+        client.POST('/organizations/{orgId}/directory/connections', { params: { path: { orgId: org } }, body: { name: String(data.get('name') ?? '') } }),
+      );
       setSelected(c.id);
       list.reload();
     },
@@ -95,7 +72,9 @@ function Connections({ org }: { org: string }) {
                     question={c.has_token ? 'Mint a new token? The current one stops working.' : 'Mint the SCIM token?'}
                     confirmLabel="Yes, mint"
                     onConfirm={async () => {
-                      const r = await api<{ token: string; scim_base_url: string }>('POST', `${base}/scim_token`, { connection_id: c.id });
+                      const r = await call(
+                        client.POST('/organizations/{orgId}/directory/scim_token', { params: { path: { orgId: org } }, body: { connection_id: c.id } }),
+                      );
                       setToken({ token: r.token, url: r.scim_base_url });
                       list.reload();
                     }}
@@ -105,7 +84,9 @@ function Connections({ org }: { org: string }) {
                     question={`Delete ${c.name}? Provisioned users stay.`}
                     confirmLabel="Yes, delete"
                     onConfirm={async () => {
-                      await api('DELETE', `${base}/connections/${c.id}`);
+                      await call(
+                        client.DELETE('/organizations/{orgId}/directory/connections/{connectionId}', { params: { path: { orgId: org, connectionId: c.id } } }),
+                      );
                       list.reload();
                     }}
                   />
@@ -121,40 +102,45 @@ function Connections({ org }: { org: string }) {
           )}
         </Loaded>
       </section>
-      {chosen ? <ConnectionDetail key={chosen.id} base={`${base}/connections/${chosen.id}`} connection={chosen} onSaved={list.reload} /> : null}
+      {chosen ? <ConnectionDetail key={chosen.id} at={{ orgId: org, connectionId: chosen.id }} connection={chosen} onSaved={list.reload} /> : null}
     </>
   );
 }
 
 /** One connection: its group→role mapping, and the users and groups it provisioned. */
-function ConnectionDetail({ base, connection, onSaved }: { base: string; connection: Connection; onSaved: () => void }) {
+function ConnectionDetail({ at, connection, onSaved }: { at: ConnectionPath; connection: Connection; onSaved: () => void }) {
   return (
     <section aria-labelledby="dir-detail" className="detail">
       <h2 id="dir-detail">{connection.name}</h2>
-      <RoleMapping base={base} mapping={connection.group_roles} onSaved={onSaved} />
-      <ProvisionedUsers base={base} />
-      <ProvisionedGroups base={base} mapping={connection.group_roles} />
+      <RoleMapping at={at} mapping={connection.group_roles} onSaved={onSaved} />
+      <ProvisionedUsers at={at} />
+      <ProvisionedGroups at={at} mapping={connection.group_roles} />
     </section>
   );
 }
 
 /** The group→role mapping (docs/scim.md); saving replaces the whole mapping (PATCH) and skips blank rows. */
-function RoleMapping({ base, mapping, onSaved }: { base: string; mapping: Record<string, string>; onSaved: () => void }) {
+function RoleMapping({ at, mapping, onSaved }: { at: ConnectionPath; mapping: Record<string, string>; onSaved: () => void }) {
   // Row keys stay stable while rows are added and removed (the inputs are uncontrolled).
   const [rows, setRows] = useState(() => Object.entries(mapping).map(([group, role], i) => ({ key: i, group, role })));
   const [nextKey, setNextKey] = useState(rows.length);
   const save = useSubmit(async (data) => {
     const groups = data.getAll('group').map((g) => String(g).trim());
-    const roles = data.getAll('role').map(String);
-    const group_roles = Object.fromEntries(groups.flatMap((g, i) => (g ? [[g, roles[i]]] : [])));
-    await api('PATCH', base, { group_roles });
+    const roles = data.getAll('role').map((r) => String(r) as Role);
+    const group_roles = Object.fromEntries(
+      groups.flatMap((g, i) => {
+        const role = roles[i];
+        return g && role ? [[g, role] as const] : [];
+      }),
+    );
+    await call(client.PATCH('/organizations/{orgId}/directory/connections/{connectionId}', { params: { path: at }, body: { group_roles } }));
     onSaved();
   });
   return (
     <FormCard id="dir-mapping" title="Group → role mapping" heading="h3" submit="Save mapping" form={save} status={save.done ? 'Mapping saved.' : ''}>
       <p className="muted">
-        Group names match case-insensitively. With groups mapped, the directory owns its active users' roles: in any group mapped to admin is admin, otherwise member; saving
-        applies that at once. With none, roles are left alone.
+        Group names match case-insensitively. With groups mapped, the directory owns its active users' roles: in any group mapped to admin is admin, otherwise
+        member; saving applies that at once. With none, roles are left alone.
       </p>
       {rows.length === 0 ? <p className="empty">No groups are mapped.</p> : null}
       {rows.map((r, i) => (
@@ -164,7 +150,7 @@ function RoleMapping({ base, mapping, onSaved }: { base: string; mapping: Record
           </Field>
           <Field id={`dir-map-role-${r.key}`} label={`Role of group ${i + 1}`}>
             <select id={`dir-map-role-${r.key}`} name="role" defaultValue={r.role}>
-              {ROLES.map((role) => (
+              {MEMBER_ROLES.map((role) => (
                 <option key={role} value={role}>
                   {role}
                 </option>
@@ -191,15 +177,26 @@ function RoleMapping({ base, mapping, onSaved }: { base: string; mapping: Record
   );
 }
 
-function ProvisionedUsers({ base }: { base: string }) {
+function ProvisionedUsers({ at }: { at: ConnectionPath }) {
   const cursors = useCursors();
-  const users = useLoad(() => api<Page<DirectoryUser>>('GET', `${base}/users${query({ limit: 20, after: cursors.after })}`), [base, cursors.after]);
+  const users = useLoad(
+    () =>
+      call(
+        client.GET('/organizations/{orgId}/directory/connections/{connectionId}/users', { params: { path: at, query: { limit: 20, after: cursors.after } } }),
+      ),
+    [at.orgId, at.connectionId, cursors.after],
+  );
   return (
     <section aria-labelledby="dir-users">
       <h3 id="dir-users">Provisioned users</h3>
       <Loaded state={users} rows={users.data?.data} what="provisioned users" empty="The directory has provisioned no users through this connection yet.">
         {(rows) => (
-          <DataTable columns={['User name', 'Name', 'Email', 'Status', 'External id', 'Updated']} rows={rows} rowKey={(u) => u.id} rowProps={(u) => ({ 'data-user': u.user_id })}>
+          <DataTable
+            columns={['User name', 'Name', 'Email', 'Status', 'External id', 'Updated']}
+            rows={rows}
+            rowKey={(u) => u.id}
+            rowProps={(u) => ({ 'data-user': u.user_id })}
+          >
             {(u) => (
               <>
                 <td>{u.user_name}</td>
@@ -218,9 +215,15 @@ function ProvisionedUsers({ base }: { base: string }) {
   );
 }
 
-function ProvisionedGroups({ base, mapping }: { base: string; mapping: Record<string, string> }) {
+function ProvisionedGroups({ at, mapping }: { at: ConnectionPath; mapping: Record<string, string> }) {
   const cursors = useCursors();
-  const groups = useLoad(() => api<Page<DirectoryGroup>>('GET', `${base}/groups${query({ limit: 20, after: cursors.after })}`), [base, cursors.after]);
+  const groups = useLoad(
+    () =>
+      call(
+        client.GET('/organizations/{orgId}/directory/connections/{connectionId}/groups', { params: { path: at, query: { limit: 20, after: cursors.after } } }),
+      ),
+    [at.orgId, at.connectionId, cursors.after],
+  );
   // The mapping's names are stored lower-cased; SCIM group names match case-insensitively.
   const roleOf = (name: string) => mapping[name.trim().toLowerCase()];
   return (

@@ -1,12 +1,14 @@
 import { type FormEvent, useState } from 'react';
-import { api, type AuditEvent, type Page, query } from '../api';
+import { ACTOR_TYPES, call, client } from '../api';
 import { EventCells, EventData } from '../components/events';
 import { DataTable, Loaded, Pager, useCursors } from '../components/lists';
 import { OrganizationOptions, useOrganizations } from '../components/organizations';
 import { Field, useLoad } from '../ui';
 
-const ACTOR_TYPES = ['user', 'api_key', 'scim', 'system', 'oauth_client'];
 type Order = 'desc' | 'asc';
+type ActorType = (typeof ACTOR_TYPES)[number];
+/** A filter left empty is not sent. */
+const given = (s: string) => s || undefined;
 
 /** The /v1/events feed, newest or oldest first, filtered on the server, a page at a time. */
 export function Events() {
@@ -16,9 +18,20 @@ export function Events() {
   const cursors = useCursors();
   const feed = useLoad(
     () =>
-      api<Page<AuditEvent>>(
-        'GET',
-        `/events${query({ limit: 25, after: cursors.after, order, types: filters.types.replace(/\s+/g, ''), organization_id: filters.organization_id, actor_type: filters.actor_type, actor_id: filters.actor_id })}`,
+      call(
+        client.GET('/events', {
+          params: {
+            query: {
+              limit: 25,
+              after: cursors.after,
+              order,
+              types: given(filters.types.replace(/\s+/g, '')),
+              organization_id: given(filters.organization_id),
+              actor_type: given(filters.actor_type) as ActorType | undefined,
+              actor_id: given(filters.actor_id),
+            },
+          },
+        }),
       ),
     [filters, order, cursors.after],
   );

@@ -1,21 +1,23 @@
-import { api, ApiError, type Member, type Page, type User } from '../api';
+import { ApiError, call, client, MEMBER_ROLES } from '../api';
 import { useSubmit } from '../components/forms';
 import { Loaded } from '../components/lists';
 import { ConfirmButton, ErrorNote, Field, useLoad } from '../ui';
 
-const ROLES = ['member', 'admin'];
+type Role = (typeof MEMBER_ROLES)[number];
 
 /** An organization's members: add an existing user by email, change roles, remove. */
 export function Members({ org }: { org: string }) {
-  const list = useLoad(() => api<Page<Member>>('GET', `/organizations/${org}/members?limit=100`), [org]);
+  const list = useLoad(() => call(client.GET('/organizations/{orgId}/members', { params: { path: { orgId: org }, query: { limit: 100 } } })), [org]);
   // Adding a member and changing a role share one error line (below the form).
   const edit = useSubmit(
     async (data) => {
       const email = String(data.get('email') ?? '').trim();
-      const found = await api<Page<User>>('GET', `/users?email=${encodeURIComponent(email)}&limit=1`);
+      const found = await call(client.GET('/users', { params: { query: { email, limit: 1 } } }));
       const user = found.data[0];
       if (!user) throw new ApiError(404, 'not_found', `No user with the email ${email}: create the user first (Users).`);
-      await api('POST', `/organizations/${org}/members`, { user_id: user.id, role: data.get('role') });
+      await call(
+        client.POST('/organizations/{orgId}/members', { params: { path: { orgId: org } }, body: { user_id: user.id, role: data.get('role') as Role } }),
+      );
       list.reload();
     },
     { reset: true },
@@ -37,7 +39,12 @@ export function Members({ org }: { org: string }) {
                   value={m.role}
                   onChange={(e) =>
                     edit.run(async () => {
-                      await api('PATCH', `/organizations/${org}/members/${m.user_id}`, { role: e.target.value });
+                      await call(
+                        client.PATCH('/organizations/{orgId}/members/{userId}', {
+                          params: { path: { orgId: org, userId: m.user_id } },
+                          body: { role: e.target.value as Role },
+                        }),
+                      );
                       list.reload();
                     })
                   }
@@ -49,7 +56,7 @@ export function Members({ org }: { org: string }) {
                   question={`Remove ${m.user?.email ?? m.user_id} from the organization?`}
                   confirmLabel="Yes, remove"
                   onConfirm={async () => {
-                    await api('DELETE', `/organizations/${org}/members/${m.user_id}`);
+                    await call(client.DELETE('/organizations/{orgId}/members/{userId}', { params: { path: { orgId: org, userId: m.user_id } } }));
                     list.reload();
                   }}
                 />
@@ -77,7 +84,7 @@ export function Members({ org }: { org: string }) {
 function RoleOptions() {
   return (
     <>
-      {ROLES.map((r) => (
+      {MEMBER_ROLES.map((r) => (
         <option key={r} value={r}>
           {r}
         </option>

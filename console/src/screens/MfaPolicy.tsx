@@ -1,29 +1,18 @@
 import { useState } from 'react';
-import { api } from '../api';
+import { call, client, MFA_POLICIES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { LoadedItem } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
 import { useLoad, when } from '../ui';
 import './features.css';
 
-type Policy = 'off' | 'optional' | 'required';
-interface TenantPolicy {
-  policy: Policy;
-  updated_at: string | null;
-}
-interface OrganizationPolicy {
-  organization_id: string;
-  policy: Policy | null;
-  effective_policy: Policy;
-  updated_at: string | null;
-}
+type Policy = (typeof MFA_POLICIES)[number];
 
 const MEANING: Record<Policy, string> = {
   off: 'no second factor is asked for',
   optional: 'a second factor is asked for when the user has one',
   required: 'every user needs a second factor (one without is asked to add one at sign-in)',
 };
-const POLICIES: Policy[] = ['off', 'optional', 'required'];
 
 /** The tenant's MFA policy and each organization's (which can raise it, never lower it). */
 export function MfaPolicy() {
@@ -34,7 +23,9 @@ export function MfaPolicy() {
       <TenantPolicyForm onSaved={() => setTenantVersion((v) => v + 1)} />
       <section aria-labelledby="mfa-org-title">
         <h2 id="mfa-org-title">Organization policy</h2>
-        <p className="muted">An organization can require more than the tenant, never less: its members get the stricter of the two (and of their other organizations&apos;).</p>
+        <p className="muted">
+          An organization can require more than the tenant, never less: its members get the stricter of the two (and of their other organizations&apos;).
+        </p>
         <OrganizationScope id="mfa-org" empty="Organization policies belong to organizations: create an organization first.">
           {(org) => <OrganizationPolicyForm key={org} org={org} tenantVersion={tenantVersion} />}
         </OrganizationScope>
@@ -54,7 +45,7 @@ function PolicyChoices({ name, value, onChange, follow }: { name: string; value:
           </span>
         </label>
       ) : null}
-      {POLICIES.map((p) => (
+      {MFA_POLICIES.map((p) => (
         <label key={p}>
           <input type="radio" name={name} value={p} checked={value === p} onChange={() => onChange(p)} />
           <span>
@@ -67,12 +58,12 @@ function PolicyChoices({ name, value, onChange, follow }: { name: string; value:
 }
 
 function TenantPolicyForm({ onSaved }: { onSaved: () => void }) {
-  const current = useLoad(() => api<TenantPolicy>('GET', '/mfa_policy'), []);
+  const current = useLoad(() => call(client.GET('/mfa_policy')), []);
   const [choice, setChoice] = useState<string>();
   const [note, setNote] = useState('');
   const value = choice ?? current.data?.policy ?? '';
   const form = useSubmit(async () => {
-    const r = await api<TenantPolicy>('PUT', '/mfa_policy', { policy: value });
+    const r = await call(client.PUT('/mfa_policy', { body: { policy: value as Policy } }));
     setNote(`Tenant policy saved: ${r.policy}.`);
     setChoice(undefined);
     current.reload();
@@ -94,14 +85,18 @@ function TenantPolicyForm({ onSaved }: { onSaved: () => void }) {
 }
 
 function OrganizationPolicyForm({ org, tenantVersion }: { org: string; tenantVersion: number }) {
-  const current = useLoad(() => api<OrganizationPolicy>('GET', `/organizations/${org}/mfa_policy`), [org, tenantVersion]);
-  const tenant = useLoad(() => api<TenantPolicy>('GET', '/mfa_policy'), [tenantVersion]);
+  const current = useLoad(() => call(client.GET('/organizations/{orgId}/mfa_policy', { params: { path: { orgId: org } } })), [org, tenantVersion]);
+  const tenant = useLoad(() => call(client.GET('/mfa_policy')), [tenantVersion]);
   const [choice, setChoice] = useState<string>();
   const [note, setNote] = useState('');
   const value = choice ?? current.data?.policy ?? '';
   const form = useSubmit(async () => {
-    const r = await api<OrganizationPolicy>('PUT', `/organizations/${org}/mfa_policy`, { policy: value === '' ? null : value });
-    setNote(r.policy === null ? `Organization policy cleared: its members follow the tenant (${r.effective_policy}).` : `Organization policy saved: ${r.policy}.`);
+    const r = await call(
+      client.PUT('/organizations/{orgId}/mfa_policy', { params: { path: { orgId: org } }, body: { policy: value === '' ? null : (value as Policy) } }),
+    );
+    setNote(
+      r.policy === null ? `Organization policy cleared: its members follow the tenant (${r.effective_policy}).` : `Organization policy saved: ${r.policy}.`,
+    );
     setChoice(undefined);
     current.reload();
   });

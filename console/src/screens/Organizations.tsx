@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, type Organization, type Page, query } from '../api';
+import { call, client, type Organization } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { Loaded, LoadedItem, Pager, PickList, useCursors } from '../components/lists';
 import { ErrorNote, Field, useLoad, when } from '../ui';
@@ -7,14 +7,14 @@ import { Members } from './Members';
 
 export function Organizations() {
   const cursors = useCursors();
-  const list = useLoad(() => api<Page<Organization>>('GET', `/organizations${query({ limit: 50, after: cursors.after })}`), [cursors.after]);
+  const list = useLoad(() => call(client.GET('/organizations', { params: { query: { limit: 50, after: cursors.after } } })), [cursors.after]);
   const [search, setSearch] = useState('');
   const [selected, setSelected] = useState<string>();
 
   const create = useSubmit(
     async (data) => {
       const domain = String(data.get('domain') ?? '').trim();
-      const org = await api<Organization>('POST', '/organizations', { name: data.get('name'), ...(domain ? { domain } : {}) });
+      const org = await call(client.POST('/organizations', { body: { name: String(data.get('name') ?? ''), ...(domain ? { domain } : {}) } }));
       setSelected(org.id);
       list.reload();
     },
@@ -39,7 +39,12 @@ export function Organizations() {
         <Field id="org-search" label="Search this page">
           <input id="org-search" type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="Name, domain or id" />
         </Field>
-        <Loaded state={list} rows={shown} what="organizations" empty={needle ? 'No organization on this page matches.' : 'No organizations yet. Create the first one above.'}>
+        <Loaded
+          state={list}
+          rows={shown}
+          what="organizations"
+          empty={needle ? 'No organization on this page matches.' : 'No organizations yet. Create the first one above.'}
+        >
           {(rows) => (
             <PickList rows={rows} rowKey={(o) => o.id} selected={selected} onPick={setSelected}>
               {(o) => (
@@ -58,7 +63,7 @@ export function Organizations() {
 }
 
 function OrganizationDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
-  const org = useLoad(() => api<Organization>('GET', `/organizations/${id}`), [id]);
+  const org = useLoad(() => call(client.GET('/organizations/{orgId}', { params: { path: { orgId: id } } })), [id]);
   return (
     <LoadedItem state={org} what="the organization">
       {(o) => (
@@ -94,11 +99,12 @@ function Branding({ org, onSaved }: { org: Organization; onSaved: () => void }) 
   const [logo, setLogo] = useState(org.brand_logo_url ?? '');
   const [color, setColor] = useState(org.brand_primary_color ?? '');
   const save = useSubmit(async () => {
-    await api('PATCH', `/organizations/${org.id}`, {
-      brand_display_name: displayName.trim() || null,
-      brand_logo_url: logo.trim() || null,
-      brand_primary_color: color.trim() || null,
-    });
+    await call(
+      client.PATCH('/organizations/{orgId}', {
+        params: { path: { orgId: org.id } },
+        body: { brand_display_name: displayName.trim() || null, brand_logo_url: logo.trim() || null, brand_primary_color: color.trim() || null },
+      }),
+    );
     onSaved();
   });
   const accent = COLOR.test(color) ? color : '#1d4ed8';
@@ -148,11 +154,24 @@ function WebauthnPolicy({ org }: { org: Organization }) {
   const [restricted, setRestricted] = useState(org.webauthn_aaguid_allowlist !== null);
   const [list, setList] = useState((org.webauthn_aaguid_allowlist ?? []).join('\n'));
   const save = useSubmit(async () => {
-    const aaguids = list.split(/\s+/).map((s) => s.trim()).filter(Boolean);
-    await api('PUT', `/organizations/${org.id}/webauthn_policy`, { aaguid_allowlist: restricted ? aaguids : null });
+    const aaguids = list
+      .split(/\s+/)
+      .map((s) => s.trim())
+      .filter(Boolean);
+    await call(
+      client.PUT('/organizations/{orgId}/webauthn_policy', { params: { path: { orgId: org.id } }, body: { aaguid_allowlist: restricted ? aaguids : null } }),
+    );
   });
   return (
-    <FormCard id="webauthn" title="Passkey policy" heading="h3" submit="Save passkey policy" form={save} status={save.done ? 'Passkey policy saved.' : ''} primary={false}>
+    <FormCard
+      id="webauthn"
+      title="Passkey policy"
+      heading="h3"
+      submit="Save passkey policy"
+      form={save}
+      status={save.done ? 'Passkey policy saved.' : ''}
+      primary={false}
+    >
       <div className="check">
         <input id="webauthn-restrict" type="checkbox" checked={restricted} onChange={(e) => setRestricted(e.target.checked)} />
         <label htmlFor="webauthn-restrict">Allow only these authenticator models (AAGUIDs)</label>

@@ -1,4 +1,4 @@
-import { api, type AuditEvent, type Page, query } from '../api';
+import { call, client, own } from '../api';
 import { EventCells } from '../components/events';
 import { DataTable, Loaded, LoadStatus } from '../components/lists';
 import { useLoad, whenSeconds } from '../ui';
@@ -14,7 +14,7 @@ interface Counts {
 }
 
 /** The newest events of the feed (of some types), newest first. */
-const newest = (limit: number, types?: string) => api<Page<AuditEvent>>('GET', `/events${query({ limit, order: 'desc', types })}`);
+const newest = (limit: number, types?: string) => call(client.GET('/events', { params: { query: { limit, order: 'desc', types } } }));
 
 const STATS: Array<[keyof Counts, string]> = [
   ['organizations', 'Organizations'],
@@ -26,7 +26,7 @@ const STATS: Array<[keyof Counts, string]> = [
 ];
 
 export function Overview() {
-  const counts = useLoad(() => api<Counts>('GET', '/overview'), []);
+  const counts = useLoad(() => own<Counts>('GET', '/overview'), []);
   const recent = useLoad(() => newest(8), []);
   const failures = useLoad(() => newest(5, 'webhook_delivery.failed'), []);
   const failing = counts.data?.failing_webhooks;
@@ -54,7 +54,8 @@ export function Overview() {
         {failing ? (
           <>
             <p className="warning">
-              {failing === 1 ? '1 endpoint is' : `${failing} endpoints are`} failing: the latest delivery used up every attempt. Replay it from the Webhooks screen.
+              {failing === 1 ? '1 endpoint is' : `${failing} endpoints are`} failing: the latest delivery used up every attempt. Replay it from the Webhooks
+              screen.
             </p>
             {failures.data?.data.length ? (
               <>

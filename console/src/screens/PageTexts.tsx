@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api } from '../api';
+import { call, client } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { LoadedItem } from '../components/lists';
 import { Field, useLoad, when } from '../ui';
@@ -7,10 +7,6 @@ import './features.css';
 
 type Locale = 'en' | 'de';
 type Texts = Partial<Record<Locale, Record<string, string>>>;
-interface LocaleSetting {
-  default_locale: Locale;
-  updated_at: string | null;
-}
 
 const LANGUAGES: Record<Locale, string> = { en: 'English', de: 'German' };
 const LOCALES = Object.keys(LANGUAGES) as Locale[];
@@ -33,15 +29,15 @@ const fromLines = (lines: string) =>
 
 /** The hosted pages' language: the default locale, and the tenant's own texts per locale (docs/branding.md). */
 export function PageTexts() {
-  const texts = useLoad(() => api<Texts>('GET', '/branding/texts'), []);
+  const texts = useLoad(() => call(client.GET('/branding/texts')), []);
   return (
     <>
       <DefaultLocaleForm />
       <section aria-labelledby="texts-title">
         <h2 id="texts-title">Texts</h2>
         <p className="muted">
-          Replace any message of the hosted pages, per language: one <code>key = text</code> per line (keys such as <code>login.heading</code>; see docs/branding.md). A message keeps its{' '}
-          <code>{'{placeholders}'}</code>. Empty: the built-in texts.
+          Replace any message of the hosted pages, per language: one <code>key = text</code> per line (keys such as <code>login.heading</code>; see
+          docs/branding.md). A message keeps its <code>{'{placeholders}'}</code>. Empty: the built-in texts.
         </p>
         <LoadedItem state={texts} what="the texts">
           {(all) => (
@@ -58,12 +54,12 @@ export function PageTexts() {
 }
 
 function DefaultLocaleForm() {
-  const current = useLoad(() => api<LocaleSetting>('GET', '/branding/locale'), []);
+  const current = useLoad(() => call(client.GET('/branding/locale')), []);
   const [choice, setChoice] = useState<Locale>();
   const [note, setNote] = useState('');
   const value = choice ?? current.data?.default_locale ?? 'en';
   const form = useSubmit(async () => {
-    const r = await api<LocaleSetting>('PUT', '/branding/locale', { default_locale: value });
+    const r = await call(client.PUT('/branding/locale', { body: { default_locale: value } }));
     setNote(`Default language saved: ${LANGUAGES[r.default_locale]}.`);
     setChoice(undefined);
     current.reload();
@@ -72,7 +68,11 @@ function DefaultLocaleForm() {
     <LoadedItem state={current} what="the default language">
       {(s) => (
         <FormCard id="texts-locale" title="Default language" submit="Save default language" form={form} status={note}>
-          <Field id="texts-locale-choice" label="Language of the hosted pages" hint="When neither the application (ui_locales) nor the browser asks for a language Keyhall has.">
+          <Field
+            id="texts-locale-choice"
+            label="Language of the hosted pages"
+            hint="When neither the application (ui_locales) nor the browser asks for a language Keyhall has."
+          >
             <select id="texts-locale-choice" value={value} onChange={(e) => setChoice(e.target.value as Locale)}>
               {LOCALES.map((l) => (
                 <option key={l} value={l}>
@@ -92,7 +92,7 @@ function LocaleTextsForm({ locale, all, onSaved }: { locale: Locale; all: Texts;
   const [lines, setLines] = useState(toLines(all[locale]));
   const [note, setNote] = useState('');
   const form = useSubmit(async () => {
-    const saved = await api<Texts>('PUT', '/branding/texts', { ...all, [locale]: fromLines(lines) });
+    const saved = await call(client.PUT('/branding/texts', { body: { ...all, [locale]: fromLines(lines) } }));
     setNote(`${LANGUAGES[locale]} texts saved: ${Object.keys(saved[locale] ?? {}).length} replaced.`);
     onSaved();
   });

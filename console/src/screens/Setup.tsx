@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, setCsrf } from '../api';
+import { own, setCsrf } from '../api';
 import { useAction, useSubmit } from '../components/forms';
 import { ErrorNote, Field, Loading } from '../ui';
 
@@ -20,7 +20,7 @@ export function Setup() {
   const [created, setCreated] = useState<Created>();
   useEffect(() => {
     document.title = 'Set up · Keyhall console';
-    api<{ open: boolean; csrf_token: string }>('GET', `/setup?token=${encodeURIComponent(token)}`).then(
+    own<{ open: boolean; csrf_token: string }>('GET', `/setup?token=${encodeURIComponent(token)}`).then(
       (r) => {
         setCsrf(r.csrf_token);
         setOpen(r.open);
@@ -34,7 +34,11 @@ export function Setup() {
 
   const submit = useSubmit(async (form) => {
     if (form.get('password') !== form.get('confirm')) throw new Error('The two passwords differ.');
-    const r = await api<{ user: { email: string }; second_factor_required: boolean }>('POST', '/setup', { token, email: form.get('email'), password: form.get('password') });
+    const r = await own<{ user: { email: string }; second_factor_required: boolean }>('POST', '/setup', {
+      token,
+      email: form.get('email'),
+      password: form.get('password'),
+    });
     setCreated({ email: r.user.email, secondFactorRequired: r.second_factor_required });
   });
 
@@ -51,7 +55,15 @@ export function Setup() {
             <input id="setup-email" name="email" type="email" autoComplete="username" required />
           </Field>
           <Field id="setup-password" label="Password" hint="At least 8 characters.">
-            <input id="setup-password" name="password" type="password" autoComplete="new-password" minLength={8} required aria-describedby="setup-password-hint" />
+            <input
+              id="setup-password"
+              name="password"
+              type="password"
+              autoComplete="new-password"
+              minLength={8}
+              required
+              aria-describedby="setup-password-hint"
+            />
           </Field>
           <Field id="setup-confirm" label="Repeat the password">
             <input id="setup-confirm" name="confirm" type="password" autoComplete="new-password" minLength={8} required />
@@ -111,7 +123,9 @@ function Enrolment({ created }: { created: Created }) {
           </a>
         ) : null}
       </p>
-      <p className="muted">You can manage your sign-in methods later on <a href="/mfa">your sign-in methods page</a>.</p>
+      <p className="muted">
+        You can manage your sign-in methods later on <a href="/mfa">your sign-in methods page</a>.
+      </p>
     </>
   );
 }
@@ -124,7 +138,7 @@ function PasskeyEnrolment({ onAdded }: { onAdded: (name: string) => void }) {
   const add = useSubmit(
     async (data) => {
       const name = String(data.get('name') ?? '').trim();
-      const options = await api<PublicKeyCredentialCreationOptionsJSON>('POST', '/mfa/passkeys/options');
+      const options = await own<PublicKeyCredentialCreationOptionsJSON>('POST', '/mfa/passkeys/options');
       let credential: Credential | null;
       try {
         credential = await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options) });
@@ -133,7 +147,7 @@ function PasskeyEnrolment({ onAdded }: { onAdded: (name: string) => void }) {
         throw new Error(`The passkey was not created (${why}). Try again, or use another authenticator.`);
       }
       if (!(credential instanceof PublicKeyCredential)) throw new Error('The passkey was not created. Try again.');
-      const r = await api<{ passkey: { name: string } }>('POST', '/mfa/passkeys', { credential: credential.toJSON(), ...(name ? { name } : {}) });
+      const r = await own<{ passkey: { name: string } }>('POST', '/mfa/passkeys', { credential: credential.toJSON(), ...(name ? { name } : {}) });
       setCount((c) => c + 1);
       onAdded(r.passkey.name);
     },
@@ -143,7 +157,9 @@ function PasskeyEnrolment({ onAdded }: { onAdded: (name: string) => void }) {
     return (
       <section className="card" aria-labelledby="setup-passkey">
         <h3 id="setup-passkey">Add a passkey</h3>
-        <p>This browser cannot create a passkey here. Use <a href="/mfa">your sign-in methods page</a> instead, or set up an authenticator app below.</p>
+        <p>
+          This browser cannot create a passkey here. Use <a href="/mfa">your sign-in methods page</a> instead, or set up an authenticator app below.
+        </p>
       </section>
     );
   }
@@ -174,7 +190,7 @@ function TotpEnrolment({ onAdded }: { onAdded: () => void }) {
   const [codes, setCodes] = useState<string[] | null>();
   const begin = useAction();
   const confirm = useSubmit(async (data) => {
-    const r = await api<{ recovery_codes: string[] | null }>('POST', '/mfa/totp/confirm', { code: String(data.get('code') ?? '').trim() });
+    const r = await own<{ recovery_codes: string[] | null }>('POST', '/mfa/totp/confirm', { code: String(data.get('code') ?? '').trim() });
     setCodes(r.recovery_codes);
     onAdded();
   });
@@ -205,7 +221,13 @@ function TotpEnrolment({ onAdded }: { onAdded: () => void }) {
       {start ? (
         <form onSubmit={confirm.onSubmit}>
           <p>Scan this code with your authenticator app, then enter the 6-digit code it shows.</p>
-          <img className="qr" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(start.qr_svg)}`} alt="QR code of the authenticator app key" width={200} height={200} />
+          <img
+            className="qr"
+            src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(start.qr_svg)}`}
+            alt="QR code of the authenticator app key"
+            width={200}
+            height={200}
+          />
           <p>
             Or enter this key by hand: <code id="totp-secret">{start.secret}</code>
           </p>
@@ -224,7 +246,7 @@ function TotpEnrolment({ onAdded }: { onAdded: () => void }) {
         <>
           <p>Use a code from an app such as a password manager or an authenticator on your phone.</p>
           <ErrorNote error={begin.error} />
-          <button type="button" onClick={() => void begin.run(async () => setStart(await api<TotpStart>('POST', '/mfa/totp')))} disabled={begin.busy}>
+          <button type="button" onClick={() => void begin.run(async () => setStart(await own<TotpStart>('POST', '/mfa/totp')))} disabled={begin.busy}>
             Set up an authenticator app
           </button>
         </>

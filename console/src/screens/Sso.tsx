@@ -1,51 +1,16 @@
 import { useState } from 'react';
-import { api } from '../api';
+import { type Body, call, client, type Item, MEMBER_ROLES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { Loaded, Pager, PickList } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
 import { Field, when } from '../ui';
 import { Fact, pairLines, pairs, usePage, words } from './feature-kit';
 
-interface Mapping {
-  email: string;
-  name: string;
-  groups: string;
-}
-interface Connection {
-  id: string;
-  organization_id: string;
-  protocol: 'oidc' | 'saml';
-  name: string;
-  enabled: boolean;
-  default_role: string;
-  group_roles: Record<string, string>;
-  oidc?: {
-    issuer: string;
-    client_id: string;
-    has_client_secret: boolean;
-    scopes: string[];
-    pkce: boolean;
-    claims: Mapping;
-    id_token_signed_response_alg: string;
-    token_endpoint_auth_method: string;
-    redirect_uri: string;
-  };
-  saml?: {
-    idp_entity_id: string;
-    idp_sso_url: string;
-    idp_certificates: Array<{ fingerprint_sha256: string; not_after: string }>;
-    metadata_url: string | null;
-    sp_entity_id: string;
-    acs_url: string;
-    sp_metadata_url: string;
-    allow_signed_response: boolean;
-    attributes: Mapping;
-  };
-  created_at: string;
-  updated_at: string;
-}
+type Connection = Item<'/organizations/{orgId}/sso/connections'>;
+type Protocol = Body<'/organizations/{orgId}/sso/connections', 'post'>['protocol'];
+/** The claims (OIDC) or attributes (SAML) the form maps. */
+type Mapping = NonNullable<Connection['oidc']>['claims'];
 
-const ROLES = ['member', 'admin'];
 const MAPPED: Array<keyof Mapping> = ['email', 'name', 'groups'];
 
 /** Per organization: its SSO connections (OIDC and SAML) and what the IdP needs to know. */
@@ -58,15 +23,17 @@ export function Sso() {
 }
 
 function Connections({ org }: { org: string }) {
-  const base = `/organizations/${org}/sso/connections`;
-  const { list, cursors } = usePage<Connection>(base);
+  const { list, cursors } = usePage(
+    (page) => call(client.GET('/organizations/{orgId}/sso/connections', { params: { path: { orgId: org }, query: page } })),
+    [org],
+  );
   const [selected, setSelected] = useState<string>();
   const [note, setNote] = useState('');
   const chosen = list.data?.data.find((c) => c.id === selected);
   return (
     <>
       <ConnectionForm
-        base={base}
+        org={org}
         onSaved={(c) => {
           setNote(`Connection ${c.name} created. Give the identity provider the values below.`);
           setSelected(c.id);
@@ -90,7 +57,7 @@ function Connections({ org }: { org: string }) {
                 confirmLabel: 'Yes, delete',
                 question: (c) => `Delete ${c.name}? Its users and memberships stay; nobody can sign in through it any more.`,
                 run: async (c) => {
-                  await api('DELETE', `${base}/${c.id}`);
+                  await call(client.DELETE('/organizations/{orgId}/sso/connections/{connectionId}', { params: { path: { orgId: org, connectionId: c.id } } }));
                   setNote(`Connection ${c.name} deleted.`);
                   list.reload();
                 },
@@ -113,7 +80,7 @@ function Connections({ org }: { org: string }) {
           <IdpNeeds c={chosen} />
           <ConnectionForm
             key={chosen.updated_at}
-            base={base}
+            org={org}
             current={chosen}
             onSaved={(saved) => {
               setNote(`Connection ${saved.name} saved.`);
@@ -158,7 +125,11 @@ function IdpNeeds({ c }: { c: Connection }) {
             <Fact label="IdP sign-in URL" value={c.saml.idp_sso_url} />
             <Fact label="IdP metadata URL" value={c.saml.metadata_url ?? 'imported as XML'} />
             {c.saml.idp_certificates.map((cert, i) => (
-              <Fact key={cert.fingerprint_sha256} label={`IdP certificate ${i + 1} (SHA-256, valid until ${when(cert.not_after)})`} value={cert.fingerprint_sha256} />
+              <Fact
+                key={cert.fingerprint_sha256}
+                label={`IdP certificate ${i + 1} (SHA-256, valid until ${when(cert.not_after)})`}
+                value={cert.fingerprint_sha256}
+              />
             ))}
           </>
         ) : null}
@@ -168,9 +139,9 @@ function IdpNeeds({ c }: { c: Connection }) {
 }
 
 /** Create (no `current`) or edit a connection; a PATCH sends only what changed. */
-function ConnectionForm({ base, current, onSaved }: { base: string; current?: Connection; onSaved: (c: Connection) => void }) {
+function ConnectionForm({ org, current, onSaved }: { org: string; current?: Connection; onSaved: (c: Connection) => void }) {
   const id = current ? `sso-${current.id}` : 'sso-new';
-  const [protocol, setProtocol] = useState<'oidc' | 'saml'>(current?.protocol ?? 'oidc');
+  const [protocol, setProtocol] = useState<Protocol>((current?.protocol as Protocol | undefined) ?? 'oidc');
   const [source, setSource] = useState<'xml' | 'url' | 'keep'>(current ? 'keep' : 'xml');
   const form = useSubmit(
     async (f) => {
@@ -184,11 +155,22 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
         }
         return out;
       };
-      const common: Record<string, unknown> = { name: text('name'), enabled: f.get('enabled') === 'on', default_role: text('default_role'), group_roles: groupRoles };
+      const common: Record<string, unknown> = {
+        name: text('name'),
+        enabled: f.get('enabled') === 'on',
+        default_role: text('default_role'),
+        group_roles: groupRoles,
+      };
       let settings: Record<string, unknown>;
       if (protocol === 'oidc') {
         const was = current?.oidc;
-        settings = { issuer: text('issuer'), client_id: text('client_id'), scopes: words(text('scopes')), pkce: f.get('pkce') === 'on', claims: mapping('claim', was?.claims) };
+        settings = {
+          issuer: text('issuer'),
+          client_id: text('client_id'),
+          scopes: words(text('scopes')),
+          pkce: f.get('pkce') === 'on',
+          claims: mapping('claim', was?.claims),
+        };
         if (f.get('remove_secret') === 'on') settings.client_secret = null;
         else if (text('client_secret')) settings.client_secret = String(f.get('client_secret'));
         if (was) {
@@ -216,7 +198,9 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
         if (Object.keys(settings.attributes as object).length === 0) delete settings.attributes;
       }
       if (!current) {
-        onSaved(await api<Connection>('POST', base, { protocol, ...common, [protocol]: settings }));
+        // The form's fields, checked by the server.
+        const body = { protocol, ...common, [protocol]: settings } as Body<'/organizations/{orgId}/sso/connections', 'post'>;
+        onSaved(await call(client.POST('/organizations/{orgId}/sso/connections', { params: { path: { orgId: org } }, body })));
         return;
       }
       if (common.name === current.name) delete common.name;
@@ -225,7 +209,14 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
       if (pairLines(groupRoles) === pairLines(current.group_roles)) delete common.group_roles;
       const body = { ...common, ...(Object.keys(settings).length ? { [protocol]: settings } : {}) };
       if (Object.keys(body).length === 0) throw new Error('Nothing changed.');
-      onSaved(await api<Connection>('PATCH', `${base}/${current.id}`, body));
+      onSaved(
+        await call(
+          client.PATCH('/organizations/{orgId}/sso/connections/{connectionId}', {
+            params: { path: { orgId: org, connectionId: current.id } },
+            body: body as Body<'/organizations/{orgId}/sso/connections/{connectionId}', 'patch'>,
+          }),
+        ),
+      );
     },
     { reset: !current },
   );
@@ -233,7 +224,13 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
   const oidc = current?.oidc;
   const saml = current?.saml;
   return (
-    <FormCard id={`${id}-title`} title={current ? `Edit ${current.name}` : 'New SSO connection'} heading={current ? 'h3' : 'h2'} submit={current ? 'Save connection' : 'Create connection'} form={form}>
+    <FormCard
+      id={`${id}-title`}
+      title={current ? `Edit ${current.name}` : 'New SSO connection'}
+      heading={current ? 'h3' : 'h2'}
+      submit={current ? 'Save connection' : 'Create connection'}
+      form={form}
+    >
       {current ? null : (
         <fieldset>
           <legend>Protocol</legend>
@@ -253,27 +250,57 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
       </label>
       <Field id={`${id}-role`} label="Role of new members">
         <select id={`${id}-role`} name="default_role" defaultValue={current?.default_role ?? 'member'}>
-          {ROLES.map((r) => (
+          {MEMBER_ROLES.map((r) => (
             <option key={r} value={r}>
               {r}
             </option>
           ))}
         </select>
       </Field>
-      <Field id={`${id}-groups`} label="Group roles (one group = role a line; role admin or member)" hint="A new member gets the role of the most privileged group they are in. Groups match without regard to case.">
-        <textarea id={`${id}-groups`} name="group_roles" rows={2} defaultValue={current ? pairLines(current.group_roles) : ''} placeholder="Admins = admin" aria-describedby={`${id}-groups-hint`} />
+      <Field
+        id={`${id}-groups`}
+        label="Group roles (one group = role a line; role admin or member)"
+        hint="A new member gets the role of the most privileged group they are in. Groups match without regard to case."
+      >
+        <textarea
+          id={`${id}-groups`}
+          name="group_roles"
+          rows={2}
+          defaultValue={current ? pairLines(current.group_roles) : ''}
+          placeholder="Admins = admin"
+          aria-describedby={`${id}-groups-hint`}
+        />
       </Field>
       {protocol === 'oidc' ? (
         <fieldset>
           <legend>OpenID Connect</legend>
           <Field id={`${id}-issuer`} label="Issuer" hint="Its discovery document is fetched when you save.">
-            <input id={`${id}-issuer`} name="issuer" type="url" required={!current} defaultValue={oidc?.issuer} placeholder="https://acme.okta.com" aria-describedby={`${id}-issuer-hint`} />
+            <input
+              id={`${id}-issuer`}
+              name="issuer"
+              type="url"
+              required={!current}
+              defaultValue={oidc?.issuer}
+              placeholder="https://acme.okta.com"
+              aria-describedby={`${id}-issuer-hint`}
+            />
           </Field>
           <Field id={`${id}-client`} label="Client ID">
             <input id={`${id}-client`} name="client_id" required={!current} maxLength={255} defaultValue={oidc?.client_id} autoComplete="off" />
           </Field>
-          <Field id={`${id}-secret`} label={current ? 'New client secret (optional)' : 'Client secret (optional)'} hint="Stored encrypted and never shown again.">
-            <input id={`${id}-secret`} name="client_secret" type="password" autoComplete="new-password" maxLength={1024} aria-describedby={`${id}-secret-hint`} />
+          <Field
+            id={`${id}-secret`}
+            label={current ? 'New client secret (optional)' : 'Client secret (optional)'}
+            hint="Stored encrypted and never shown again."
+          >
+            <input
+              id={`${id}-secret`}
+              name="client_secret"
+              type="password"
+              autoComplete="new-password"
+              maxLength={1024}
+              aria-describedby={`${id}-secret-hint`}
+            />
           </Field>
           {oidc?.has_client_secret ? (
             <label className="check">
@@ -313,10 +340,17 @@ function ConnectionForm({ base, current, onSaved }: { base: string; current?: Co
             </Field>
           ) : null}
           <Field id={`${id}-sp`} label="SP entity ID (optional)" hint="Empty: the SP metadata URL.">
-            <input id={`${id}-sp`} name="sp_entity_id" maxLength={1024} defaultValue={saml && saml.sp_entity_id !== saml.sp_metadata_url ? saml.sp_entity_id : ''} aria-describedby={`${id}-sp-hint`} />
+            <input
+              id={`${id}-sp`}
+              name="sp_entity_id"
+              maxLength={1024}
+              defaultValue={saml && saml.sp_entity_id !== saml.sp_metadata_url ? saml.sp_entity_id : ''}
+              aria-describedby={`${id}-sp-hint`}
+            />
           </Field>
           <label className="check">
-            <input type="checkbox" name="allow_signed_response" defaultChecked={saml?.allow_signed_response ?? false} /> Accept a signed Response around an unsigned assertion
+            <input type="checkbox" name="allow_signed_response" defaultChecked={saml?.allow_signed_response ?? false} /> Accept a signed Response around an
+            unsigned assertion
           </label>
           {MAPPED.map((k) => (
             <Field key={k} id={`${id}-attr-${k}`} label={`Attribute carrying the ${k === 'name' ? 'display name' : k}`}>

@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from 'react';
-import { api, type Page, type Passkey, query, type User } from '../api';
+import { call, client, type User } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { DataTable, Loaded, LoadedItem, Pager, PickList, useCursors } from '../components/lists';
 import { ConfirmButton, Field, useLoad, when } from '../ui';
@@ -7,14 +7,19 @@ import { ConfirmButton, Field, useLoad, when } from '../ui';
 export function Users() {
   const [email, setEmail] = useState('');
   const cursors = useCursors();
-  const list = useLoad(() => api<Page<User>>('GET', `/users${query({ limit: 50, after: cursors.after, email })}`), [cursors.after, email]);
+  const list = useLoad(
+    () => call(client.GET('/users', { params: { query: { limit: 50, after: cursors.after, email: email || undefined } } })),
+    [cursors.after, email],
+  );
   const [selected, setSelected] = useState<string>();
 
   const create = useSubmit(
     async (data) => {
       const name = String(data.get('name') ?? '').trim();
       const password = String(data.get('password') ?? '');
-      const u = await api<User>('POST', '/users', { email: data.get('email'), ...(name ? { name } : {}), ...(password ? { password } : {}) });
+      const u = await call(
+        client.POST('/users', { body: { email: String(data.get('email') ?? ''), ...(name ? { name } : {}), ...(password ? { password } : {}) } }),
+      );
       setSelected(u.id);
       list.reload();
     },
@@ -76,15 +81,16 @@ export function Users() {
 }
 
 function UserDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
-  const user = useLoad(() => api<User>('GET', `/users/${id}`), [id]);
-  const passkeys = useLoad(() => api<Page<Passkey>>('GET', `/users/${id}/passkeys?limit=100`), [id]);
+  const user = useLoad(() => call(client.GET('/users/{userId}', { params: { path: { userId: id } } })), [id]);
+  const passkeys = useLoad(() => call(client.GET('/users/{userId}/passkeys', { params: { path: { userId: id }, query: { limit: 100 } } })), [id]);
   return (
     <LoadedItem state={user} what="the user">
       {(u) => (
         <section aria-labelledby="user-detail" className="detail">
           <h2 id="user-detail">{u.email}</h2>
           <p className="muted">
-            <code>{u.id}</code> · created {when(u.created_at)} · {u.has_password ? 'has a password' : 'no password'} · email {u.email_verified ? 'verified' : 'not verified'}
+            <code>{u.id}</code> · created {when(u.created_at)} · {u.has_password ? 'has a password' : 'no password'} · email{' '}
+            {u.email_verified ? 'verified' : 'not verified'}
           </p>
           <Sessions user={u} />
           <div className="card">
@@ -95,14 +101,17 @@ function UserDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
                   {rows.map((p) => (
                     <li key={p.id}>
                       <span>
-                        {p.name ?? 'Passkey'} <span className="muted">created {when(p.created_at)}, last used {when(p.last_used_at)}</span>
+                        {p.name ?? 'Passkey'}{' '}
+                        <span className="muted">
+                          created {when(p.created_at)}, last used {when(p.last_used_at)}
+                        </span>
                       </span>
                       <ConfirmButton
                         label="Remove"
                         question="Remove this passkey?"
                         confirmLabel="Yes, remove"
                         onConfirm={async () => {
-                          await api('DELETE', `/users/${u.id}/passkeys/${p.id}`);
+                          await call(client.DELETE('/users/{userId}/passkeys/{passkeyId}', { params: { path: { userId: u.id, passkeyId: p.id } } }));
                           passkeys.reload();
                         }}
                       />
@@ -117,7 +126,7 @@ function UserDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
             question={`Delete ${u.email} and their memberships?`}
             confirmLabel="Yes, delete"
             onConfirm={async () => {
-              await api('DELETE', `/users/${u.id}`);
+              await call(client.DELETE('/users/{userId}', { params: { path: { userId: u.id } } }));
               onDeleted();
             }}
           />
@@ -127,24 +136,13 @@ function UserDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
   );
 }
 
-/** A hosted-login session, as GET /users/{id}/sessions lists it (never its cookie). */
-interface Session {
-  id: string;
-  created_at: string;
-  last_seen_at: string;
-  idle_expires_at: string;
-  expires_at: string;
-  amr: string[];
-  acr: string;
-  mfa_pending: boolean;
-  user_agent: string | null;
-  ip: string | null;
-}
-
 /** The user's live sessions, a page at a time: end one, or every one at once. */
 function Sessions({ user }: { user: User }) {
   const cursors = useCursors();
-  const sessions = useLoad(() => api<Page<Session>>('GET', `/users/${user.id}/sessions${query({ limit: 20, after: cursors.after })}`), [user.id, cursors.after]);
+  const sessions = useLoad(
+    () => call(client.GET('/users/{userId}/sessions', { params: { path: { userId: user.id }, query: { limit: 20, after: cursors.after } } })),
+    [user.id, cursors.after],
+  );
   const [note, setNote] = useState('');
   // After an ending the list starts again from its first page (the one ended may have been alone on this one).
   const ended = (what: string) => {
@@ -190,7 +188,7 @@ function Sessions({ user }: { user: User }) {
                     question="End this session?"
                     confirmLabel="Yes, end it"
                     onConfirm={async () => {
-                      await api('DELETE', `/users/${user.id}/sessions/${x.id}`);
+                      await call(client.DELETE('/users/{userId}/sessions/{sessionId}', { params: { path: { userId: user.id, sessionId: x.id } } }));
                       ended('The session was ended.');
                     }}
                   />
@@ -207,7 +205,7 @@ function Sessions({ user }: { user: User }) {
         question={`End every session of ${user.email}?`}
         confirmLabel="Yes, sign out"
         onConfirm={async () => {
-          await api('DELETE', `/users/${user.id}/sessions`);
+          await call(client.DELETE('/users/{userId}/sessions', { params: { path: { userId: user.id } } }));
           ended('Every session was ended.');
         }}
       />

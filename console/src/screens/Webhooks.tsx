@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, type Delivery, type Page, type Webhook } from '../api';
+import { call, client } from '../api';
 import { FormCard, useAction, useSubmit } from '../components/forms';
 import { DataTable, Loaded, PickList } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
@@ -14,14 +14,21 @@ export function Webhooks() {
 }
 
 function Endpoints({ org }: { org: string }) {
-  const list = useLoad(() => api<Page<Webhook>>('GET', `/organizations/${org}/webhooks?limit=100`), [org]);
+  const list = useLoad(() => call(client.GET('/organizations/{orgId}/webhooks', { params: { path: { orgId: org }, query: { limit: 100 } } })), [org]);
   const [secret, setSecret] = useState<string>();
   const [selected, setSelected] = useState<string>();
 
   const create = useSubmit(
     async (data) => {
-      const events = String(data.get('events') ?? '').split(/[\s,]+/).filter(Boolean);
-      const r = await api<Webhook & { secret: string }>('POST', `/organizations/${org}/webhooks`, { url: data.get('url'), ...(events.length ? { events } : {}) });
+      const events = String(data.get('events') ?? '')
+        .split(/[\s,]+/)
+        .filter(Boolean);
+      const r = await call(
+        client.POST('/organizations/{orgId}/webhooks', {
+          params: { path: { orgId: org } },
+          body: { url: String(data.get('url') ?? ''), ...(events.length ? { events } : {}) },
+        }),
+      );
       setSecret(r.secret);
       setSelected(r.endpoint_id);
       list.reload();
@@ -54,7 +61,7 @@ function Endpoints({ org }: { org: string }) {
                 confirmLabel: 'Yes, delete',
                 question: () => 'Delete this endpoint? Pending deliveries stop.',
                 run: async (w) => {
-                  await api('DELETE', `/organizations/${org}/webhooks/${w.endpoint_id}`);
+                  await call(client.DELETE('/organizations/{orgId}/webhooks/{webhookId}', { params: { path: { orgId: org, webhookId: w.endpoint_id } } }));
                   list.reload();
                 },
               }}
@@ -74,7 +81,13 @@ function Endpoints({ org }: { org: string }) {
 }
 
 function Deliveries({ org, endpoint }: { org: string; endpoint: string }) {
-  const log = useLoad(() => api<Page<Delivery>>('GET', `/organizations/${org}/webhooks/${endpoint}/deliveries?limit=50`), [org, endpoint]);
+  const log = useLoad(
+    () =>
+      call(
+        client.GET('/organizations/{orgId}/webhooks/{webhookId}/deliveries', { params: { path: { orgId: org, webhookId: endpoint }, query: { limit: 50 } } }),
+      ),
+    [org, endpoint],
+  );
   const replay = useAction();
   const [note, setNote] = useState('');
   return (
@@ -114,7 +127,11 @@ function Deliveries({ org, endpoint }: { org: string; endpoint: string }) {
                         type="button"
                         onClick={() =>
                           replay.run(async () => {
-                            const r = await api<{ status: string }>('POST', `/organizations/${org}/webhooks/${endpoint}/deliveries/${d.id}/retry`);
+                            const r = await call(
+                              client.POST('/organizations/{orgId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry', {
+                                params: { path: { orgId: org, webhookId: endpoint, deliveryId: d.id } },
+                              }),
+                            );
                             setNote(`Delivery ${d.id} queued again (${r.status}).`);
                             log.reload();
                           })

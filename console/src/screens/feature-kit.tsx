@@ -3,16 +3,18 @@
  * policy) share beyond console/src/components: text fields read as lists or `name = value`
  * lines, and facts shown as a definition list.
  */
-import { api, type Page, query } from '../api';
+import type { Page } from '../api';
 import { useCursors } from '../components/lists';
 import { useLoad } from '../ui';
 import './features.css';
 
-/** One page of a cursor-paged list, with the cursors to page it (components/lists Pager). */
-export function usePage<T>(path: string, params: Record<string, string | undefined> = {}) {
+/**
+ * One page (of up to 100) of a cursor-paged list, with the cursors to page it (components/lists
+ * Pager): `load` fetches the page after a cursor; `deps` are what else the list depends on.
+ */
+export function usePage<T>(load: (page: { limit: number; after: string | undefined }) => Promise<Page<T>>, deps: unknown[]) {
   const cursors = useCursors();
-  const q = query({ ...params, limit: 100, after: cursors.after });
-  const list = useLoad(() => api<Page<T>>('GET', `${path}${q}`), [path, q]);
+  const list = useLoad(() => load({ limit: 100, after: cursors.after }), [...deps, cursors.after]);
   return { list, cursors };
 }
 
