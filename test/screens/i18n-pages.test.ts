@@ -76,11 +76,11 @@ describe('hosted pages in the language asked for', () => {
     const csrf = await b.post('/login', { email: 'x@example.com', password: 'x' }, { 'accept-language': 'de' });
     assert.equal(csrf.status, 403);
     assert.match(decodeEntities(csrf.text), /Dieses Formular ist abgelaufen oder stammt nicht von dieser Website\./);
-    const gone = await b.get('/login?flow=fl_unknown', { 'accept-language': 'de' });
+    const gone = await b.get('/login?flow=flw_unknown', { 'accept-language': 'de' });
     assert.equal(gone.status, 400);
     assert.match(gone.text, /Diese Anmeldeseite ist abgelaufen oder wurde bereits verwendet\./);
     // The same pages in English keep their words.
-    assert.match((await b.get('/login?flow=fl_unknown')).text, /This sign-in page has expired or was already used\./);
+    assert.match((await b.get('/login?flow=flw_unknown')).text, /This sign-in page has expired or was already used\./);
   });
 
   it("a tenant's own texts replace the catalogue's, per locale; its default locale applies without a preference", async () => {

@@ -49,7 +49,7 @@ describe('sign-in engine', () => {
       assert.deepEqual(page.formTargets, ['https://app.example/cb']);
 
       const wrong = rendered(await engine().password(w.tenant, { flow }, { email: user.email, password: 'nope' }, b), 'login', 401);
-      assert.equal(wrong.data.message, 'The email or password is incorrect.');
+      assert.equal(wrong.data.message, 'login.bad_credentials', 'the catalogue message of a refused password (the same for an unknown email)');
       assert.equal(wrong.session, undefined);
 
       const done = b.take(await engine().password(w.tenant, { flow }, { email: user.email, password: PASSWORD }, b));
