@@ -14,8 +14,8 @@ const FRAMEWORK = {
   group: ['fastify', 'fastify-*', '@fastify/*'],
   message: 'Only src/http/, routes.ts files and the composition root bind to Fastify: keep this code framework-free.',
 };
-/** Where Fastify may be imported: the HTTP layer, route files, the /v1 plugin and the composition root. */
-const HTTP_BINDINGS = ['src/http/**', 'src/**/routes.ts', 'src/**/*-routes.ts', 'src/management/v1.ts', 'src/server.ts', 'src/context.ts'];
+/** Where Fastify may be imported: the HTTP layer, route files, the /v1 plugin with its feature list, and the composition root. */
+const HTTP_BINDINGS = ['src/http/**', 'src/**/routes.ts', 'src/**/*-routes.ts', 'src/management/v1.ts', 'src/management/feature.ts', 'src/management/features.ts', 'src/server.ts', 'src/context.ts'];
 /** Protocol cores and the rooms they stand on: framework-free code that serves every surface. */
 const CORES = ['oauth', 'signin', 'upstream', 'users', 'sso', 'connect', 'scim', 'credentials', 'kernel', 'egress', 'events'].map((dir) => `src/${dir}/**/*.ts`);
 /** Two files that import each other, kept out of the ordinary run: test/foundation/lint.test.ts lints them. */

@@ -5,27 +5,13 @@ import type { ManagementServices } from '../context.js';
 import { tenantOf } from '../http/tenant.js';
 import { validatorCompiler } from '../http/validation.js';
 import { errors } from '../kernel/errors.js';
-import { apiKeyRoutes } from './api-keys/routes.js';
-import { clientRoutes } from './clients/routes.js';
-import { connectRoutes } from './connect/routes.js';
-import { credentialRoutes } from './credentials/routes.js';
-import { resourceServerRoutes } from './resource-servers/routes.js';
+import { MANAGEMENT_FEATURES } from './features.js';
 import { authorize, type RouteAccess } from './auth.js';
-import { directoryRoutes } from './directory/routes.js';
-import { eventRoutes } from './events/routes.js';
-import { memberRoutes } from './members/routes.js';
+import type { OperationDoc } from './feature.js';
 import { MANAGEMENT_API_DESCRIPTION } from './openapi/description.js';
 import { finishManagementDocument } from './openapi/document.js';
-import { organizationRoutes } from './organizations/routes.js';
 import type { Permission } from './permissions.js';
 import type { Principal } from './principal.js';
-import { ssoRoutes } from './sso/routes.js';
-import { userRoutes } from './users/routes.js';
-import { webauthnPolicyRoutes } from './webauthn-policy/routes.js';
-import { mfaPolicyRoutes } from './mfa-policy/routes.js';
-import { brandingRoutes } from './branding/routes.js';
-import { mcpSettingsRoutes } from './mcp/routes.js';
-import { webhookRoutes } from './webhooks/routes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -33,6 +19,8 @@ declare module 'fastify' {
     permission?: Permission;
     /** Which keys may call the route (see RouteAccess). */
     access?: RouteAccess;
+    /** What the OpenAPI document says of the operation (see OperationDoc). */
+    operation?: OperationDoc;
     /** No API key needed (the OpenAPI document). */
     public?: boolean;
   }
@@ -63,22 +51,7 @@ export async function managementRoutes(app: FastifyInstance, services: Managemen
       await services.organizations.get(tenantOf(request).id, (request.params as { orgId: string }).orgId);
     }
   });
-  await app.register(organizationRoutes(services.organizations));
-  await app.register(userRoutes(services.users));
-  await app.register(memberRoutes(services.members));
-  await app.register(apiKeyRoutes(services.apiKeys));
-  await app.register(eventRoutes(services.events));
-  await app.register(directoryRoutes(services.directory));
-  await app.register(clientRoutes(services.clients, services.tokenSettings));
-  await app.register(resourceServerRoutes(services.resourceServers));
-  await app.register(webhookRoutes(services.webhooks));
-  await app.register(webauthnPolicyRoutes(services.webauthnPolicy));
-  await app.register(mfaPolicyRoutes(services.mfaPolicy));
-  await app.register(connectRoutes(services.connectProviders, services.vault));
-  await app.register(ssoRoutes(services.sso));
-  await app.register(credentialRoutes(services.credentials));
-  await app.register(mcpSettingsRoutes(services.mcp));
-  await app.register(brandingRoutes(services.branding));
+  for (const feature of MANAGEMENT_FEATURES) await app.register(feature.plugin(services));
 }
 
 /**

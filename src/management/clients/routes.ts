@@ -1,14 +1,11 @@
 /** /v1/clients: OAuth client registration (RFC 7591 metadata names), tenant-wide. */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { actorOf } from '../principal.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { clientMetadata } from './schema.js';
-import type { ClientService } from './service.js';
 import { ID_TOKEN_CLAIMS_POLICIES } from '../../oauth/token/lifetimes.js';
-import type { TokenSettingsService } from './settings.js';
 
 const clientList = listing('clients');
 
@@ -35,7 +32,6 @@ export const clientSchema = z.object({
   third_party: z.boolean(),
 }).meta({ id: 'Client' });
 
-const tags = ['clients'];
 
 const settingsBody = z.strictObject({
   access_token_ttl_seconds: z.number().int().min(30).max(24 * 3600).nullable(),
@@ -49,15 +45,12 @@ const settingsSchema = settingsBody.extend({
 }).meta({ id: 'OAuthSettings' });
 const params = z.strictObject({ clientId: idOf('cli') });
 
-export const clientRoutes =
-  (service: ClientService, settings: TokenSettingsService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const clientsFeature = defineFeature({
+  tags: [{ name: 'clients', description: 'OAuth 2.0 / OpenID Connect clients and token settings' }],
+  routes: (r, { clients: service, tokenSettings: settings }) => {
     r.post('/clients', {
-      config: { permission: 'clients:write', access: 'platform' },
+      config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'createClient', ok: 'The client registered; a secret-based client gets `client_secret` only here' } },
       schema: {
-        tags,
         summary: 'Register an OAuth client; a secret-based client gets client_secret in this response only',
         body: clientMetadata,
         response: { 201: clientSchema, 400: errorResponse },
@@ -66,8 +59,8 @@ export const clientRoutes =
     });
 
     r.get('/clients', {
-      config: { permission: 'clients:read', access: 'platform' },
-      schema: { tags, summary: 'List OAuth clients (never their secrets)', querystring: clientList.query, response: { 200: pageResponse(clientSchema) } },
+      config: { permission: 'clients:read', access: 'platform', operation: { operationId: 'listClients', ok: 'A page of OAuth clients' } },
+      schema: { summary: 'List OAuth clients (never their secrets)', querystring: clientList.query, response: { 200: pageResponse(clientSchema) } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, { after, limit: limit + 1 });
@@ -76,20 +69,20 @@ export const clientRoutes =
     });
 
     r.get('/clients/:clientId', {
-      config: { permission: 'clients:read', access: 'platform' },
-      schema: { tags, summary: 'Get an OAuth client', params, response: { 200: clientSchema, 404: errorResponse } },
+      config: { permission: 'clients:read', access: 'platform', operation: { operationId: 'getClient', ok: 'The client' } },
+      schema: { summary: 'Get an OAuth client', params, response: { 200: clientSchema, 404: errorResponse } },
       handler: async (request) => service.get(tenantOf(request).id, request.params.clientId),
     });
 
     r.patch('/clients/:clientId', {
-      config: { permission: 'clients:write', access: 'platform' },
-      schema: { tags, summary: 'Change client metadata', params, body: clientMetadata, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
+      config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'updateClient', ok: 'The client as updated' } },
+      schema: { summary: 'Change client metadata', params, body: clientMetadata, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
       handler: async (request) => service.update(tenantOf(request).id, request.params.clientId, request.body, actorOf(request)),
     });
 
     r.delete('/clients/:clientId', {
-      config: { permission: 'clients:write', access: 'platform' },
-      schema: { tags, summary: 'Delete a client and its refresh tokens', params, response: { 204: z.undefined(), 404: errorResponse } },
+      config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'deleteClient', ok: 'Deleted, with its refresh tokens' } },
+      schema: { summary: 'Delete a client and its refresh tokens', params, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, request.params.clientId, actorOf(request));
         return reply.code(204).send();
@@ -97,20 +90,21 @@ export const clientRoutes =
     });
 
     r.post('/clients/:clientId/secret', {
-      config: { permission: 'clients:write', access: 'platform' },
-      schema: { tags, summary: 'Rotate the client secret (the old one stops working at once)', params, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
+      config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'rotateClientSecret', ok: 'The client with its new `client_secret`, shown only here' } },
+      schema: { summary: 'Rotate the client secret (the old one stops working at once)', params, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
       handler: async (request) => service.rotateSecret(tenantOf(request).id, request.params.clientId, actorOf(request)),
     });
 
     r.get('/oauth/settings', {
-      config: { permission: 'clients:read', access: 'platform' },
-      schema: { tags, summary: "The tenant's OAuth settings: token lifetimes, ID-token claims (null: the default)", response: { 200: settingsSchema } },
+      config: { permission: 'clients:read', access: 'platform', operation: { operationId: 'getOAuthSettings', ok: "The tenant's OAuth settings and the values in effect" } },
+      schema: { summary: "The tenant's OAuth settings: token lifetimes, ID-token claims (null: the default)", response: { 200: settingsSchema } },
       handler: async (request) => settings.get(tenantOf(request).id),
     });
 
     r.put('/oauth/settings', {
-      config: { permission: 'clients:write', access: 'platform' },
-      schema: { tags, summary: "Set the tenant's OAuth settings (null: the default; id_token_claims absent: unchanged)", body: settingsBody, response: { 200: settingsSchema, 400: errorResponse } },
+      config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'setOAuthSettings', ok: 'The settings as stored and the values in effect' } },
+      schema: { summary: "Set the tenant's OAuth settings (null: the default; id_token_claims absent: unchanged)", body: settingsBody, response: { 200: settingsSchema, 400: errorResponse } },
       handler: async (request) => settings.put(tenantOf(request).id, request.body, actorOf(request)),
     });
-  };
+  },
+});

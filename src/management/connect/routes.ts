@@ -1,12 +1,11 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PRESET_NAMES, type PresetName } from '../../upstream/presets.js';
-import { type ProviderService, providerView } from '../../connect/providers.js';
-import { accountView, type VaultService } from '../../connect/vault.js';
+import { providerView } from '../../connect/providers.js';
+import { accountView } from '../../connect/vault.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errors } from '../../kernel/errors.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf, principalOf } from '../principal.js';
 
 const url = z.string().min(1).max(2048);
@@ -77,17 +76,19 @@ const orgParams = z.strictObject({ orgId: idOf('org') });
 // Any account id reaches the vault, which answers account_not_found (and audits the attempt).
 const accountParams = z.strictObject({ orgId: idOf('org'), accountId: z.string().max(64) });
 
-export const connectRoutes =
-  (providers: ProviderService, vault: VaultService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
+export const connectFeature = defineFeature({
+  tags: [
+    { name: 'connect providers', description: 'Upstream OAuth providers of the connected-accounts vault' },
+    { name: 'connected accounts', description: "Users' connected upstream accounts and live access tokens from the vault" },
+  ],
+  routes: (r, { connectProviders: providers, vault }) => {
     const ptags = ['connect providers'];
     const providerList = listing('connect_providers');
     const accountList = listing('connected_accounts');
     const atags = ['connected accounts'];
 
     r.post('/connect/providers', {
-      config: { permission: 'connect_providers:write', access: 'platform' },
+      config: { permission: 'connect_providers:write', access: 'platform', operation: { operationId: 'createConnectProvider', ok: 'The provider registered (its client secret is never returned)' } },
       schema: { tags: ptags, summary: 'Register an upstream provider (the client secret is stored encrypted, never returned)', body: createBody, response: { 201: providerSchema, 400: errorResponse } },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
@@ -97,7 +98,7 @@ export const connectRoutes =
     });
 
     r.get('/connect/providers', {
-      config: { permission: 'connect_providers:read', access: 'platform' },
+      config: { permission: 'connect_providers:read', access: 'platform', operation: { operationId: 'listConnectProviders', ok: 'A page of upstream providers' } },
       schema: { tags: ptags, summary: 'List upstream providers', querystring: providerList.query, response: { 200: pageResponse(providerSchema) } },
       handler: async (request) => {
         const tenant = tenantOf(request);
@@ -108,13 +109,13 @@ export const connectRoutes =
     });
 
     r.get('/connect/providers/:providerId', {
-      config: { permission: 'connect_providers:read', access: 'platform' },
+      config: { permission: 'connect_providers:read', access: 'platform', operation: { operationId: 'getConnectProvider', ok: 'The provider' } },
       schema: { tags: ptags, summary: 'Get an upstream provider', params: providerParams, response: { 200: providerSchema, 404: errorResponse } },
       handler: async (request) => providerView(await providers.get(tenantOf(request).id, request.params.providerId), tenantOf(request).issuer),
     });
 
     r.patch('/connect/providers/:providerId', {
-      config: { permission: 'connect_providers:write', access: 'platform' },
+      config: { permission: 'connect_providers:write', access: 'platform', operation: { operationId: 'updateConnectProvider', ok: 'The provider as updated' } },
       schema: { tags: ptags, summary: 'Change an upstream provider (URLs are checked again)', params: providerParams, body: patchBody, response: { 200: providerSchema, 400: errorResponse, 404: errorResponse } },
       handler: async (request) => {
         const tenant = tenantOf(request);
@@ -123,7 +124,7 @@ export const connectRoutes =
     });
 
     r.delete('/connect/providers/:providerId', {
-      config: { permission: 'connect_providers:write', access: 'platform' },
+      config: { permission: 'connect_providers:write', access: 'platform', operation: { operationId: 'deleteConnectProvider', ok: 'Removed', errors: [409] } },
       schema: { tags: ptags, summary: 'Remove an upstream provider (refused while accounts use it)', params: providerParams, response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse } },
       handler: async (request, reply) => {
         await providers.delete(tenantOf(request).id, actorOf(request), request.params.providerId);
@@ -132,7 +133,7 @@ export const connectRoutes =
     });
 
     r.get('/organizations/:orgId/connect/accounts', {
-      config: { permission: 'connected_accounts:read', access: 'organization' },
+      config: { permission: 'connected_accounts:read', access: 'organization', operation: { operationId: 'listConnectedAccounts', ok: "A page of the organization's connected accounts (never a token)" } },
       schema: {
         tags: atags,
         summary: "The organization's connected accounts (never a token)",
@@ -153,13 +154,13 @@ export const connectRoutes =
     });
 
     r.get('/organizations/:orgId/connect/accounts/:accountId', {
-      config: { permission: 'connected_accounts:read', access: 'organization' },
+      config: { permission: 'connected_accounts:read', access: 'organization', operation: { operationId: 'getConnectedAccount', ok: 'The connected account (never a token)' } },
       schema: { tags: atags, summary: 'Get a connected account (never a token)', params: accountParams, response: { 200: accountSchema, 404: errorResponse } },
       handler: async (request) => accountView(await vault.get(tenantOf(request).id, request.params.orgId, request.params.accountId)),
     });
 
     r.delete('/organizations/:orgId/connect/accounts/:accountId', {
-      config: { permission: 'connected_accounts:write', access: 'organization' },
+      config: { permission: 'connected_accounts:write', access: 'organization', operation: { operationId: 'deleteConnectedAccount', ok: 'Removed; its tokens are revoked upstream where supported' } },
       schema: { tags: atags, summary: 'Remove a connected account (its tokens are revoked upstream where the provider supports RFC 7009)', params: accountParams, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await vault.remove(tenantOf(request).id, request.params.orgId, request.params.accountId, actorOf(request));
@@ -168,7 +169,7 @@ export const connectRoutes =
     });
 
     r.post('/organizations/:orgId/connect/accounts/:accountId/token', {
-      config: { permission: 'connected_accounts:token', access: 'organization' },
+      config: { permission: 'connected_accounts:token', access: 'organization', operation: { operationId: 'getConnectedAccountToken', ok: "A live upstream access token (refreshed first when near expiry) while the account's user is a member of the organization; every retrieval is audited", errors: [502] } },
       schema: {
         tags: atags,
         summary: 'A live access token of the account (refreshed upstream first when near expiry); every retrieval is audited',
@@ -187,4 +188,5 @@ export const connectRoutes =
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({ access_token: t.accessToken, expires_at: t.expiresAt, scopes: t.scopes });
       },
     });
-  };
+  },
+});

@@ -1,10 +1,8 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CredentialService } from '../../credentials/service.js';
 import { CLAIM_TYPES, type CredentialTypeRecord, type IssuedCredentialRecord, TX_CODE_INPUT_MODES } from '../../credentials/types.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, iso, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
 
 const configurationId = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'must be a letter then up to 63 letters, digits, _ . or -');
@@ -79,31 +77,28 @@ const credentialOf = (c: IssuedCredentialRecord) => ({
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const vcParams = z.strictObject({ orgId: idOf('org'), vcId: idOf('vc') });
 const typeParams = z.strictObject({ typeId: configurationId });
-const tags = ['credentials'];
 const credentialList = listing('credentials');
 const typeList = listing('credential_types');
 
-export const credentialRoutes =
-  (service: CredentialService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const credentialsFeature = defineFeature({
+  tags: [{ name: 'credentials', description: 'Verifiable credentials (OID4VCI, SD-JWT VC): types, offers, issued credentials and revocation' }],
+  routes: (r, { credentials: service }) => {
     r.get('/credential_types', {
-      config: { permission: 'credentials:read', access: 'any' },
-      schema: { tags, summary: 'List credential types (the built-in OrganizationMembership first)', querystring: typeList.query, response: { 200: pageResponse(typeView) } },
+      config: { permission: 'credentials:read', access: 'any', operation: { operationId: 'listCredentialTypes', ok: 'The credential types, the built-in OrganizationMembership included' } },
+      schema: { summary: 'List credential types (the built-in OrganizationMembership first)', querystring: typeList.query, response: { 200: pageResponse(typeView) } },
       // Built-in types sort first: the cursor key is the type id behind a built-in marker.
       handler: async (request) => typeList.pageAll((await service.listTypes(tenantOf(request).id)).map(typeOf), request.query, (t) => `${t.built_in ? 0 : 1}${t.id}`),
     });
 
     r.post('/credential_types', {
-      config: { permission: 'credentials:issue', access: 'platform' },
-      schema: { tags, summary: 'Define a credential type', body: typeBody, response: { 201: typeView, 400: errorResponse, 409: errorResponse } },
+      config: { permission: 'credentials:issue', access: 'platform', operation: { operationId: 'createCredentialType', ok: 'The credential type created', errors: [409] } },
+      schema: { summary: 'Define a credential type', body: typeBody, response: { 201: typeView, 400: errorResponse, 409: errorResponse } },
       handler: async (request, reply) => reply.code(201).send(typeOf(await service.createType(tenantOf(request).id, actorOf(request), request.body))),
     });
 
     r.delete('/credential_types/:typeId', {
-      config: { permission: 'credentials:issue', access: 'platform' },
-      schema: { tags, summary: 'Remove a credential type (issued credentials stay valid)', params: typeParams, response: { 204: z.undefined(), 400: errorResponse, 404: errorResponse } },
+      config: { permission: 'credentials:issue', access: 'platform', operation: { operationId: 'deleteCredentialType', ok: 'Removed; credentials already issued stay valid' } },
+      schema: { summary: 'Remove a credential type (issued credentials stay valid)', params: typeParams, response: { 204: z.undefined(), 400: errorResponse, 404: errorResponse } },
       handler: async (request, reply) => {
         await service.deleteType(tenantOf(request).id, actorOf(request), request.params.typeId);
         return reply.code(204).send();
@@ -111,8 +106,8 @@ export const credentialRoutes =
     });
 
     r.post('/organizations/:orgId/credentials/offers', {
-      config: { permission: 'credentials:issue', access: 'organization' },
-      schema: { tags, summary: 'Make a credential offer (pre-authorized code flow)', params: orgParams, body: offerBody, response: { 201: offerView, 400: errorResponse, 404: errorResponse } },
+      config: { permission: 'credentials:issue', access: 'organization', operation: { operationId: 'createCredentialOffer', ok: 'The offer, by value and by reference; `tx_code` appears only in this response' } },
+      schema: { summary: 'Make a credential offer (pre-authorized code flow)', params: orgParams, body: offerBody, response: { 201: offerView, 400: errorResponse, 404: errorResponse } },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
         const made = await service.createOffer({ id: tenant.id, issuer: tenant.issuer, name: tenant.host }, actorOf(request), request.params.orgId, request.body);
@@ -131,8 +126,8 @@ export const credentialRoutes =
     });
 
     r.get('/organizations/:orgId/credentials', {
-      config: { permission: 'credentials:read', access: 'organization' },
-      schema: { tags, summary: 'List issued credentials (records only, never their disclosures)', params: orgParams, querystring: credentialList.query, response: { 200: pageResponse(credentialView), 404: errorResponse } },
+      config: { permission: 'credentials:read', access: 'organization', operation: { operationId: 'listCredentials', ok: "A page of the organization's issued credentials (never their disclosures)" } },
+      schema: { summary: 'List issued credentials (records only, never their disclosures)', params: orgParams, querystring: credentialList.query, response: { 200: pageResponse(credentialView), 404: errorResponse } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1);
@@ -141,14 +136,15 @@ export const credentialRoutes =
     });
 
     r.get('/organizations/:orgId/credentials/:vcId', {
-      config: { permission: 'credentials:read', access: 'organization' },
-      schema: { tags, summary: 'Get an issued credential record', params: vcParams, response: { 200: credentialView, 404: errorResponse } },
+      config: { permission: 'credentials:read', access: 'organization', operation: { operationId: 'getCredential', ok: 'The credential record (never its disclosures)' } },
+      schema: { summary: 'Get an issued credential record', params: vcParams, response: { 200: credentialView, 404: errorResponse } },
       handler: async (request) => credentialOf(await service.get(tenantOf(request).id, request.params.orgId, request.params.vcId)),
     });
 
     r.post('/organizations/:orgId/credentials/:vcId/revoke', {
-      config: { permission: 'credentials:revoke', access: 'organization' },
-      schema: { tags, summary: "Revoke a credential (flips its status-list bit; idempotent)", params: vcParams, response: { 200: credentialView, 404: errorResponse } },
+      config: { permission: 'credentials:revoke', access: 'organization', operation: { operationId: 'revokeCredential', ok: "Revoked: its status-list bit is set (idempotent)" } },
+      schema: { summary: "Revoke a credential (flips its status-list bit; idempotent)", params: vcParams, response: { 200: credentialView, 404: errorResponse } },
       handler: async (request) => credentialOf(await service.revoke(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.vcId)),
     });
-  };
+  },
+});

@@ -1,10 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
-import { connectionView, directoryGroupView, directoryUserView, type DirectoryService } from './service.js';
+import { connectionView, directoryGroupView, directoryUserView } from './service.js';
 
 const connectionSchema = z.object({
   id: z.string(),
@@ -58,17 +57,13 @@ const directoryGroupSchema = z
     updated_at: z.string(),
   })
   .meta({ id: 'DirectoryGroup', description: 'A group provisioned over SCIM by a directory connection' });
-const tags = ['directory'];
 
-export const directoryRoutes =
-  (service: DirectoryService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const directoryFeature = defineFeature({
+  tags: [{ name: 'directory', description: 'Directory sync (SCIM 2.0) connections and their tokens' }],
+  routes: (r, { directory: service }) => {
     r.post('/organizations/:orgId/directory/connections', {
-      config,
+      config: { ...config, operation: { operationId: 'createDirectoryConnection', ok: 'The connection created (it has no SCIM token yet)' } },
       schema: {
-        tags,
         summary: 'Create a directory (SCIM) connection',
         params: orgParams,
         body: z.strictObject({ name, group_roles: groupRoles.optional(), rate_limit_per_minute: rateLimit.optional() }),
@@ -81,8 +76,8 @@ export const directoryRoutes =
     });
 
     r.get('/organizations/:orgId/directory/connections', {
-      config: readConfig,
-      schema: { tags, summary: 'List directory connections', params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
+      config: { ...readConfig, operation: { operationId: 'listDirectoryConnections', ok: "A page of the organization's directory connections" } },
+      schema: { summary: 'List directory connections', params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const p = connectionList.page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (c) => c.id);
@@ -91,15 +86,14 @@ export const directoryRoutes =
     });
 
     r.get('/organizations/:orgId/directory/connections/:connectionId', {
-      config: readConfig,
-      schema: { tags, summary: 'Get a directory connection', params: connParams, response: { 200: connectionSchema, 404: errorResponse } },
+      config: { ...readConfig, operation: { operationId: 'getDirectoryConnection', ok: 'The connection' } },
+      schema: { summary: 'Get a directory connection', params: connParams, response: { 200: connectionSchema, 404: errorResponse } },
       handler: async (request) => connectionView(await service.get(tenantOf(request).id, request.params.orgId, request.params.connectionId)),
     });
 
     r.get('/organizations/:orgId/directory/connections/:connectionId/users', {
-      config: readConfig,
+      config: { ...readConfig, operation: { operationId: 'listDirectoryUsers', ok: 'A page of the users the connection provisioned over SCIM, oldest first' } },
       schema: {
-        tags,
         summary: 'List the users a connection provisioned over SCIM',
         params: connParams,
         querystring: userList.query,
@@ -114,9 +108,8 @@ export const directoryRoutes =
     });
 
     r.get('/organizations/:orgId/directory/connections/:connectionId/groups', {
-      config: readConfig,
+      config: { ...readConfig, operation: { operationId: 'listDirectoryGroups', ok: 'A page of the groups the connection provisioned over SCIM, oldest first, with member counts' } },
       schema: {
-        tags,
         summary: 'List the groups a connection provisioned over SCIM, with member counts',
         params: connParams,
         querystring: groupList.query,
@@ -131,9 +124,8 @@ export const directoryRoutes =
     });
 
     r.patch('/organizations/:orgId/directory/connections/:connectionId', {
-      config,
+      config: { ...config, operation: { operationId: 'updateDirectoryConnection', ok: 'The connection as updated' } },
       schema: {
-        tags,
         summary: 'Rename a connection, change its group → role mapping or rate limit',
         params: connParams,
         body: z.strictObject({ name: name.optional(), group_roles: groupRoles.optional(), rate_limit_per_minute: rateLimit.optional() }),
@@ -144,8 +136,8 @@ export const directoryRoutes =
     });
 
     r.delete('/organizations/:orgId/directory/connections/:connectionId', {
-      config,
-      schema: { tags, summary: 'Delete a connection (members stay)', params: connParams, response: { 204: z.undefined(), 404: errorResponse } },
+      config: { ...config, operation: { operationId: 'deleteDirectoryConnection', ok: 'Deleted; its token stops working and the members stay' } },
+      schema: { summary: 'Delete a connection (members stay)', params: connParams, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.connectionId);
         return reply.code(204).send();
@@ -153,9 +145,8 @@ export const directoryRoutes =
     });
 
     r.post('/organizations/:orgId/directory/scim_token', {
-      config,
+      config: { ...config, operation: { operationId: 'createScimToken', ok: 'The SCIM token, shown only in this response' } },
       schema: {
-        tags,
         summary: "Mint a connection's SCIM token (shown once; revokes its previous token)",
         params: orgParams,
         body: z.strictObject({ connection_id: idOf('dir') }),
@@ -170,4 +161,5 @@ export const directoryRoutes =
           .send({ connection_id: request.body.connection_id, token, scim_base_url: `${tenant.issuer.replace(/\/$/, '')}/scim/v2` });
       },
     });
-  };
+  },
+});

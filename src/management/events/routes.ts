@@ -1,11 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ACTOR_TYPES, type ActorType, isEventType } from '../../events/catalogue.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errors } from '../../kernel/errors.js';
-import type { EventFeedService } from './service.js';
 import { errorResponse, idOf, limitParam } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { principalOf } from '../principal.js';
 
 const eventSchema = z.object({
@@ -55,13 +53,12 @@ function checkActorFilter(actorType: ActorType | undefined, actorId: string | un
  * or the given cursor when nothing is new), so a poller never misses or repeats an event; in
  * `desc` order the same cursor walks back in time.
  */
-export const eventRoutes =
-  (feed: EventFeedService): FastifyPluginAsync =>
-  async (app) => {
-    app.withTypeProvider<ZodTypeProvider>().get('/events', {
-      config: { permission: 'events:read', access: 'any' },
+export const eventsFeature = defineFeature({
+  tags: [{ name: 'events', description: 'The audit trail as a cursor feed' }],
+  routes: (r, { events: feed }) => {
+    r.get('/events', {
+      config: { permission: 'events:read', access: 'any', operation: { operationId: 'listEvents', ok: 'Events after the cursor, oldest first (newest first with `order=desc`); pass `next_cursor` as `after` next time' } },
       schema: {
-        tags: ['events'],
         summary: 'Read the audit trail (cursor feed)',
         querystring: query,
         response: { 200: z.object({ data: z.array(eventSchema), next_cursor: z.string().nullable(), has_more: z.boolean() }), 400: errorResponse },
@@ -86,4 +83,5 @@ export const eventRoutes =
         });
       },
     });
-  };
+  },
+});

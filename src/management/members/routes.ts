@@ -1,10 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
-import { type MemberService, memberView, ROLES } from './service.js';
+import { memberView, ROLES } from './service.js';
 
 const role = z.enum(ROLES);
 export const memberSchema = z.object({
@@ -19,16 +18,13 @@ export const memberSchema = z.object({
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const memberParams = z.strictObject({ orgId: idOf('org'), userId: idOf('user') });
 const memberList = listing('members');
-const tags = ['members'];
 
-export const memberRoutes =
-  (service: MemberService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const membersFeature = defineFeature({
+  tags: [{ name: 'members', description: 'Who belongs to an organization, and with which role' }],
+  routes: (r, { members: service }) => {
     r.get('/organizations/:orgId/members', {
-      config: { permission: 'members:read', access: 'organization' },
-      schema: { tags, summary: 'List members', params: orgParams, querystring: memberList.query, response: { 200: pageResponse(memberSchema), 404: errorResponse } },
+      config: { permission: 'members:read', access: 'organization', operation: { operationId: 'listOrganizationMembers', ok: 'A page of members' } },
+      schema: { summary: 'List members', params: orgParams, querystring: memberList.query, response: { 200: pageResponse(memberSchema), 404: errorResponse } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1);
@@ -40,9 +36,8 @@ export const memberRoutes =
     // Users are tenant-wide: attaching an existing one (and so learning their email) is for
     // platform keys; an organization's own keys manage roles and removals.
     r.post('/organizations/:orgId/members', {
-      config: { permission: 'members:write', access: 'platform' },
+      config: { permission: 'members:write', access: 'platform', operation: { operationId: 'addOrganizationMember', ok: 'The membership created', errors: [409] } },
       schema: {
-        tags,
         summary: 'Add a user to the organization',
         params: orgParams,
         body: z.strictObject({ user_id: idOf('user'), role: role.default('member') }),
@@ -55,9 +50,8 @@ export const memberRoutes =
     });
 
     r.patch('/organizations/:orgId/members/:userId', {
-      config: { permission: 'members:write', access: 'organization' },
+      config: { permission: 'members:write', access: 'organization', operation: { operationId: 'updateOrganizationMember', ok: 'The membership as updated', errors: [409] } },
       schema: {
-        tags,
         summary: "Change a member's role (an empty body changes nothing)",
         params: memberParams,
         body: z.strictObject({ role: role.optional() }),
@@ -68,11 +62,12 @@ export const memberRoutes =
     });
 
     r.delete('/organizations/:orgId/members/:userId', {
-      config: { permission: 'members:write', access: 'organization' },
-      schema: { tags, summary: 'Remove a member', params: memberParams, response: { 204: z.undefined(), 404: errorResponse } },
+      config: { permission: 'members:write', access: 'organization', operation: { operationId: 'removeOrganizationMember', ok: 'The user is no longer a member; their connected accounts in the organization are disconnected (and revoked upstream where supported)' } },
+      schema: { summary: 'Remove a member', params: memberParams, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.remove(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.userId);
         return reply.code(204).send();
       },
     });
-  };
+  },
+});

@@ -1,10 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf, principalOf } from '../principal.js';
-import { domainVerificationView, organizationView, type OrganizationService } from './service.js';
+import { domainVerificationView, organizationView } from './service.js';
 
 const name = z.string().trim().min(1).max(200);
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'must be lower-case letters, digits and dashes');
@@ -39,17 +38,13 @@ export const organizationSchema = z.object({
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const organizationList = listing('organizations');
-const tags = ['organizations'];
 
-export const organizationRoutes =
-  (service: OrganizationService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const organizationsFeature = defineFeature({
+  tags: [{ name: 'organizations', description: 'Organizations (customers of the tenant): name, slug, domain and branding' }],
+  routes: (r, { organizations: service }) => {
     r.post('/organizations', {
-      config: { permission: 'organizations:write', access: 'platform' },
+      config: { permission: 'organizations:write', access: 'platform', operation: { operationId: 'createOrganization', ok: 'The organization created', errors: [409] } },
       schema: {
-        tags,
         summary: 'Create an organization',
         body: z.strictObject({ name, slug: slug.optional(), domain: domain.optional() }),
         response: { 201: organizationSchema, 400: errorResponse, 409: errorResponse },
@@ -61,8 +56,8 @@ export const organizationRoutes =
     });
 
     r.get('/organizations', {
-      config: { permission: 'organizations:read', access: 'platform' },
-      schema: { tags, summary: 'List organizations', querystring: organizationList.query, response: { 200: pageResponse(organizationSchema) } },
+      config: { permission: 'organizations:read', access: 'platform', operation: { operationId: 'listOrganizations', ok: 'A page of organizations, oldest first' } },
+      schema: { summary: 'List organizations', querystring: organizationList.query, response: { 200: pageResponse(organizationSchema) } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, after, limit + 1);
@@ -72,15 +67,14 @@ export const organizationRoutes =
     });
 
     r.get('/organizations/:orgId', {
-      config: { permission: 'organizations:read', access: 'organization' },
-      schema: { tags, summary: 'Get an organization', params: orgParams, response: { 200: organizationSchema, 404: errorResponse } },
+      config: { permission: 'organizations:read', access: 'organization', operation: { operationId: 'getOrganization', ok: 'The organization' } },
+      schema: { summary: 'Get an organization', params: orgParams, response: { 200: organizationSchema, 404: errorResponse } },
       handler: async (request) => organizationView(await service.get(tenantOf(request).id, request.params.orgId)),
     });
 
     r.patch('/organizations/:orgId', {
-      config: { permission: 'organizations:write', access: 'organization' },
+      config: { permission: 'organizations:write', access: 'organization', operation: { operationId: 'updateOrganization', ok: 'The organization as updated', errors: [409] } },
       schema: {
-        tags,
         summary: 'Update an organization (name, slug, domain, branding)',
         params: orgParams,
         body: z
@@ -118,15 +112,14 @@ export const organizationRoutes =
     });
 
     r.get('/organizations/:orgId/domain_verification', {
-      config: { permission: 'organizations:read', access: 'organization' },
-      schema: { tags, summary: "The organization's domain and the DNS TXT record that verifies it", params: orgParams, response: { 200: verificationSchema, 404: errorResponse } },
+      config: { permission: 'organizations:read', access: 'organization', operation: { operationId: 'getDomainVerification', ok: "The organization's domain, whether it is verified, and the DNS TXT record that verifies it" } },
+      schema: { summary: "The organization's domain and the DNS TXT record that verifies it", params: orgParams, response: { 200: verificationSchema, 404: errorResponse } },
       handler: async (request) => domainVerificationView(await service.get(tenantOf(request).id, request.params.orgId)),
     });
 
     r.post('/organizations/:orgId/domain_verification', {
-      config: { permission: 'organizations:write', access: 'organization' },
+      config: { permission: 'organizations:write', access: 'organization', operation: { operationId: 'verifyDomain', ok: 'The domain is verified (by its DNS TXT record, or manually by a platform key holding every permission: domains:verify)', errors: [409] } },
       schema: {
-        tags,
         summary: 'Verify the domain: by its DNS TXT record, or manually (needs domains:verify: platform keys holding every permission)',
         params: orgParams,
         body: z.strictObject({ method: z.enum(['dns', 'manual']) }),
@@ -138,11 +131,12 @@ export const organizationRoutes =
     });
 
     r.delete('/organizations/:orgId', {
-      config: { permission: 'organizations:write', access: 'platform' },
-      schema: { tags, summary: 'Delete an organization, its memberships and API keys', params: orgParams, response: { 204: z.undefined(), 404: errorResponse } },
+      config: { permission: 'organizations:write', access: 'platform', operation: { operationId: 'deleteOrganization', ok: 'Deleted; its memberships are removed and its API keys revoked' } },
+      schema: { summary: 'Delete an organization, its memberships and API keys', params: orgParams, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId);
         return reply.code(204).send();
       },
     });
-  };
+  },
+});

@@ -1,13 +1,12 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { SCOPE_TOKEN } from '../../oauth/scope.js';
 import { isResourceIndicator } from '../../oauth/token/targets.js';
 import { ACCESS_TOKEN_ALGS } from '../../oauth/tokens/jws.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
-import { type ResourceServerService, resourceServerView } from './service.js';
+import { resourceServerView } from './service.js';
 
 /** An audience URI (RFC 8707 §2): absolute, no fragment. */
 const identifier = z.string().max(2000).refine(isResourceIndicator, 'must be an absolute URI without a fragment');
@@ -32,16 +31,13 @@ const createBody = z.strictObject({
 const patchBody = z.strictObject(fields).partial();
 const view = z.object({ ...fields, id: z.string(), created_at: z.string(), updated_at: z.string() }).meta({ id: 'ResourceServer' });
 const params = z.strictObject({ rsId: idOf('rs') });
-const tags = ['resource servers'];
 
-export const resourceServerRoutes =
-  (service: ResourceServerService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const resourceServersFeature = defineFeature({
+  tags: [{ name: 'resource servers', description: 'APIs that accept Keyhall access tokens' }],
+  routes: (r, { resourceServers: service }) => {
     r.post('/resource_servers', {
-      config: { permission: 'resource_servers:write', access: 'platform' },
-      schema: { tags, summary: 'Register a resource server (API)', body: createBody, response: { 201: view, 400: errorResponse, 409: errorResponse } },
+      config: { permission: 'resource_servers:write', access: 'platform', operation: { operationId: 'createResourceServer', ok: 'The resource server registered', errors: [409] } },
+      schema: { summary: 'Register a resource server (API)', body: createBody, response: { 201: view, 400: errorResponse, 409: errorResponse } },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
         return reply.code(201).send(resourceServerView(await service.create(tenant.id, tenant.issuer, actorOf(request), request.body)));
@@ -49,8 +45,8 @@ export const resourceServerRoutes =
     });
 
     r.get('/resource_servers', {
-      config: { permission: 'resource_servers:read', access: 'platform' },
-      schema: { tags, summary: 'List resource servers', querystring: resourceServerList.query, response: { 200: pageResponse(view) } },
+      config: { permission: 'resource_servers:read', access: 'platform', operation: { operationId: 'listResourceServers', ok: 'A page of resource servers' } },
+      schema: { summary: 'List resource servers', querystring: resourceServerList.query, response: { 200: pageResponse(view) } },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, { after, limit: limit + 1 });
@@ -59,14 +55,14 @@ export const resourceServerRoutes =
     });
 
     r.get('/resource_servers/:rsId', {
-      config: { permission: 'resource_servers:read', access: 'platform' },
-      schema: { tags, summary: 'Get a resource server', params, response: { 200: view, 404: errorResponse } },
+      config: { permission: 'resource_servers:read', access: 'platform', operation: { operationId: 'getResourceServer', ok: 'The resource server' } },
+      schema: { summary: 'Get a resource server', params, response: { 200: view, 404: errorResponse } },
       handler: async (request) => resourceServerView(await service.get(tenantOf(request).id, request.params.rsId)),
     });
 
     r.patch('/resource_servers/:rsId', {
-      config: { permission: 'resource_servers:write', access: 'platform' },
-      schema: { tags, summary: 'Change a resource server', params, body: patchBody, response: { 200: view, 400: errorResponse, 404: errorResponse, 409: errorResponse } },
+      config: { permission: 'resource_servers:write', access: 'platform', operation: { operationId: 'updateResourceServer', ok: 'The resource server as updated', errors: [409] } },
+      schema: { summary: 'Change a resource server', params, body: patchBody, response: { 200: view, 400: errorResponse, 404: errorResponse, 409: errorResponse } },
       handler: async (request) => {
         const tenant = tenantOf(request);
         return resourceServerView(await service.update(tenant.id, tenant.issuer, actorOf(request), request.params.rsId, request.body));
@@ -74,11 +70,12 @@ export const resourceServerRoutes =
     });
 
     r.delete('/resource_servers/:rsId', {
-      config: { permission: 'resource_servers:write', access: 'platform' },
-      schema: { tags, summary: 'Remove a resource server', params, response: { 204: z.undefined(), 404: errorResponse } },
+      config: { permission: 'resource_servers:write', access: 'platform', operation: { operationId: 'deleteResourceServer', ok: 'Removed' } },
+      schema: { summary: 'Remove a resource server', params, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.rsId);
         return reply.code(204).send();
       },
     });
-  };
+  },
+});

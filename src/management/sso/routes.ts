@@ -1,11 +1,10 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { ROLES } from '../members/service.js';
 import { actorOf } from '../principal.js';
-import { type SsoConnectionService, ssoConnectionView } from './service.js';
+import { ssoConnectionView } from './service.js';
 
 const connectionSchema = z.object({
   id: z.string(),
@@ -83,20 +82,16 @@ const common = { name, enabled: z.boolean().optional(), default_role: role.optio
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('sso') });
-const tags = ['sso'];
 const connectionList = listing('sso_connections');
 const read = { permission: 'sso:read', access: 'organization' } as const;
 const write = { permission: 'sso:write', access: 'organization' } as const;
 
-export const ssoRoutes =
-  (service: SsoConnectionService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const ssoFeature = defineFeature({
+  tags: [{ name: 'sso', description: 'Enterprise SSO connections (OIDC, SAML) per organization' }],
+  routes: (r, { sso: service }) => {
     r.post('/organizations/:orgId/sso/connections', {
-      config: write,
+      config: { ...write, operation: { operationId: 'createSsoConnection', ok: 'The connection created (an OIDC client secret is never returned; SAML shows the IdP certificates and the SP URLs to register)' } },
       schema: {
-        tags,
         summary: 'Create an SSO connection (OIDC: the issuer is discovered now, the client secret is never returned; SAML: the IdP metadata is imported now)',
         params: orgParams,
         body: z.discriminatedUnion('protocol', [
@@ -113,8 +108,8 @@ export const ssoRoutes =
     });
 
     r.get('/organizations/:orgId/sso/connections', {
-      config: read,
-      schema: { tags, summary: "The organization's SSO connections", params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
+      config: { ...read, operation: { operationId: 'listSsoConnections', ok: "The organization's SSO connections" } },
+      schema: { summary: "The organization's SSO connections", params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
       handler: async (request) => {
         const tenant = tenantOf(request);
         const all = (await service.list(tenant.id, request.params.orgId)).map((c) => ssoConnectionView(c, tenant.issuer));
@@ -123,8 +118,8 @@ export const ssoRoutes =
     });
 
     r.get('/organizations/:orgId/sso/connections/:connectionId', {
-      config: read,
-      schema: { tags, summary: 'Get an SSO connection', params: connParams, response: { 200: connectionSchema, 404: errorResponse } },
+      config: { ...read, operation: { operationId: 'getSsoConnection', ok: 'The connection' } },
+      schema: { summary: 'Get an SSO connection', params: connParams, response: { 200: connectionSchema, 404: errorResponse } },
       handler: async (request) => {
         const tenant = tenantOf(request);
         return ssoConnectionView(await service.get(tenant.id, request.params.orgId, request.params.connectionId), tenant.issuer);
@@ -132,9 +127,8 @@ export const ssoRoutes =
     });
 
     r.patch('/organizations/:orgId/sso/connections/:connectionId', {
-      config: write,
+      config: { ...write, operation: { operationId: 'updateSsoConnection', ok: 'The connection as updated' } },
       schema: {
-        tags,
         summary: 'Change an SSO connection (a new issuer is discovered again; client_secret null removes it; new SAML metadata is imported again)',
         params: connParams,
         body: z.strictObject({
@@ -155,11 +149,12 @@ export const ssoRoutes =
     });
 
     r.delete('/organizations/:orgId/sso/connections/:connectionId', {
-      config: write,
-      schema: { tags, summary: 'Delete an SSO connection (users it created stay)', params: connParams, response: { 204: z.undefined(), 404: errorResponse } },
+      config: { ...write, operation: { operationId: 'deleteSsoConnection', ok: 'Removed' } },
+      schema: { summary: 'Delete an SSO connection (users it created stay)', params: connParams, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.connectionId);
         return reply.code(204).send();
       },
     });
-  };
+  },
+});

@@ -1,10 +1,8 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
-import type { UserService } from '../../users/service.js';
 import { passkeyView, sessionView, userView } from './views.js';
 
 const email = z.string().trim().max(254).email();
@@ -25,17 +23,13 @@ const params = z.strictObject({ userId: idOf('user') });
 const userList = listing('users');
 const passkeyList = listing('passkeys');
 const sessionList = listing('sessions');
-const tags = ['users'];
 
-export const userRoutes =
-  (service: UserService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const usersFeature = defineFeature({
+  tags: [{ name: 'users', description: 'Tenant-wide user accounts' }],
+  routes: (r, { users: service }) => {
     r.post('/users', {
-      config: { permission: 'users:write', access: 'platform' },
+      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'createUser', ok: 'The user created', errors: [409] } },
       schema: {
-        tags,
         summary: 'Create a user (tenant-wide); the password is stored as an argon2id hash',
         body: z.strictObject({ email, name: name.optional(), password: password.optional() }),
         response: { 201: userSchema, 400: errorResponse, 409: errorResponse },
@@ -47,8 +41,8 @@ export const userRoutes =
     });
 
     r.get('/users', {
-      config: { permission: 'users:read', access: 'platform' },
-      schema: { tags, summary: 'List users', querystring: userList.query.extend({ email: email.optional() }), response: { 200: pageResponse(userSchema) } },
+      config: { permission: 'users:read', access: 'platform', operation: { operationId: 'listUsers', ok: 'A page of users, oldest first' } },
+      schema: { summary: 'List users', querystring: userList.query.extend({ email: email.optional() }), response: { 200: pageResponse(userSchema) } },
       handler: async (request) => {
         const { limit, after, email: byEmail } = request.query;
         const rows = await service.list(tenantOf(request).id, after, limit + 1, byEmail);
@@ -58,15 +52,14 @@ export const userRoutes =
     });
 
     r.get('/users/:userId', {
-      config: { permission: 'users:read', access: 'platform' },
-      schema: { tags, summary: 'Get a user', params, response: { 200: userSchema, 404: errorResponse } },
+      config: { permission: 'users:read', access: 'platform', operation: { operationId: 'getUser', ok: 'The user' } },
+      schema: { summary: 'Get a user', params, response: { 200: userSchema, 404: errorResponse } },
       handler: async (request) => userView(await service.get(tenantOf(request).id, request.params.userId)),
     });
 
     r.patch('/users/:userId', {
-      config: { permission: 'users:write', access: 'platform' },
+      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'updateUser', ok: 'The user as updated', errors: [409] } },
       schema: {
-        tags,
         summary: 'Update a user',
         params,
         body: z.strictObject({ email: email.optional(), name: name.nullable().optional(), password: password.optional() }),
@@ -94,9 +87,8 @@ export const userRoutes =
       .meta({ id: 'Session', description: 'A hosted-login session (never its cookie value or hash)' });
 
     r.get('/users/:userId/sessions', {
-      config: { permission: 'users:read', access: 'platform' },
+      config: { permission: 'users:read', access: 'platform', operation: { operationId: 'listUserSessions', ok: "A page of the user's live hosted-login sessions, oldest first (never a cookie value)" } },
       schema: {
-        tags,
         summary: "List a user's live hosted-login sessions (oldest first)",
         params,
         querystring: sessionList.query,
@@ -111,9 +103,8 @@ export const userRoutes =
     });
 
     r.delete('/users/:userId/sessions/:sessionId', {
-      config: { permission: 'users:write', access: 'platform' },
+      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'revokeUserSession', ok: 'The session is ended, at once on every instance' } },
       schema: {
-        tags,
         summary: "End one of a user's hosted-login sessions",
         params: z.strictObject({ userId: idOf('user'), sessionId: idOf('ses') }),
         response: { 204: z.undefined(), 400: errorResponse, 404: errorResponse },
@@ -125,8 +116,8 @@ export const userRoutes =
     });
 
     r.delete('/users/:userId/sessions', {
-      config: { permission: 'users:write', access: 'platform' },
-      schema: { tags, summary: "Revoke all of a user's hosted-login sessions", params, response: { 204: z.undefined(), 404: errorResponse } },
+      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'revokeUserSessions', ok: "Every hosted-login session of the user is revoked" } },
+      schema: { summary: "Revoke all of a user's hosted-login sessions", params, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.revokeSessions(tenantOf(request).id, actorOf(request), request.params.userId);
         return reply.code(204).send();
@@ -145,14 +136,14 @@ export const userRoutes =
     });
 
     r.get('/users/:userId/passkeys', {
-      config: { permission: 'users:read', access: 'platform' },
-      schema: { tags, summary: "List a user's passkeys (no key material)", params, querystring: passkeyList.query, response: { 200: pageResponse(passkeySchema), 404: errorResponse } },
+      config: { permission: 'users:read', access: 'platform', operation: { operationId: 'listUserPasskeys', ok: "A page of the user's passkeys (no key material)" } },
+      schema: { summary: "List a user's passkeys (no key material)", params, querystring: passkeyList.query, response: { 200: pageResponse(passkeySchema), 404: errorResponse } },
       handler: async (request) => passkeyList.pageAll((await service.listPasskeys(tenantOf(request).id, request.params.userId)).map(passkeyView), request.query, (p) => p.id),
     });
 
     r.delete('/users/:userId/passkeys/:passkeyId', {
-      config: { permission: 'users:write', access: 'platform' },
-      schema: { tags, summary: "Remove one of a user's passkeys", params: z.strictObject({ userId: idOf('user'), passkeyId: idOf('pk') }), response: { 204: z.undefined(), 404: errorResponse } },
+      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'deleteUserPasskey', ok: 'The passkey is removed; it can no longer sign in' } },
+      schema: { summary: "Remove one of a user's passkeys", params: z.strictObject({ userId: idOf('user'), passkeyId: idOf('pk') }), response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.deletePasskey(tenantOf(request).id, actorOf(request), request.params.userId, request.params.passkeyId);
         return reply.code(204).send();
@@ -160,11 +151,12 @@ export const userRoutes =
     });
 
     r.delete('/users/:userId', {
-      config: { permission: 'users:write', access: 'platform' },
-      schema: { tags, summary: 'Delete a user and their memberships (not a tenant administrator: remove the role first)', params, response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse } },
+      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'deleteUser', ok: 'Deleted, with their memberships' } },
+      schema: { summary: 'Delete a user and their memberships (not a tenant administrator: remove the role first)', params, response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.userId);
         return reply.code(204).send();
       },
     });
-  };
+  },
+});

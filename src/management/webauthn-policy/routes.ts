@@ -1,10 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
-import { webauthnPolicyView, type WebauthnPolicyService } from './service.js';
+import { webauthnPolicyView } from './service.js';
 
 /** Most organizations allow a handful of authenticator models; 100 bounds the check at registration. */
 export const MAX_AAGUIDS = 100;
@@ -16,19 +15,16 @@ const policySchema = z.object({ organization_id: z.string(), aaguid_allowlist: z
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const tags = ['organizations'];
 
-export const webauthnPolicyRoutes =
-  (service: WebauthnPolicyService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const webauthnPolicyFeature = defineFeature({
+  routes: (r, { webauthnPolicy: service }) => {
     r.get('/organizations/:orgId/webauthn_policy', {
-      config: { permission: 'webauthn_policy:read', access: 'organization' },
+      config: { permission: 'webauthn_policy:read', access: 'organization', operation: { operationId: 'getWebauthnPolicy', ok: "The organization's passkey AAGUID allowlist (null: unrestricted)" } },
       schema: { tags, summary: "Get the organization's WebAuthn policy", params: orgParams, response: { 200: policySchema, 404: errorResponse } },
       handler: async (request) => webauthnPolicyView(await service.get(tenantOf(request).id, request.params.orgId)),
     });
 
     r.put('/organizations/:orgId/webauthn_policy', {
-      config: { permission: 'webauthn_policy:write', access: 'organization' },
+      config: { permission: 'webauthn_policy:write', access: 'organization', operation: { operationId: 'setWebauthnPolicy', ok: 'The policy as stored' } },
       schema: {
         tags,
         summary: 'Set the passkey AAGUID allowlist (null: unrestricted, []: no passkeys)',
@@ -39,4 +35,5 @@ export const webauthnPolicyRoutes =
       handler: async (request) =>
         webauthnPolicyView(await service.set(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.aaguid_allowlist)),
     });
-  };
+  },
+});

@@ -1,10 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, iso, listing, pageResponse } from '../common.js';
+import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
-import { endpointView, type WebhookService } from './service.js';
+import { endpointView } from './service.js';
 
 const endpointSchema = z.object({
   endpoint_id: z.string(),
@@ -31,17 +30,13 @@ const endpointParams = z.strictObject({ orgId: idOf('org'), webhookId: idOf('we'
 const deliveryParams = endpointParams.extend({ deliveryId: idOf('whd') });
 const endpointList = listing('webhooks');
 const deliveryList = listing('webhook_deliveries');
-const tags = ['webhooks'];
 
-export const webhookRoutes =
-  (service: WebhookService): FastifyPluginAsync =>
-  async (app) => {
-    const r = app.withTypeProvider<ZodTypeProvider>();
-
+export const webhooksFeature = defineFeature({
+  tags: [{ name: 'webhooks', description: 'Webhook endpoints and their delivery log' }],
+  routes: (r, { webhooks: service }) => {
     r.post('/organizations/:orgId/webhooks', {
-      config: { permission: 'webhooks:write', access: 'organization' },
+      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'createWebhook', ok: 'The endpoint registered; `secret` appears only in this response' } },
       schema: {
-        tags,
         summary: 'Register a webhook endpoint (the signing secret is shown only here)',
         params: orgParams,
         body: z.strictObject({ url: z.string().max(2048), events: z.array(z.string().max(64)).min(1).max(64).optional() }),
@@ -54,9 +49,8 @@ export const webhookRoutes =
     });
 
     r.get('/organizations/:orgId/webhooks', {
-      config: { permission: 'webhooks:read', access: 'organization' },
+      config: { permission: 'webhooks:read', access: 'organization', operation: { operationId: 'listWebhooks', ok: "The organization's webhook endpoints" } },
       schema: {
-        tags,
         summary: 'List webhook endpoints (never their secrets)',
         params: orgParams,
         querystring: endpointList.query,
@@ -70,15 +64,14 @@ export const webhookRoutes =
     });
 
     r.get('/organizations/:orgId/webhooks/:webhookId', {
-      config: { permission: 'webhooks:read', access: 'organization' },
-      schema: { tags, summary: 'Get a webhook endpoint', params: endpointParams, response: { 200: endpointSchema, 404: errorResponse } },
+      config: { permission: 'webhooks:read', access: 'organization', operation: { operationId: 'getWebhook', ok: 'The webhook endpoint' } },
+      schema: { summary: 'Get a webhook endpoint', params: endpointParams, response: { 200: endpointSchema, 404: errorResponse } },
       handler: async (request) => endpointView(await service.get(tenantOf(request).id, request.params.orgId, request.params.webhookId)),
     });
 
     r.patch('/organizations/:orgId/webhooks/:webhookId', {
-      config: { permission: 'webhooks:write', access: 'organization' },
+      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'updateWebhook', ok: 'The endpoint as updated (the URL is checked against the egress policy again)' } },
       schema: {
-        tags,
         summary: "Change an endpoint's url (checked against the egress policy) or event types; {} changes nothing",
         params: endpointParams,
         body: z.strictObject({ url: z.string().max(2048).optional(), events: z.array(z.string().max(64)).min(1).max(64).optional() }),
@@ -91,9 +84,8 @@ export const webhookRoutes =
     });
 
     r.post('/organizations/:orgId/webhooks/:webhookId/ping', {
-      config: { permission: 'webhooks:write', access: 'organization' },
+      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'pingWebhook', ok: 'A signed `ping` event is queued for this endpoint only' } },
       schema: {
-        tags,
         summary: 'Queue a signed `ping` event to this endpoint only (shown in its delivery log)',
         params: endpointParams,
         response: { 202: z.object({ delivery_id: z.string(), event_id: z.string(), status: z.string() }), 404: errorResponse },
@@ -105,8 +97,8 @@ export const webhookRoutes =
     });
 
     r.delete('/organizations/:orgId/webhooks/:webhookId', {
-      config: { permission: 'webhooks:write', access: 'organization' },
-      schema: { tags, summary: 'Remove a webhook endpoint (its pending deliveries are dropped)', params: endpointParams, response: { 204: z.undefined(), 404: errorResponse } },
+      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'deleteWebhook', ok: 'Removed; its pending deliveries are dropped' } },
+      schema: { summary: 'Remove a webhook endpoint (its pending deliveries are dropped)', params: endpointParams, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.webhookId);
         return reply.code(204).send();
@@ -114,9 +106,8 @@ export const webhookRoutes =
     });
 
     r.get('/organizations/:orgId/webhooks/:webhookId/deliveries', {
-      config: { permission: 'webhooks:read', access: 'organization' },
+      config: { permission: 'webhooks:read', access: 'organization', operation: { operationId: 'listWebhookDeliveries', ok: 'A page of deliveries, each with its attempts' } },
       schema: {
-        tags,
         summary: "An endpoint's delivery log, with every attempt",
         params: endpointParams,
         querystring: deliveryList.query.extend({ status: z.enum(['pending', 'delivering', 'delivered', 'failed']).optional() }),
@@ -142,9 +133,8 @@ export const webhookRoutes =
     });
 
     r.post('/organizations/:orgId/webhooks/:webhookId/deliveries/:deliveryId/retry', {
-      config: { permission: 'webhooks:write', access: 'organization' },
+      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'retryWebhookDelivery', ok: 'The delivery is queued again', errors: [409] } },
       schema: {
-        tags,
         summary: 'Retry or resend a delivery now (same webhook-id and body); one being attempted right now is 409',
         params: deliveryParams,
         response: { 202: z.object({ id: z.string(), status: z.string() }), 404: errorResponse, 409: errorResponse },
@@ -155,4 +145,5 @@ export const webhookRoutes =
         return reply.code(202).send({ id: d.id, status: d.status });
       },
     });
-  };
+  },
+});
