@@ -15,19 +15,50 @@ const FRAMEWORK = {
   message: 'Only src/http/, routes.ts files and the composition root bind to Fastify: keep this code framework-free.',
 };
 /** Where Fastify may be imported: the HTTP layer, route files, the /v1 plugin with its feature list, and the composition root. */
-const HTTP_BINDINGS = ['src/http/**', 'src/**/routes.ts', 'src/**/*-routes.ts', 'src/management/v1.ts', 'src/management/feature.ts', 'src/management/features.ts', 'src/server.ts', 'src/context.ts'];
+const HTTP_BINDINGS = [
+  'src/http/**',
+  'src/**/routes.ts',
+  'src/**/*-routes.ts',
+  'src/management/v1.ts',
+  'src/management/feature.ts',
+  'src/management/features.ts',
+  'src/server.ts',
+  'src/context.ts',
+];
 /** Protocol cores and the rooms they stand on: framework-free code that serves every surface. */
-const CORES = ['oauth', 'signin', 'upstream', 'users', 'sso', 'connect', 'scim', 'credentials', 'kernel', 'egress', 'events'].map((dir) => `src/${dir}/**/*.ts`);
+const CORES = ['oauth', 'signin', 'upstream', 'users', 'sso', 'connect', 'scim', 'credentials', 'kernel', 'egress', 'events'].map(
+  (dir) => `src/${dir}/**/*.ts`,
+);
 /** Two files that import each other, kept out of the ordinary run: test/foundation/lint.test.ts lints them. */
 const CYCLE_FIXTURE = 'test/fixtures/lint-cycle/**';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/generated/**', 'console/src/generated/**', 'packages/*/dist/**', 'packages/*/src/generated/**', CYCLE_FIXTURE] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'data/**',
+      'coverage/**',
+      'test/generated/**',
+      'console/src/generated/**',
+      'packages/*/dist/**',
+      'packages/*/src/generated/**',
+      CYCLE_FIXTURE,
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', fetch: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        fetch: 'readonly',
+      },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

@@ -17,7 +17,6 @@ const { newId } = await compiled<typeof import('../src/kernel/ids.js')>('kernel/
 const { hashPassword, verifyPassword } = await compiled<typeof import('../src/users/passwords.js')>('users/passwords.js');
 const { decodeCompactJws, signEdDsaJwt, verifyEdDsaSignature } = await compiled<typeof import('../src/oauth/tokens/jws.js')>('oauth/tokens/jws.js');
 
-
 export async function startBaseline(): Promise<{ app: FastifyInstance; port: number; authorization: string; sampleToken: string }> {
   const { privateKey, publicKey } = await generateKeyPair('EdDSA');
   const pub = KeyObject.from(publicKey);
@@ -34,7 +33,16 @@ export async function startBaseline(): Promise<{ app: FastifyInstance; port: num
   };
   const sign = () => {
     const now = Math.floor(Date.now() / 1000);
-    const payload = { iss: 'http://bench', sub: 'cli_bench', aud: 'http://bench', iat: now, exp: now + 600, client_id: 'cli_bench', scope: 'read', jti: newId('at') };
+    const payload = {
+      iss: 'http://bench',
+      sub: 'cli_bench',
+      aud: 'http://bench',
+      iat: now,
+      exp: now + 600,
+      client_id: 'cli_bench',
+      scope: 'read',
+      jti: newId('at'),
+    };
     return signEdDsaJwt({ alg: 'EdDSA', typ: 'at+jwt', kid: 'k' }, payload, privateKey);
   };
   app.post('/token', async (request, reply) => {

@@ -38,7 +38,10 @@ interface Common {
 
 type Req = { method?: string; path?: string; headers?: Record<string, string>; body?: string };
 
-function cannon(spec: Common & { method: string; path: string; headers: Record<string, string>; body?: string }, extra: Partial<autocannon.Options> = {}): Promise<LoadResult> {
+function cannon(
+  spec: Common & { method: string; path: string; headers: Record<string, string>; body?: string },
+  extra: Partial<autocannon.Options> = {},
+): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     let sample: string | undefined;
     const instance = autocannon(
@@ -165,7 +168,14 @@ function call(agent: http.Agent, port: number, host: string, method: string, pat
   });
 }
 
-const entities = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');
+const entities = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&#96;/g, '`')
+    .replace(/&amp;/g, '&');
 
 /** One login: PAR → /authorize → login page → login POST (argon2) → code → /token with PKCE. */
 async function oneFlow(agent: http.Agent, spec: Extract<LoadSpec, { kind: 'codeflow' }>): Promise<void> {
@@ -173,10 +183,32 @@ async function oneFlow(agent: http.Agent, spec: Extract<LoadSpec, { kind: 'codef
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const form = { 'content-type': 'application/x-www-form-urlencoded' };
   const fail = (step: string, r: Res) => new Error(`${step}: ${r.status} ${r.text.slice(0, 200)}`);
-  const par = await call(agent, spec.port, spec.host, 'POST', '/par', { ...form, authorization: spec.authorization }, new URLSearchParams({ response_type: 'code', client_id: spec.clientId, redirect_uri: spec.redirectUri, scope: 'openid', code_challenge: challenge, code_challenge_method: 'S256' }).toString());
+  const par = await call(
+    agent,
+    spec.port,
+    spec.host,
+    'POST',
+    '/par',
+    { ...form, authorization: spec.authorization },
+    new URLSearchParams({
+      response_type: 'code',
+      client_id: spec.clientId,
+      redirect_uri: spec.redirectUri,
+      scope: 'openid',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }).toString(),
+  );
   if (par.status !== 201) throw fail('par', par);
   const requestUri = (JSON.parse(par.text) as { request_uri: string }).request_uri;
-  const auth = await call(agent, spec.port, spec.host, 'GET', `/authorize?client_id=${encodeURIComponent(spec.clientId)}&request_uri=${encodeURIComponent(requestUri)}`, {});
+  const auth = await call(
+    agent,
+    spec.port,
+    spec.host,
+    'GET',
+    `/authorize?client_id=${encodeURIComponent(spec.clientId)}&request_uri=${encodeURIComponent(requestUri)}`,
+    {},
+  );
   if (auth.status !== 303 || !auth.headers.location) throw fail('authorize', auth);
   const cookies = new Map<string, string>();
   const keep = (r: Res) => {
@@ -197,12 +229,28 @@ async function oneFlow(agent: http.Agent, spec: Extract<LoadSpec, { kind: 'codef
   for (const h of m[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[h[1]!] = entities(h[2]!);
   fields.email = spec.email;
   fields.password = spec.password;
-  const login = await call(agent, spec.port, spec.host, 'POST', entities(m[1]!), { ...form, origin: `http://${spec.host}`, ...cookieHeader() }, new URLSearchParams(fields).toString());
+  const login = await call(
+    agent,
+    spec.port,
+    spec.host,
+    'POST',
+    entities(m[1]!),
+    { ...form, origin: `http://${spec.host}`, ...cookieHeader() },
+    new URLSearchParams(fields).toString(),
+  );
   const location = login.headers.location;
   if (login.status !== 303 || !location?.startsWith(spec.redirectUri)) throw fail('login', login);
   const code = new URL(location).searchParams.get('code');
   if (!code) throw fail('callback', login);
-  const token = await call(agent, spec.port, spec.host, 'POST', '/token', { ...form, authorization: spec.authorization }, new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: spec.redirectUri }).toString());
+  const token = await call(
+    agent,
+    spec.port,
+    spec.host,
+    'POST',
+    '/token',
+    { ...form, authorization: spec.authorization },
+    new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: spec.redirectUri }).toString(),
+  );
   if (token.status !== 200) throw fail('token', token);
 }
 

@@ -11,7 +11,14 @@ export const PEER_RESOURCE = 'urn:bench:api';
 /** Tokens for this resource are opaque (stored in the adapter), hence introspectable. */
 export const PEER_OPAQUE_RESOURCE = 'urn:bench:opaque';
 
-export async function startPeer(): Promise<{ port: number; clientId: string; clientSecret: string; resource: string; opaqueResource: string; close: () => Promise<void> }> {
+export async function startPeer(): Promise<{
+  port: number;
+  clientId: string;
+  clientSecret: string;
+  resource: string;
+  opaqueResource: string;
+  close: () => Promise<void>;
+}> {
   const { privateKey } = await generateKeyPair('EdDSA', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'peer-ed25519', alg: 'EdDSA', use: 'sig' };
   const clientId = 'bench-client';
@@ -22,7 +29,18 @@ export async function startPeer(): Promise<{ port: number; clientId: string; cli
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const provider = new Provider(`http://127.0.0.1:${port}`, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic', scope: 'read', id_token_signed_response_alg: 'EdDSA' }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+        scope: 'read',
+        id_token_signed_response_alg: 'EdDSA',
+      },
+    ],
     jwks: { keys: [jwk as never] },
     scopes: ['read'],
     enabledJWA: { dPoPSigningAlgValues: ['ES256', 'EdDSA'] },
@@ -44,5 +62,12 @@ export async function startPeer(): Promise<{ port: number; clientId: string; cli
   });
   // oidc-provider logs nothing by default; its in-memory adapter is the library's own.
   server.on('request', provider.callback());
-  return { port, clientId, clientSecret, resource: PEER_RESOURCE, opaqueResource: PEER_OPAQUE_RESOURCE, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    port,
+    clientId,
+    clientSecret,
+    resource: PEER_RESOURCE,
+    opaqueResource: PEER_OPAQUE_RESOURCE,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

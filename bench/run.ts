@@ -28,7 +28,10 @@ import { BASELINE_PASSWORD, type Fixtures, PASSWORD, REDIRECT } from './fixtures
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 // The targets run the compiled server (bench/compiled.ts): build dist/ first if it is stale.
-const built = spawnSync(process.execPath, [path.join(here, '..', 'scripts', 'build-if-stale.mjs'), '--server'], { cwd: path.join(here, '..'), stdio: 'inherit' });
+const built = spawnSync(process.execPath, [path.join(here, '..', 'scripts', 'build-if-stale.mjs'), '--server'], {
+  cwd: path.join(here, '..'),
+  stdio: 'inherit',
+});
 if (built.status !== 0) process.exit(built.status ?? 1);
 const quick = process.env.BENCH_QUICK === '1';
 const duration = Number(process.env.BENCH_DURATION ?? (quick ? 3 : 10));
@@ -91,7 +94,12 @@ interface Target {
 
 async function startTarget(name: string, kind: string, env: Record<string, string> = {}): Promise<Target> {
   const execArgv = ['--expose-gc'];
-  const { rpc, hello } = await spawn('target.ts', [kind], { NODE_ENV: 'production', BENCH_REFRESH_CHAINS: process.env.BENCH_REFRESH_CHAINS ?? String(connections * (rounds + 2) * 2), ...env }, execArgv);
+  const { rpc, hello } = await spawn(
+    'target.ts',
+    [kind],
+    { NODE_ENV: 'production', BENCH_REFRESH_CHAINS: process.env.BENCH_REFRESH_CHAINS ?? String(connections * (rounds + 2) * 2), ...env },
+    execArgv,
+  );
   return { name, kind, rpc, port: hello.port as number, fixtures: hello.fixtures as Fixtures, extra: {} };
 }
 
@@ -128,7 +136,9 @@ const form = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** The peer's client_credentials body: its JWT access tokens need a resource indicator. */
 function tokenBody(t: Target, resource?: string): string {
-  return t.kind === 'peer' ? `grant_type=client_credentials&scope=read&resource=${encodeURIComponent(resource ?? t.fixtures.resource!)}` : 'grant_type=client_credentials';
+  return t.kind === 'peer'
+    ? `grant_type=client_credentials&scope=read&resource=${encodeURIComponent(resource ?? t.fixtures.resource!)}`
+    : 'grant_type=client_credentials';
 }
 
 interface Scenario {
@@ -144,7 +154,16 @@ const scenarios: Scenario[] = [
     name: '/token client_credentials',
     ceiling: 'ceiling',
     seconds: duration,
-    spec: (t) => ({ kind: 'static', port: t.port, durationSeconds: 0, connections, method: 'POST', path: '/token', headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization }, body: tokenBody(t) }),
+    spec: (t) => ({
+      kind: 'static',
+      port: t.port,
+      durationSeconds: 0,
+      connections,
+      method: 'POST',
+      path: '/token',
+      headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization },
+      body: tokenBody(t),
+    }),
   },
   {
     name: '/introspect',
@@ -167,26 +186,79 @@ const scenarios: Scenario[] = [
     spec: (t) =>
       t.kind === 'baseline'
         ? undefined
-        : { kind: 'dpop', port: t.port, durationSeconds: 0, connections, path: '/token', headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization }, body: tokenBody(t), htu: `http://${t.fixtures.host}/token`, expectedRate: 5000 },
+        : {
+            kind: 'dpop',
+            port: t.port,
+            durationSeconds: 0,
+            connections,
+            path: '/token',
+            headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.authorization },
+            body: tokenBody(t),
+            htu: `http://${t.fixtures.host}/token`,
+            expectedRate: 5000,
+          },
   },
   {
     name: '/userinfo',
     seconds: shortDuration,
-    spec: (t) => (t.fixtures.userinfoToken ? { kind: 'static', port: t.port, durationSeconds: 0, connections, method: 'GET', path: '/userinfo', headers: { host: t.fixtures.host, authorization: `Bearer ${t.fixtures.userinfoToken}` } } : undefined),
+    spec: (t) =>
+      t.fixtures.userinfoToken
+        ? {
+            kind: 'static',
+            port: t.port,
+            durationSeconds: 0,
+            connections,
+            method: 'GET',
+            path: '/userinfo',
+            headers: { host: t.fixtures.host, authorization: `Bearer ${t.fixtures.userinfoToken}` },
+          }
+        : undefined,
   },
   {
     name: '/token refresh rotation',
     seconds: shortDuration,
-    spec: (t) => (t.fixtures.refreshTokens ? { kind: 'refresh', port: t.port, durationSeconds: 0, connections, path: '/token', headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.web!.authorization }, refreshTokens: t.fixtures.refreshTokens } : undefined),
+    spec: (t) =>
+      t.fixtures.refreshTokens
+        ? {
+            kind: 'refresh',
+            port: t.port,
+            durationSeconds: 0,
+            connections,
+            path: '/token',
+            headers: { ...form, host: t.fixtures.host, authorization: t.fixtures.web!.authorization },
+            refreshTokens: t.fixtures.refreshTokens,
+          }
+        : undefined,
   },
   {
     name: 'code flow + PKCE (logins/s)',
     ceiling: 'ceiling',
     seconds: shortDuration,
     spec: (t) => {
-      if (t.kind === 'baseline') return { kind: 'static', port: t.port, durationSeconds: 0, connections: 2, method: 'POST', path: '/argon2', headers: { ...form }, body: `password=${encodeURIComponent(BASELINE_PASSWORD)}` };
+      if (t.kind === 'baseline')
+        return {
+          kind: 'static',
+          port: t.port,
+          durationSeconds: 0,
+          connections: 2,
+          method: 'POST',
+          path: '/argon2',
+          headers: { ...form },
+          body: `password=${encodeURIComponent(BASELINE_PASSWORD)}`,
+        };
       if (!t.fixtures.web) return undefined;
-      return { kind: 'codeflow', port: t.port, durationSeconds: 0, connections: Number(process.env.BENCH_LOGIN_USERS ?? 4), host: t.fixtures.host, clientId: t.fixtures.web.clientId, authorization: t.fixtures.web.authorization, email: t.fixtures.web.email, password: PASSWORD, redirectUri: REDIRECT };
+      return {
+        kind: 'codeflow',
+        port: t.port,
+        durationSeconds: 0,
+        connections: Number(process.env.BENCH_LOGIN_USERS ?? 4),
+        host: t.fixtures.host,
+        clientId: t.fixtures.web.clientId,
+        authorization: t.fixtures.web.authorization,
+        email: t.fixtures.web.email,
+        password: PASSWORD,
+        redirectUri: REDIRECT,
+      };
     },
   },
 ];
@@ -225,7 +297,11 @@ function table(header: string[], lines: string[][]): string {
 }
 
 async function peerOpaqueToken(t: Target): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${t.port}/token`, { method: 'POST', headers: { ...form, authorization: t.fixtures.authorization }, body: tokenBody(t, t.fixtures.opaqueResource) });
+  const res = await fetch(`http://127.0.0.1:${t.port}/token`, {
+    method: 'POST',
+    headers: { ...form, authorization: t.fixtures.authorization },
+    body: tokenBody(t, t.fixtures.opaqueResource),
+  });
   const body = (await res.json()) as { access_token?: string };
   if (!body.access_token) throw new Error(`peer token: ${JSON.stringify(body)}`);
   return body.access_token;
@@ -235,7 +311,15 @@ async function tenantsScenario(client: Rpc): Promise<{ text: string; ratio: numb
   const t = await startTarget('Keyhall SQLite, tenants', 'tenants');
   try {
     const one = [{ host: t.fixtures.host, authorization: t.fixtures.authorization }];
-    const rr = (targets: typeof one, seconds: number): LoadSpec => ({ kind: 'roundrobin', port: t.port, durationSeconds: seconds, connections, path: '/token', targets, body: 'grant_type=client_credentials' });
+    const rr = (targets: typeof one, seconds: number): LoadSpec => ({
+      kind: 'roundrobin',
+      port: t.port,
+      durationSeconds: seconds,
+      connections,
+      path: '/token',
+      targets,
+      body: 'grant_type=client_credentials',
+    });
     await client.call({ spec: rr(one, 2) });
     const rssOne = await t.rpc.call<number>({ op: 'rss' });
     const started = performance.now();
@@ -276,7 +360,12 @@ async function tenantsScenario(client: Rpc): Promise<{ text: string; ratio: numb
 }
 
 async function main(): Promise<void> {
-  console.log(`bench: ${rounds} round(s), ${duration}/${shortDuration} s per run, ${connections} connections, Node ${process.version}, ${os.cpus().length}× ${os.cpus()[0]?.model ?? 'CPU'}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `bench: ${rounds} round(s), ${duration}/${shortDuration} s per run, ${connections} connections, Node ${process.version}, ${os.cpus().length}× ${os.cpus()[0]?.model ?? 'CPU'}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const { rpc: client } = await spawn('load.ts', [], {});
   const targets: Target[] = [];
   try {
@@ -286,7 +375,10 @@ async function main(): Promise<void> {
     targets.push(await startTarget('Keyhall SQLite', 'keyhall-sqlite'));
     const database = await freshPostgres();
     if (database) {
-      const t = await startTarget('Keyhall PostgreSQL', 'keyhall-postgres', { KEYHALL_DATABASE_URL: database.url, KEYHALL_MASTER_KEY: randomBytes(32).toString('base64') });
+      const t = await startTarget('Keyhall PostgreSQL', 'keyhall-postgres', {
+        KEYHALL_DATABASE_URL: database.url,
+        KEYHALL_MASTER_KEY: randomBytes(32).toString('base64'),
+      });
       t.cleanup = database.drop;
       targets.push(t);
     }
@@ -294,18 +386,20 @@ async function main(): Promise<void> {
     const runs = new Map<string, Measured[]>();
     const key = (s: Scenario, t: Target) => `${s.name}\u0000${t.name}`;
     // Warm-up (JIT, caches, connection pools), then interleaved rounds.
-    for (const s of active) for (const t of targets) {
-      const spec = s.spec(t);
-      if (spec) await client.call({ spec: { ...spec, durationSeconds: quick ? 1 : 2 } });
-    }
-    for (let r = 0; r < rounds; r++) {
-      for (const s of active) for (const t of targets) {
+    for (const s of active)
+      for (const t of targets) {
         const spec = s.spec(t);
-        if (!spec) continue;
-        const m = await measure(client, t, { ...spec, durationSeconds: s.seconds }, r === 0 ? s.name : undefined);
-        if (m.failures) console.error(`${s.name} on ${t.name}: ${m.failures} failed (${m.sample ?? ''})`);
-        runs.set(key(s, t), [...(runs.get(key(s, t)) ?? []), m]);
+        if (spec) await client.call({ spec: { ...spec, durationSeconds: quick ? 1 : 2 } });
       }
+    for (let r = 0; r < rounds; r++) {
+      for (const s of active)
+        for (const t of targets) {
+          const spec = s.spec(t);
+          if (!spec) continue;
+          const m = await measure(client, t, { ...spec, durationSeconds: s.seconds }, r === 0 ? s.name : undefined);
+          if (m.failures) console.error(`${s.name} on ${t.name}: ${m.failures} failed (${m.sample ?? ''})`);
+          runs.set(key(s, t), [...(runs.get(key(s, t)) ?? []), m]);
+        }
       console.error(`round ${r + 1}/${rounds} done`);
     }
     const lines: string[][] = [];
@@ -336,7 +430,9 @@ async function main(): Promise<void> {
       }
     }
     console.log(`\n### Side by side (medians of ${rounds} interleaved round(s))\n`);
-    console.log(table(['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'main thread µs/req', 'ours ÷ ceiling', 'ours ÷ peer', 'failed'], lines));
+    console.log(
+      table(['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'main thread µs/req', 'ours ÷ ceiling', 'ours ÷ peer', 'failed'], lines),
+    );
     // The goals of issue 13, checked on this run's medians.
     const med = (scenario: string, kind: string, f: (m: Measured) => number) => {
       const t = targets.find((x) => x.kind === kind);
@@ -352,11 +448,15 @@ async function main(): Promise<void> {
     const goals: Array<[string, number | undefined, (v: number) => boolean]> = [
       ['/token client_credentials, SQLite ÷ ceiling ≥ 0.8', ratioOf('/token client_credentials', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.8],
       ['/token client_credentials, SQLite ÷ peer ≥ 2', ratioOf('/token client_credentials', 'keyhall-sqlite', 'peer'), (v) => v >= 2],
-      ['/token client_credentials, SQLite p99 ÷ peer p99 ≤ 1', (() => {
-        const a = med('/token client_credentials', 'keyhall-sqlite', (m) => m.p99);
-        const b = med('/token client_credentials', 'peer', (m) => m.p99);
-        return a !== undefined && b ? a / b : undefined;
-      })(), (v) => v <= 1],
+      [
+        '/token client_credentials, SQLite p99 ÷ peer p99 ≤ 1',
+        (() => {
+          const a = med('/token client_credentials', 'keyhall-sqlite', (m) => m.p99);
+          const b = med('/token client_credentials', 'peer', (m) => m.p99);
+          return a !== undefined && b ? a / b : undefined;
+        })(),
+        (v) => v <= 1,
+      ],
       ['/token client_credentials, PostgreSQL ÷ ceiling ≥ 0.65', ratioOf('/token client_credentials', 'keyhall-postgres', 'baseline'), (v) => v >= 0.65],
       ['/introspect, SQLite ÷ ceiling ≥ 0.8', ratioOf('/introspect', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.8],
       ['code flow, SQLite ÷ argon2 ceiling ≥ 0.9', ratioOf('code flow + PKCE (logins/s)', 'keyhall-sqlite', 'baseline'), (v) => v >= 0.9],
@@ -369,7 +469,8 @@ async function main(): Promise<void> {
       goals.push([`${tenantCount} tenants: throughput ÷ one tenant ≥ 0.9`, tenants.ratio, (v) => v >= 0.9]);
     }
     console.log('\n### Goals (issue 13) on this run\n');
-    for (const [name, value, ok] of goals) console.log(`- ${value === undefined ? '–' : ok(value) ? 'met' : 'NOT met'}: ${name} (${value === undefined ? 'not measured' : value.toFixed(2)})`);
+    for (const [name, value, ok] of goals)
+      console.log(`- ${value === undefined ? '–' : ok(value) ? 'met' : 'NOT met'}: ${name} (${value === undefined ? 'not measured' : value.toFixed(2)})`);
     if (failed) {
       console.error('some requests failed');
       process.exitCode = 1;

@@ -35,14 +35,24 @@ async function keyhall(kind: string, refreshCount: number): Promise<{ port: numb
   if (kind !== 'tenants') {
     const email = 'bench@example.com';
     const user = await server.ctx.management.users.create(tenant.id, { type: 'system', id: null }, { email, password: PASSWORD, name: 'Bench User' });
-    const web = await server.ctx.management.clients.create(tenant.id, { grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT], scope: 'openid profile email' });
+    const web = await server.ctx.management.clients.create(tenant.id, {
+      grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: [REDIRECT],
+      scope: 'openid profile email',
+    });
     fixtures.web = { clientId: web.client_id, authorization: basic(web.client_id, web.client_secret!), email };
     const ports = server.ctx.oauth.ports;
     const now = server.ctx.clock.now();
     const grant = { clientId: web.client_id, sub: user.id, scopes: ['openid', 'profile', 'email'], resources: [], jkt: null };
     fixtures.refreshTokens = [];
     for (let i = 0; i < refreshCount; i++) fixtures.refreshTokens.push(await startRefreshFamily(tenant, grant, ports, now));
-    const userTokens = await post(server.port, host, '/token', fixtures.web.authorization, `grant_type=refresh_token&refresh_token=${await startRefreshFamily(tenant, grant, ports, now)}`);
+    const userTokens = await post(
+      server.port,
+      host,
+      '/token',
+      fixtures.web.authorization,
+      `grant_type=refresh_token&refresh_token=${await startRefreshFamily(tenant, grant, ports, now)}`,
+    );
     fixtures.userinfoToken = userTokens.access_token as string;
     fixtures.introspectToken = (await post(server.port, host, '/token', authorization, 'grant_type=client_credentials')).access_token as string;
   }
@@ -52,11 +62,23 @@ async function keyhall(kind: string, refreshCount: number): Promise<{ port: numb
 async function post(port: number, host: string, p: string, authorization: string, body: string): Promise<Record<string, unknown>> {
   const { request } = await import('node:http');
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: p, setHost: false, headers: { host, authorization, 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text) as Record<string, unknown>) : reject(new Error(`${p}: ${res.statusCode} ${text}`))));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: p,
+        setHost: false,
+        headers: { host, authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(JSON.parse(text) as Record<string, unknown>) : reject(new Error(`${p}: ${res.statusCode} ${text}`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -103,7 +125,12 @@ async function main(): Promise<void> {
   } else if (kind === 'peer') {
     const peer = await startPeer();
     port = peer.port;
-    fixtures = { host: `127.0.0.1:${port}`, authorization: basic(peer.clientId, peer.clientSecret), resource: peer.resource, opaqueResource: peer.opaqueResource };
+    fixtures = {
+      host: `127.0.0.1:${port}`,
+      authorization: basic(peer.clientId, peer.clientSecret),
+      resource: peer.resource,
+      opaqueResource: peer.opaqueResource,
+    };
     stop = peer.close;
   } else {
     const k = await keyhall(kind, refreshCount);
@@ -113,7 +140,7 @@ async function main(): Promise<void> {
       fs.rmSync(k.dataDir, { recursive: true, force: true });
     };
   }
-    // A CPU profile of exactly one measured run (BENCH_PROFILE): startup and warm-up excluded.
+  // A CPU profile of exactly one measured run (BENCH_PROFILE): startup and warm-up excluded.
   const profiler = new inspector.Session();
   profiler.connect();
   process.on('message', (m: { id: number; op: string; count?: number; file?: string }) => {
@@ -127,7 +154,10 @@ async function main(): Promise<void> {
       (globalThis as { gc?: () => void }).gc?.();
       answer(process.memoryUsage().rss);
     } else if (m.op === 'tenants' && server) {
-      growTenants(server, fixtures, m.count ?? 1).then(() => answer(fixtures.tenants), (err: Error) => answer({ error: err.message }));
+      growTenants(server, fixtures, m.count ?? 1).then(
+        () => answer(fixtures.tenants),
+        (err: Error) => answer({ error: err.message }),
+      );
     } else if (m.op === 'profile-start') {
       profiler.post('Profiler.enable', () => profiler.post('Profiler.start', () => answer(true)));
     } else if (m.op === 'profile-stop') {

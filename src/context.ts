@@ -189,7 +189,13 @@ function oauthTransactions(db: Db, events: EventRecorder): Atomically {
         revoked: repos(trx, db.dialect).revokedTokens,
         audit: async (event) => {
           const clientId = typeof event.data.client_id === 'string' ? event.data.client_id : null;
-          await events.record(trx, { tenantId: event.tenantId, type: event.type, organizationId: null, actor: { type: 'system', id: clientId }, data: event.data });
+          await events.record(trx, {
+            tenantId: event.tenantId,
+            type: event.type,
+            organizationId: null,
+            actor: { type: 'system', id: clientId },
+            data: event.data,
+          });
         },
       }),
     );
@@ -237,13 +243,27 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const upstream = new UpstreamClient({ agent: egress.agent, policy, resolver: opts.egressResolver, timeoutMs: config.upstreamTimeoutMs }, clock);
 
     const clients = new CachedClientStore(r.oauthClients, config.cacheTtlMs, config.cacheMaxClients);
-    const clientSettings = new CachedClientSettings((tenantId, clientId) => r.signinStore.clientSettings(tenantId, clientId), config.cacheTtlMs, config.cacheMaxClients);
+    const clientSettings = new CachedClientSettings(
+      (tenantId, clientId) => r.signinStore.clientSettings(tenantId, clientId),
+      config.cacheTtlMs,
+      config.cacheMaxClients,
+    );
     const browserOrigins = new BrowserOrigins(r.oauthClients, clients, config.cacheTtlMs, config.cacheMaxTenants);
     const resourceServers = new CachedResourceServers(r.resourceServers, config.cacheTtlMs, config.cacheMaxClients);
     const tenants = new TenantService(db, keystore, clock, config.keyOverlapSeconds * 1000, events);
-    const defaults = { accessTokenTtlSeconds: config.accessTokenTtlSeconds, refreshTokenTtlSeconds: config.refreshTokenTtlSeconds, idTokenClaims: 'scoped' as const };
+    const defaults = {
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+      idTokenClaims: 'scoped' as const,
+    };
     const lifetimes = new TenantLifetimes(r.oauthSettings, defaults, config.cacheTtlMs, config.cacheMaxTenants);
-    const credentials = new CredentialService({ db, clock, events, envelope, keys: keystore, settings: {
+    const credentials = new CredentialService({
+      db,
+      clock,
+      events,
+      envelope,
+      keys: keystore,
+      settings: {
         offerTtlSeconds: config.credentialOfferTtlSeconds,
         nonceTtlSeconds: config.credentialNonceTtlSeconds,
         statusListTtlSeconds: config.statusListTtlSeconds,
@@ -282,7 +302,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       loginFailureWindowSeconds: config.loginFailureWindowSeconds,
     });
 
-    const mfa = new MfaService(db, clock, events, envelope, { trustAnchors: loadTrustAnchors(config), metadata: await loadMetadata(config, clock.now(), log), log });
+    const mfa = new MfaService(db, clock, events, envelope, {
+      trustAnchors: loadTrustAnchors(config),
+      metadata: await loadMetadata(config, clock.now(), log),
+      log,
+    });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream, signin, mfa });
     const ssoLinks = new SsoLinkService({ db, clock, events });
 
@@ -339,12 +363,26 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream }),
       credentials,
-      mcp: new McpRegistrationService({ db, clock, clients: clientService, authenticate: (tenantId, authorization) => auth.authenticate(tenantId, authorization) }),
+      mcp: new McpRegistrationService({
+        db,
+        clock,
+        clients: clientService,
+        authenticate: (tenantId, authorization) => auth.authenticate(tenantId, authorization),
+      }),
     };
     const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 
     const admins = new ConsoleAdmins(deps, management.users);
-    const engine = new SigninEngine({ flows: r.signinFlows, authorize: oauth.authorize, signin, mfa, sso, console: admins, clock, flowTtlSeconds: config.loginFlowTtlSeconds });
+    const engine = new SigninEngine({
+      flows: r.signinFlows,
+      authorize: oauth.authorize,
+      signin,
+      mfa,
+      sso,
+      console: admins,
+      clock,
+      flowTtlSeconds: config.loginFlowTtlSeconds,
+    });
     const scimDeps = { db: db.kysely, dialect: db.dialect, clock, events, vault };
     const scim: ScimServices = { auth: new ScimAuth(r.directoryConnections, clock), users: new ScimUsers(scimDeps), groups: new ScimGroups(scimDeps) };
 

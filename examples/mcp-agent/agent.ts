@@ -21,7 +21,13 @@ class AgentAuth implements OAuthClientProvider {
     return redirectUrl;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Example agent', redirect_uris: [redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Example agent',
+      redirect_uris: [redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;
@@ -54,7 +60,9 @@ function loopback(): { code: Promise<string>; close: () => void } {
       const url = new URL(req.url ?? '/', redirectUrl);
       if (url.pathname !== '/callback') return res.writeHead(404).end();
       const code = url.searchParams.get('code');
-      res.writeHead(code ? 200 : 400, { 'content-type': 'text/plain' }).end(code ? 'Signed in: you can close this tab.' : `Sign-in failed: ${url.searchParams.get('error')}`);
+      res
+        .writeHead(code ? 200 : 400, { 'content-type': 'text/plain' })
+        .end(code ? 'Signed in: you can close this tab.' : `Sign-in failed: ${url.searchParams.get('error')}`);
       server!.close();
       if (code) resolve(code);
       else reject(new Error(`sign-in failed: ${url.searchParams.get('error')} ${url.searchParams.get('error_description') ?? ''}`));
@@ -82,7 +90,12 @@ try {
 }
 
 const text = (result: unknown) => (result as { content: Array<{ text?: string }> }).content[0]?.text ?? '';
-console.log(`tools: ${(await client.listTools()).tools.map((t) => t.name).sort().join(', ')}`);
+console.log(
+  `tools: ${(await client.listTools()).tools
+    .map((t) => t.name)
+    .sort()
+    .join(', ')}`,
+);
 console.log(`whoami: ${text(await client.callTool({ name: 'whoami', arguments: {} }))}`);
 console.log(`organizations: ${text(await client.callTool({ name: 'list_organizations', arguments: {} }))}`);
 await client.close();

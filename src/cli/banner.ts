@@ -39,7 +39,10 @@ export function newcomerBanner(created: CreatedTenant, port: number): string {
 export function servedTenantsNotice(tenants: readonly Tenant[], listen: { host: string; port: number }): { lines: string[]; warning?: string } {
   const address = `http://${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
   if (tenants.length === 0) {
-    return { lines: [], warning: `keyhall: listening at ${address} but no tenant exists; every request gets 404 unknown_tenant. Create one: keyhall tenant create --host localhost:${listen.port}` };
+    return {
+      lines: [],
+      warning: `keyhall: listening at ${address} but no tenant exists; every request gets 404 unknown_tenant. Create one: keyhall tenant create --host localhost:${listen.port}`,
+    };
   }
   const lines = [`Listening at ${address}; tenants are chosen by the Host header. Serving ${tenants.length} tenant${tenants.length === 1 ? '' : 's'}:`];
   for (const t of tenants) lines.push(`  ${t.id}  ${t.issuer}`);

@@ -193,7 +193,10 @@ async function tenantCommand(args: string[], io: Io): Promise<void> {
       if (!tenant) throw new UsageError(`no tenant ${which} (see keyhall tenant list)`);
       const gone = await ctx.tenants.delete(tenant.id);
       // Its event feed went with it: the audit record of the deletion is this log line.
-      ctx.log.warn({ event: 'tenant.deleted', tenant_id: gone.id, host: gone.host, issuer: gone.issuer, actor: { type: 'system', id: null } }, 'tenant deleted');
+      ctx.log.warn(
+        { event: 'tenant.deleted', tenant_id: gone.id, host: gone.host, issuer: gone.issuer, actor: { type: 'system', id: null } },
+        'tenant deleted',
+      );
       return gone;
     });
     if (values.json) io.out(JSON.stringify({ tenant_id: deleted.id, host: deleted.host, deleted: true }));
@@ -206,7 +209,13 @@ async function tenantCommand(args: string[], io: Io): Promise<void> {
 async function apiKeysCommand(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
   if (sub !== 'create') throw new UsageError('usage: keyhall api-keys create --tenant <id|host> [--scopes <a,b>] [--org <org_id>]');
-  const { values } = parse(rest, { tenant: { type: 'string' }, scopes: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } });
+  const { values } = parse(rest, {
+    tenant: { type: 'string' },
+    scopes: { type: 'string' },
+    org: { type: 'string' },
+    name: { type: 'string' },
+    json: { type: 'boolean' },
+  });
   const which = flag(values, 'tenant');
   if (!which) throw new UsageError('api-keys create needs --tenant <id|host>');
   const scopesFlag = flag(values, 'scopes');
@@ -214,7 +223,12 @@ async function apiKeysCommand(args: string[], io: Io): Promise<void> {
   // Without --scopes: every permission a key of that binding may hold (an org-bound key never
   // holds the full-privilege-only ones, such as domains:verify).
   const scopes =
-    scopesFlag === undefined ? PERMISSIONS.filter((p) => org === undefined || !FULL_PRIVILEGE_ONLY.includes(p)) : scopesFlag.split(',').map((x) => x.trim()).filter(Boolean);
+    scopesFlag === undefined
+      ? PERMISSIONS.filter((p) => org === undefined || !FULL_PRIVILEGE_ONLY.includes(p))
+      : scopesFlag
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
   const unknown = scopes.filter((x) => !isPermission(x));
   if (unknown.length) throw new UsageError(`--scopes: unknown permission ${unknown.join(', ')} (known: ${PERMISSIONS.join(', ')})`);
   if (scopes.length === 0) throw new UsageError('--scopes needs at least one permission');
@@ -266,19 +280,28 @@ async function keysCommand(args: string[], io: Io): Promise<void> {
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function adminCommand(args: string[], io: Io): Promise<void> {
   const [sub, ...rest] = args;
   const usage = 'keyhall admin create|list|remove --tenant <id|host> …';
   if (sub !== 'create' && sub !== 'list' && sub !== 'remove') throw new UsageError(`usage: ${usage}`);
-  const { values } = parse(rest, { tenant: { type: 'string' }, email: { type: 'string' }, 'password-stdin': { type: 'boolean' }, link: { type: 'boolean' }, json: { type: 'boolean' } });
+  const { values } = parse(rest, {
+    tenant: { type: 'string' },
+    email: { type: 'string' },
+    'password-stdin': { type: 'boolean' },
+    link: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
   const which = flag(values, 'tenant');
   if (!which) throw new UsageError(`admin ${sub} needs --tenant <id|host>`);
   const email = flag(values, 'email');
   if (sub === 'list' && (email !== undefined || values.link || values['password-stdin'])) throw new UsageError('admin list takes only --tenant and --json');
-  if (sub === 'remove' && (email === undefined || values.link || values['password-stdin'])) throw new UsageError('usage: keyhall admin remove --tenant <id|host> --email <email>');
+  if (sub === 'remove' && (email === undefined || values.link || values['password-stdin']))
+    throw new UsageError('usage: keyhall admin remove --tenant <id|host> --email <email>');
   if (sub === 'create' && (email === undefined) === !values.link) throw new UsageError('admin create needs --email <email> or --link (not both)');
   if (values.link && values['password-stdin']) throw new UsageError('--password-stdin goes with --email');
   const password = values['password-stdin'] ? await readStdin() : undefined;
@@ -302,7 +325,8 @@ async function adminCommand(args: string[], io: Io): Promise<void> {
     }
     const user = await ctx.management.users.list(tenant.id, undefined, 1, email!).then((users) => users[0]);
     if (sub === 'remove') {
-      if (!user || !(await ctx.admins.revoke(tenant.id, user.id))) throw new UsageError(`${email} is not an administrator of ${tenant.host} (see keyhall admin list)`);
+      if (!user || !(await ctx.admins.revoke(tenant.id, user.id)))
+        throw new UsageError(`${email} is not an administrator of ${tenant.host} (see keyhall admin list)`);
       if (values.json) io.out(JSON.stringify({ tenant_id: tenant.id, user_id: user.id, removed: true }));
       else io.out(`${user.email} is no longer an administrator of ${tenant.host}.`);
       return;
@@ -322,7 +346,10 @@ async function adminCommand(args: string[], io: Io): Promise<void> {
     }
     if (values.json) io.out(JSON.stringify(out));
     else if (!result.granted) io.out(`${out.email} already is an administrator of ${tenant.host}.`);
-    else io.out(`${out.email} (${out.user_id}${result.created ? ', new user' : ''}) is now an administrator of ${tenant.host}: sign in at ${tenant.issuer}/console/`);
+    else
+      io.out(
+        `${out.email} (${out.user_id}${result.created ? ', new user' : ''}) is now an administrator of ${tenant.host}: sign in at ${tenant.issuer}/console/`,
+      );
   });
 }
 

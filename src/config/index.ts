@@ -29,13 +29,31 @@ const schema = z.object({
   /** KEYHALL_LOG_LEVEL: pino level (fatal, error, warn, info, debug, trace, silent). */
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** KEYHALL_BODY_LIMIT: largest accepted request body in bytes. */
-  bodyLimit: z.coerce.number().int().min(1024).max(50 * 1024 * 1024).default(1024 * 1024),
+  bodyLimit: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(50 * 1024 * 1024)
+    .default(1024 * 1024),
   /** KEYHALL_KEY_OVERLAP_SECONDS: how long a rotated-out signing key stays in the JWKS. */
-  keyOverlapSeconds: z.coerce.number().int().min(0).default(24 * 3600),
+  keyOverlapSeconds: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 3600),
   /** KEYHALL_ACCESS_TOKEN_TTL_SECONDS: lifetime of issued access tokens (`expires_in`). */
-  accessTokenTtlSeconds: z.coerce.number().int().min(30).max(24 * 3600).default(600),
+  accessTokenTtlSeconds: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .max(24 * 3600)
+    .default(600),
   /** KEYHALL_REFRESH_TOKEN_TTL_SECONDS: absolute lifetime of a refresh-token grant (its family). */
-  refreshTokenTtlSeconds: z.coerce.number().int().min(60).default(30 * 24 * 3600),
+  refreshTokenTtlSeconds: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(30 * 24 * 3600),
   /**
    * KEYHALL_DPOP_NONCE: require a server-provided nonce in every DPoP proof (RFC 9449 §8/§9;
    * answered with `use_dpop_nonce` and a `DPoP-Nonce` header). Off by default.
@@ -77,9 +95,17 @@ const schema = z.object({
   /** KEYHALL_DISPATCH_INTERVAL_MS: how often the webhook dispatcher looks for due deliveries. */
   dispatchIntervalMs: z.coerce.number().int().min(10).max(60_000).default(1000),
   /** KEYHALL_SESSION_IDLE_SECONDS: a hosted-login session ends after this long without use. */
-  sessionIdleSeconds: z.coerce.number().int().min(60).default(12 * 3600),
+  sessionIdleSeconds: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(12 * 3600),
   /** KEYHALL_SESSION_MAX_SECONDS: absolute lifetime of a hosted-login session, used or not. */
-  sessionMaxSeconds: z.coerce.number().int().min(60).default(7 * 24 * 3600),
+  sessionMaxSeconds: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(7 * 24 * 3600),
   /** KEYHALL_PAR_TTL_SECONDS: lifetime of a /par request_uri (`expires_in`). */
   parTtlSeconds: z.coerce.number().int().min(5).max(600).default(60),
   /** KEYHALL_CODE_TTL_SECONDS: lifetime of an authorization code. */
@@ -89,15 +115,30 @@ const schema = z.object({
   /** KEYHALL_UPSTREAM_TIMEOUT_MS: time limit of one request to an upstream provider (discovery, code, refresh, revocation). */
   upstreamTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS: how long a credential offer's pre-authorized code can be redeemed. */
-  credentialOfferTtlSeconds: z.coerce.number().int().min(30).max(30 * 24 * 3600).default(300),
+  credentialOfferTtlSeconds: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .max(30 * 24 * 3600)
+    .default(300),
   /** KEYHALL_CREDENTIAL_OFFER_SWEEP_SECONDS: how often each instance records `credential.offer.expired` for offers that died unredeemed. */
   credentialOfferSweepSeconds: z.coerce.number().int().min(1).max(3600).default(60),
   /** KEYHALL_CREDENTIAL_NONCE_TTL_SECONDS: lifetime of a c_nonce from the nonce endpoint. */
   credentialNonceTtlSeconds: z.coerce.number().int().min(30).max(3600).default(300),
   /** KEYHALL_STATUS_LIST_TTL_SECONDS: the status list token's `ttl` and its HTTP max-age. */
-  statusListTtlSeconds: z.coerce.number().int().min(0).max(24 * 3600).default(300),
+  statusListTtlSeconds: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3600)
+    .default(300),
   /** KEYHALL_LOGIN_FLOW_TTL_SECONDS: how long a login/consent page of one /authorize request stays usable. */
-  loginFlowTtlSeconds: z.coerce.number().int().min(60).max(24 * 3600).default(1800),
+  loginFlowTtlSeconds: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(24 * 3600)
+    .default(1800),
   /** KEYHALL_LOGIN_MAX_FAILURES_ACCOUNT: failed logins per tenant+account per window before 429. */
   loginMaxFailuresPerAccount: z.coerce.number().int().min(1).default(10),
   /** KEYHALL_LOGIN_MAX_FAILURES_IP: failed logins per tenant+client IP per window before 429. */
@@ -200,10 +241,7 @@ const envNames: Record<keyof Config, string> = {
 export class ConfigError extends Error {}
 
 /** Reads the configuration from an environment (process.env by default), with overrides. */
-export function loadConfig(
-  env: NodeJS.ProcessEnv = process.env,
-  overrides: Partial<Record<keyof Config, unknown>> = {},
-): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof Config, unknown>> = {}): Config {
   const raw: Record<string, unknown> = {};
   for (const [key, name] of Object.entries(envNames)) {
     const value = env[name];

@@ -99,7 +99,11 @@ export class ProviderService {
   }
 
   /** Applies `input` over `base` (a preset's values or the stored provider) and checks the whole. */
-  async #resolve(base: Omit<ConnectProviderRecord, 'id' | 'tenantId' | 'createdAt' | 'updatedAt' | 'clientSecretEnc'> & { hasSecret: boolean }, input: ProviderInput, rediscover: boolean) {
+  async #resolve(
+    base: Omit<ConnectProviderRecord, 'id' | 'tenantId' | 'createdAt' | 'updatedAt' | 'clientSecretEnc'> & { hasSecret: boolean },
+    input: ProviderInput,
+    rediscover: boolean,
+  ) {
     const next = { ...base };
     if (input.name !== undefined) next.name = input.name;
     if (input.type !== undefined) next.kind = input.type;
@@ -116,7 +120,8 @@ export class ProviderService {
     const secretGiven = input.client_secret !== undefined && input.client_secret !== null;
     const hasSecret = input.client_secret === undefined ? next.hasSecret : secretGiven;
     if (next.tokenEndpointAuthMethod === 'none' && hasSecret) throw errors.invalidRequest('client_secret: not used with token_endpoint_auth_method none');
-    if (next.tokenEndpointAuthMethod !== 'none' && !hasSecret) throw errors.invalidRequest(`client_secret is required with token_endpoint_auth_method ${next.tokenEndpointAuthMethod}`);
+    if (next.tokenEndpointAuthMethod !== 'none' && !hasSecret)
+      throw errors.invalidRequest(`client_secret is required with token_endpoint_auth_method ${next.tokenEndpointAuthMethod}`);
 
     if (next.kind === 'oidc') {
       for (const f of ['authorization_endpoint', 'token_endpoint', 'revocation_endpoint'] as const) {

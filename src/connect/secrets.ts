@@ -11,8 +11,10 @@ export const sealClientSecret = (e: Envelope, tenantId: string, providerId: stri
 export const openClientSecret = (e: Envelope, p: { tenantId: string; id: string; clientSecretEnc: string | null }) =>
   p.clientSecretEnc === null ? null : e.decrypt(p.clientSecretEnc, `connect_provider_secret:${p.tenantId}:${p.id}`);
 
-export const sealVerifier = (e: Envelope, tenantId: string, stateHash: string, verifier: string) => e.encrypt(verifier, `connect_flow:${tenantId}:${stateHash}`);
-export const openVerifier = (e: Envelope, t: { tenantId: string; stateHash: string; secretsEnc: string }) => e.decrypt(t.secretsEnc, `connect_flow:${t.tenantId}:${t.stateHash}`);
+export const sealVerifier = (e: Envelope, tenantId: string, stateHash: string, verifier: string) =>
+  e.encrypt(verifier, `connect_flow:${tenantId}:${stateHash}`);
+export const openVerifier = (e: Envelope, t: { tenantId: string; stateHash: string; secretsEnc: string }) =>
+  e.decrypt(t.secretsEnc, `connect_flow:${t.tenantId}:${t.stateHash}`);
 
 export const sealToken = (e: Envelope, tenantId: string, accountId: string, kind: TokenKind, token: string) =>
   e.encrypt(token, `connected_account:${tenantId}:${accountId}:${kind}`);

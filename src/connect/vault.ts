@@ -26,8 +26,7 @@ import { newRoundTrip, type UpstreamClient, UpstreamError } from '../upstream/cl
  * 8693 `act` chain of the access token it presented (/mcp).
  */
 export type VaultCaller =
-  | { type: 'api_key'; keyId: string }
-  | { type: 'oauth_client'; clientId: string; userId: string | null; act: Record<string, unknown> | null };
+  { type: 'api_key'; keyId: string } | { type: 'oauth_client'; clientId: string; userId: string | null; act: Record<string, unknown> | null };
 
 /** What a connect round trip resumes with (stored in clear: nothing in it is secret). */
 interface ConnectResume {
@@ -141,7 +140,12 @@ export class VaultService {
    * Starts a connection: a flow bound to {tenant, provider, user, browser session}, and the
    * upstream authorization URL carrying its `state` and PKCE challenge.
    */
-  async startConnect(tenant: { id: string; issuer: string }, session: { id: string; userId: string }, providerId: string, organizationId: string): Promise<string> {
+  async startConnect(
+    tenant: { id: string; issuer: string },
+    session: { id: string; userId: string },
+    providerId: string,
+    organizationId: string,
+  ): Promise<string> {
     const provider = await this.provider(tenant.id, providerId);
     if (!provider) throw errors.notFound('This connection provider does not exist.');
     if (!(await this.#repos().members.find(tenant.id, organizationId, session.userId))) {
@@ -162,7 +166,12 @@ export class VaultService {
       consumedAt: null,
       createdAt: now,
     });
-    return this.deps.upstream.authorizationUrl(provider, { redirectUri: callbackUri(tenant.issuer, providerId), scopes: provider.scopes, trip, params: provider.authorizeParams });
+    return this.deps.upstream.authorizationUrl(provider, {
+      redirectUri: callbackUri(tenant.issuer, providerId),
+      scopes: provider.scopes,
+      trip,
+      params: provider.authorizeParams,
+    });
   }
 
   /**
@@ -171,7 +180,12 @@ export class VaultService {
    * session. Then the flow is consumed once (a replay is refused), and an upstream `error`, a
    * missing code, an `iss` that is not the provider's (RFC 9207) or a refused code end it.
    */
-  async completeConnect(tenant: { id: string; issuer: string }, session: { id: string; userId: string } | undefined, providerId: string, params: URLSearchParams): Promise<ConnectedAccountRecord> {
+  async completeConnect(
+    tenant: { id: string; issuer: string },
+    session: { id: string; userId: string } | undefined,
+    providerId: string,
+    params: URLSearchParams,
+  ): Promise<ConnectedAccountRecord> {
     const state = params.get('state');
     if (!state) throw errors.invalidRequest('The answer from the provider has no state. Start connecting again.');
     const stateHash = sha256Hex(state);
@@ -188,7 +202,9 @@ export class VaultService {
     const upstreamError = params.get('error');
     if (upstreamError !== null) {
       const description = params.get('error_description');
-      throw errors.invalidRequest(`The provider refused the connection: ${upstreamError.slice(0, 100)}${description ? ` (${description.slice(0, 200)})` : ''}.`);
+      throw errors.invalidRequest(
+        `The provider refused the connection: ${upstreamError.slice(0, 100)}${description ? ` (${description.slice(0, 200)})` : ''}.`,
+      );
     }
     if (!params.get('code')) throw errors.invalidRequest('The answer from the provider has no authorization code.');
     const provider = await r.connectProviders.find(tenant.id, providerId);
@@ -242,14 +258,21 @@ export class VaultService {
         };
         await t.connectedAccounts.insert(account);
       }
-      await this.#record(trx, tenant.id, 'connected_account.connected', flow.organizationId, { type: 'user', id: flow.userId }, {
-        account_id: id,
-        provider_id: providerId,
-        user_id: flow.userId,
-        subject: tokens.subject,
-        scopes: stored.scopes,
-        reconnected: existing !== undefined,
-      });
+      await this.#record(
+        trx,
+        tenant.id,
+        'connected_account.connected',
+        flow.organizationId,
+        { type: 'user', id: flow.userId },
+        {
+          account_id: id,
+          provider_id: providerId,
+          user_id: flow.userId,
+          subject: tokens.subject,
+          scopes: stored.scopes,
+          reconnected: existing !== undefined,
+        },
+      );
       return account;
     });
   }
@@ -319,7 +342,8 @@ export class VaultService {
     this.deps.events.afterCommit(trx, () =>
       this.#revokeUpstream(account.id, provider, () => {
         const tokens: RevocableTokens = [];
-        if (account.refreshTokenEnc) tokens.push([openToken(this.deps.envelope, account.tenantId, account.id, 'refresh', account.refreshTokenEnc), 'refresh_token']);
+        if (account.refreshTokenEnc)
+          tokens.push([openToken(this.deps.envelope, account.tenantId, account.id, 'refresh', account.refreshTokenEnc), 'refresh_token']);
         tokens.push([openToken(this.deps.envelope, account.tenantId, account.id, 'access', account.accessTokenEnc), 'access_token']);
         return tokens;
       }),
@@ -380,7 +404,15 @@ export class VaultService {
     });
   }
 
-  #failedEvent(trx: Executor, tenantId: string, organizationId: string, accountId: string, caller: VaultCaller, reason: string, extra: Record<string, unknown> = {}) {
+  #failedEvent(
+    trx: Executor,
+    tenantId: string,
+    organizationId: string,
+    accountId: string,
+    caller: VaultCaller,
+    reason: string,
+    extra: Record<string, unknown> = {},
+  ) {
     return this.#record(trx, tenantId, 'connected_account.token_retrieval_failed', organizationId, actorOf(caller), {
       account_id: accountId,
       reason,
@@ -389,7 +421,15 @@ export class VaultService {
     });
   }
 
-  async #fail(tenantId: string, organizationId: string, accountId: string, caller: VaultCaller, reason: string, err: Error, extra: Record<string, unknown> = {}): Promise<never> {
+  async #fail(
+    tenantId: string,
+    organizationId: string,
+    accountId: string,
+    caller: VaultCaller,
+    reason: string,
+    err: Error,
+    extra: Record<string, unknown> = {},
+  ): Promise<never> {
     await this.#tx((trx) => this.#failedEvent(trx, tenantId, organizationId, accountId, caller, reason, extra));
     throw err;
   }
@@ -414,7 +454,14 @@ export class VaultService {
     for (;;) {
       const now = this.deps.clock.now();
       if (a.status === 'needs_reauthorization') {
-        return this.#fail(tenantId, organizationId, a.id, caller, 'needs_reauthorization', errors.upstreamRefreshFailed('the account needs reauthorization: its user must connect it again'));
+        return this.#fail(
+          tenantId,
+          organizationId,
+          a.id,
+          caller,
+          'needs_reauthorization',
+          errors.upstreamRefreshFailed('the account needs reauthorization: its user must connect it again'),
+        );
       }
       if (this.#usable(a, now)) return this.#succeeded(a, caller, null);
       // Another caller refreshed while we waited: its token is fresh from the upstream.
@@ -423,7 +470,14 @@ export class VaultService {
       if (!claimLive) {
         if (waitedOn === a.version) {
           // The claim we waited on was released without a new version: that refresh failed.
-          return this.#fail(tenantId, organizationId, a.id, caller, 'upstream_unavailable', errors.upstreamRefreshFailed('the upstream refresh failed; try again later'));
+          return this.#fail(
+            tenantId,
+            organizationId,
+            a.id,
+            caller,
+            'upstream_unavailable',
+            errors.upstreamRefreshFailed('the upstream refresh failed; try again later'),
+          );
         }
         const owner = randomUUID();
         if (await accounts.claimRefresh(tenantId, a.id, a.version, owner, now, now + this.deps.settings.leaseMs)) return this.#refresh(a, owner, caller);
@@ -431,7 +485,14 @@ export class VaultService {
         waitedOn = a.version;
       }
       if (performance.now() > deadline) {
-        return this.#fail(tenantId, organizationId, a.id, caller, 'refresh_wait_timeout', errors.upstreamRefreshFailed('the upstream refresh did not finish in time; try again'));
+        return this.#fail(
+          tenantId,
+          organizationId,
+          a.id,
+          caller,
+          'refresh_wait_timeout',
+          errors.upstreamRefreshFailed('the upstream refresh did not finish in time; try again'),
+        );
       }
       await sleep(POLL_MS);
       a = await accounts.find(tenantId, accountId);
@@ -466,17 +527,27 @@ export class VaultService {
     }
     let fresh;
     try {
-      fresh = await this.deps.upstream.refresh(provider, openClientSecret(this.deps.envelope, provider), openToken(this.deps.envelope, a.tenantId, a.id, 'refresh', a.refreshTokenEnc));
+      fresh = await this.deps.upstream.refresh(
+        provider,
+        openClientSecret(this.deps.envelope, provider),
+        openToken(this.deps.envelope, a.tenantId, a.id, 'refresh', a.refreshTokenEnc),
+      );
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       if (err.kind === 'refused' && err.code === 'invalid_grant') {
-        return reauthorize('invalid_grant', { upstream_error: 'invalid_grant' }, 'the upstream refused the refresh token (invalid_grant): the user must connect the account again');
+        return reauthorize(
+          'invalid_grant',
+          { upstream_error: 'invalid_grant' },
+          'the upstream refused the refresh token (invalid_grant): the user must connect the account again',
+        );
       }
       await this.#tx(async (trx) => {
         await this.#repos(trx).connectedAccounts.releaseRefresh(a.tenantId, a.id, a.version, owner);
         await this.#failedEvent(trx, a.tenantId, a.organizationId, a.id, caller, `upstream_${err.kind}`, err.code ? { upstream_error: err.code } : {});
       });
-      throw errors.upstreamRefreshFailed(`the upstream refresh failed (${err.kind === 'refused' ? `the upstream answered ${err.code}` : err.kind.replace('_', ' ')})`).because(err);
+      throw errors
+        .upstreamRefreshFailed(`the upstream refresh failed (${err.kind === 'refused' ? `the upstream answered ${err.code}` : err.kind.replace('_', ' ')})`)
+        .because(err);
     }
     const now = this.deps.clock.now();
     const stored = {
@@ -486,7 +557,15 @@ export class VaultService {
       expiresAt: fresh.expiresIn === null ? null : now + fresh.expiresIn * 1000,
       scopes: fresh.scopes ?? a.scopes,
     };
-    const next: ConnectedAccountRecord = { ...a, ...stored, version: a.version + 1, refreshOwner: null, refreshUntil: null, lastRefreshedAt: now, updatedAt: now };
+    const next: ConnectedAccountRecord = {
+      ...a,
+      ...stored,
+      version: a.version + 1,
+      refreshOwner: null,
+      refreshUntil: null,
+      lastRefreshedAt: now,
+      updatedAt: now,
+    };
     const ok = await this.#tx(async (trx) => {
       const landed = await this.#repos(trx).connectedAccounts.storeRefreshed(a.tenantId, a.id, a.version, owner, stored, now);
       if (landed) await this.#retrievedEvent(trx, next, caller, 'this');

@@ -25,6 +25,13 @@ export class ConsoleOverview {
     const platformApiKeys = await r.apiKeys.countLivePlatform(tenantId);
     const oauthClients = await r.oauthClients.count(tenantId);
     const webhooks = await r.webhookEndpoints.countWithFailing(tenantId);
-    return { organizations, users, platform_api_keys: platformApiKeys, oauth_clients: oauthClients, webhooks: webhooks.total, failing_webhooks: webhooks.failing };
+    return {
+      organizations,
+      users,
+      platform_api_keys: platformApiKeys,
+      oauth_clients: oauthClients,
+      webhooks: webhooks.total,
+      failing_webhooks: webhooks.failing,
+    };
   }
 }

@@ -230,7 +230,8 @@ export class ConsoleAdmins {
       const ids = await this.#stillAdministrator(trx, tenantId, actor);
       if (!ids.includes(userId)) throw errors.notFound('this user is not an administrator');
       if (ids.length <= 1) throw errors.conflict('this is the last administrator of the tenant; make another one first');
-      if (actor.type === 'user' && actor.id === userId) throw errors.conflict('you cannot remove yourself as an administrator; ask another administrator to do it');
+      if (actor.type === 'user' && actor.id === userId)
+        throw errors.conflict('you cannot remove yourself as an administrator; ask another administrator to do it');
       await this.#revoke(trx, tenantId, userId, actor);
     });
   }

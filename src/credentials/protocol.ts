@@ -184,7 +184,10 @@ export async function issueSdJwtVc(input: CredentialInput, key: ActiveKey): Prom
 }
 
 /** A Token Status List token (1 bit per credential, 1 = revoked), signed EdDSA. */
-export async function statusListToken(input: { issuer: string; uri: string; size: number; revoked: number[]; iat: number; exp: number; ttl: number }, key: ActiveKey): Promise<string> {
+export async function statusListToken(
+  input: { issuer: string; uri: string; size: number; revoked: number[]; iat: number; exp: number; ttl: number },
+  key: ActiveKey,
+): Promise<string> {
   const { createHeaderAndPayload, StatusList } = await import('@sd-jwt/jwt-status-list');
   const list = new StatusList(new Array<number>(input.size).fill(0), 1);
   for (const idx of input.revoked) list.setStatus(idx, 1);

@@ -97,7 +97,6 @@ function newTxCode(length: number, mode: TxCodeInputMode): string {
   return out;
 }
 
-
 function checkClaims(claims: Record<string, unknown>, spec: Record<string, ClaimSpec>): void {
   for (const [name, value] of Object.entries(claims)) {
     const s = spec[name];
@@ -135,7 +134,11 @@ export class CredentialService implements PreAuthorizedCodes {
     return this.r().credentialTypes.find(tenantId, id);
   }
 
-  async createType(tenantId: string, actor: Actor, input: { id: string; vct: string; display_name: string; claims: Record<string, ClaimSpec>; lifetime_seconds: number }): Promise<CredentialTypeRecord> {
+  async createType(
+    tenantId: string,
+    actor: Actor,
+    input: { id: string; vct: string; display_name: string; claims: Record<string, ClaimSpec>; lifetime_seconds: number },
+  ): Promise<CredentialTypeRecord> {
     if (input.id === MEMBERSHIP_TYPE) throw errors.conflict(`id: ${MEMBERSHIP_TYPE} is built in`);
     const t: CredentialTypeRecord = {
       tenantId,
@@ -148,7 +151,13 @@ export class CredentialService implements PreAuthorizedCodes {
     };
     await this.transaction(async (trx) => {
       if (!(await this.r(trx).credentialTypes.insert(t))) throw errors.conflict('id: a credential type with this id exists');
-      await this.deps.events.record(trx, { tenantId, type: 'credential_type.created', organizationId: null, actor, data: { credential_configuration_id: t.id, vct: t.vct } });
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'credential_type.created',
+        organizationId: null,
+        actor,
+        data: { credential_configuration_id: t.id, vct: t.vct },
+      });
     });
     return t;
   }
@@ -230,7 +239,10 @@ export class CredentialService implements PreAuthorizedCodes {
   }
 
   private offerDocument(issuer: string, offer: CredentialOfferRecord, code: string) {
-    const txCode = offer.txCodeLength === null ? {} : { tx_code: { length: offer.txCodeLength, input_mode: offer.txCodeInputMode, description: 'The code you were given with this offer' } };
+    const txCode =
+      offer.txCodeLength === null
+        ? {}
+        : { tx_code: { length: offer.txCodeLength, input_mode: offer.txCodeInputMode, description: 'The code you were given with this offer' } };
     return {
       credential_issuer: issuer,
       credential_configuration_ids: [offer.configurationId],
@@ -241,7 +253,8 @@ export class CredentialService implements PreAuthorizedCodes {
   /** The offer by reference (while it can still be redeemed). */
   async offerByReference(tenant: IssuerTenant, ref: string) {
     const offer = await this.r().credentialOffers.findByRef(tenant.id, sha256Hex(ref));
-    if (!offer || offer.state !== 'pending' || offer.expiresAt <= this.deps.clock.now()) throw errors.notFound('no such credential offer, or it was used or has expired');
+    if (!offer || offer.state !== 'pending' || offer.expiresAt <= this.deps.clock.now())
+      throw errors.notFound('no such credential offer, or it was used or has expired');
     return this.offerDocument(tenant.issuer, offer, this.deps.envelope.decrypt(offer.codeEnc, CODE_CONTEXT(tenant.id, offer.id)));
   }
 
@@ -307,9 +320,11 @@ export class CredentialService implements PreAuthorizedCodes {
   // --- issuance ---------------------------------------------------------------------------
 
   private parseRequest(body: unknown): { configurationId: string; proof: string } {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw credentialErrors.invalidCredentialRequest('the request body must be a JSON object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw credentialErrors.invalidCredentialRequest('the request body must be a JSON object');
     const b = body as Record<string, unknown>;
-    if (b.credential_identifier !== undefined) throw credentialErrors.invalidCredentialRequest('credential_identifier is not supported; send credential_configuration_id');
+    if (b.credential_identifier !== undefined)
+      throw credentialErrors.invalidCredentialRequest('credential_identifier is not supported; send credential_configuration_id');
     if (typeof b.credential_configuration_id !== 'string') throw credentialErrors.invalidCredentialRequest('missing credential_configuration_id');
     if (b.proof !== undefined) throw credentialErrors.invalidCredentialRequest('send proofs (OID4VCI 1.0), not proof');
     if (b.credential_response_encryption !== undefined) throw credentialErrors.invalidCredentialRequest('credential response encryption is not supported');
@@ -320,7 +335,8 @@ export class CredentialService implements PreAuthorizedCodes {
     const types = Object.keys(p);
     if (types.length !== 1 || types[0] !== 'jwt') throw credentialErrors.invalidCredentialRequest('proofs must carry exactly one proof type, jwt');
     const jwts = p.jwt;
-    if (!Array.isArray(jwts) || jwts.length === 0 || !jwts.every((j) => typeof j === 'string')) throw credentialErrors.invalidCredentialRequest('proofs.jwt must be a non-empty array of JWTs');
+    if (!Array.isArray(jwts) || jwts.length === 0 || !jwts.every((j) => typeof j === 'string'))
+      throw credentialErrors.invalidCredentialRequest('proofs.jwt must be a non-empty array of JWTs');
     if (jwts.length > 1) throw credentialErrors.invalidCredentialRequest('batch issuance is not supported: send one proof');
     return { configurationId: b.credential_configuration_id, proof: jwts[0] as string };
   }
@@ -345,7 +361,8 @@ export class CredentialService implements PreAuthorizedCodes {
     if (!type) throw credentialErrors.unknownCredentialConfiguration(`unknown credential_configuration_id ${JSON.stringify(configurationId)}`);
     const offer = await this.r().credentialOffers.find(tenant.id, offerId);
     if (!offer) throw credentialErrors.credentialRequestDenied('the offer of this access token no longer exists');
-    if (offer.configurationId !== configurationId) throw credentialErrors.invalidCredentialRequest('the access token does not cover this credential configuration');
+    if (offer.configurationId !== configurationId)
+      throw credentialErrors.invalidCredentialRequest('the access token does not cover this credential configuration');
     if (offer.state === 'issued') throw credentialErrors.invalidCredentialRequest('the credential of this offer was already issued');
     if (offer.state !== 'redeemed') throw credentialErrors.credentialRequestDenied('this offer was withdrawn');
 
@@ -357,7 +374,8 @@ export class CredentialService implements PreAuthorizedCodes {
       throw err;
     }
     if (holder.nonce === undefined) throw credentialErrors.invalidNonce('the proof carries no nonce; get one from the nonce endpoint');
-    if (!(await this.r().credentialNonces.consume(tenant.id, sha256Hex(holder.nonce), now))) throw credentialErrors.invalidNonce('the nonce is unknown, used or expired; get a fresh one from the nonce endpoint');
+    if (!(await this.r().credentialNonces.consume(tenant.id, sha256Hex(holder.nonce), now)))
+      throw credentialErrors.invalidNonce('the nonce is unknown, used or expired; get a fresh one from the nonce endpoint');
     const claims = await this.claimsFor(offer);
 
     const key = await this.deps.keys.activeKey(tenant.id, 'EdDSA');
@@ -402,14 +420,31 @@ export class CredentialService implements PreAuthorizedCodes {
   }
 
   /** Inserts the credential record in a random free slot of an open status list (a new list when none has room). */
-  private async allocate(trx: Executor, tenant: IssuerTenant, offer: CredentialOfferRecord, type: CredentialTypeRecord, subject: string, now: number): Promise<IssuedCredentialRecord> {
+  private async allocate(
+    trx: Executor,
+    tenant: IssuerTenant,
+    offer: CredentialOfferRecord,
+    type: CredentialTypeRecord,
+    subject: string,
+    now: number,
+  ): Promise<IssuedCredentialRecord> {
     const r = this.r(trx);
     const size = this.deps.settings.statusListSize;
     const id = newId('vc', now);
     for (;;) {
       let list = await r.statusLists.findOpen(tenant.id, Math.floor(size * OPEN_FRACTION));
       if (!list) {
-        list = { id: newId('sl', now), tenantId: tenant.id, size, allocated: 0, version: 0, signedJwt: null, signedVersion: null, signedUntil: null, createdAt: now };
+        list = {
+          id: newId('sl', now),
+          tenantId: tenant.id,
+          size,
+          allocated: 0,
+          version: 0,
+          signedJwt: null,
+          signedVersion: null,
+          signedUntil: null,
+          createdAt: now,
+        };
         await r.statusLists.insert(list);
       }
       for (let i = 0; i < SLOT_TRIES; i++) {
@@ -486,7 +521,14 @@ export class CredentialService implements PreAuthorizedCodes {
 }
 
 /** valid → revoked, the list's version bumped (its cached token is re-signed), credential.revoked. */
-async function revokeCredential(trx: Executor, dialect: Dialect, events: EventRecorder, c: IssuedCredentialRecord, actor: Actor, now: number): Promise<boolean> {
+async function revokeCredential(
+  trx: Executor,
+  dialect: Dialect,
+  events: EventRecorder,
+  c: IssuedCredentialRecord,
+  actor: Actor,
+  now: number,
+): Promise<boolean> {
   const r = repos(trx, dialect);
   if (!(await r.credentials.revoke(c.tenantId, c.id, now))) return false;
   await r.statusLists.bumpVersion(c.statusListId);

@@ -165,8 +165,8 @@ export const REFUSED_HIGH_PORTS: ReadonlySet<number> = new Set([
   // Fetch Standard bad ports (https://fetch.spec.whatwg.org/#port-blocking) above 1023
   1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
   // SOCKS, databases, caches, queues, search, service discovery, container and cluster control planes
-  1080, 1433, 1521, 2375, 2376, 2379, 2380, 3306, 3389, 4369, 5432, 5672, 5900, 5984, 6379, 6443, 7001, 8086, 8500,
-  8529, 9000, 9042, 9092, 9200, 9300, 10250, 10255, 11211, 15672, 27017, 27018, 27019, 28017,
+  1080, 1433, 1521, 2375, 2376, 2379, 2380, 3306, 3389, 4369, 5432, 5672, 5900, 5984, 6379, 6443, 7001, 8086, 8500, 8529, 9000, 9042, 9092, 9200, 9300, 10250,
+  10255, 11211, 15672, 27017, 27018, 27019, 28017,
 ]);
 
 export function isWebPort(port: number): boolean {

@@ -56,9 +56,7 @@ export interface EgressResolveOptions extends EgressCheckOptions {
   timeoutMs?: number;
 }
 
-type Parsed =
-  | { ok: true; url: URL; hostname: string; ip: boolean; port: number }
-  | { ok: false; reason: EgressReason; detail?: string };
+type Parsed = { ok: true; url: URL; hostname: string; ip: boolean; port: number } | { ok: false; reason: EgressReason; detail?: string };
 
 const DNS_LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 

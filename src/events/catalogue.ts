@@ -14,8 +14,14 @@ export const EVENT_TYPES = {
   'user.updated': { webhook: false, description: 'a user was changed (password changes included, never the password)' },
   'user.deleted': { webhook: false, description: 'a user was deleted' },
   // Tenant-wide (organization_id null): the console's administrators (docs/console.md).
-  'tenant_admin.granted': { webhook: false, description: 'a user was made a tenant administrator (console setup link, keyhall admin create, or another administrator in the console)' },
-  'tenant_admin.revoked': { webhook: false, description: 'a user is no longer a tenant administrator (keyhall admin remove, or another administrator in the console)' },
+  'tenant_admin.granted': {
+    webhook: false,
+    description: 'a user was made a tenant administrator (console setup link, keyhall admin create, or another administrator in the console)',
+  },
+  'tenant_admin.revoked': {
+    webhook: false,
+    description: 'a user is no longer a tenant administrator (keyhall admin remove, or another administrator in the console)',
+  },
   'member.added': { webhook: true, description: 'a user was added to an organization' },
   'member.removed': { webhook: true, description: 'a user was removed from an organization' },
   'member.role_changed': { webhook: true, description: "a member's role changed" },
@@ -56,7 +62,7 @@ export const EVENT_TYPES = {
   'sso.identity.unlinked': { webhook: false, description: 'a user unlinked their upstream identities of an SSO connection' },
   'login.succeeded': { webhook: false, description: 'a user signed in on a hosted login page (a new session)' },
   'login.failed': { webhook: false, description: 'a sign-in failed (unknown email or wrong password; same answer to the user)' },
-  'logout': { webhook: false, description: 'a user signed out (their session ended)' },
+  logout: { webhook: false, description: 'a user signed out (their session ended)' },
   'session.revoked': { webhook: false, description: 'a session was revoked (by its user on /sessions, or through /v1)' },
   'consent.granted': { webhook: false, description: 'a user approved a third-party client' },
   'consent.revoked': { webhook: false, description: "a user withdrew a client's consent" },
@@ -76,8 +82,14 @@ export const EVENT_TYPES = {
   'login.passkey': { webhook: false, description: 'a user signed in with a passkey (a new session)' },
   'passkey.registered': { webhook: false, description: 'a user registered a passkey' },
   'passkey.removed': { webhook: false, description: 'a passkey was removed (by its user on /mfa, or through /v1)' },
-  'passkey.rejected': { webhook: false, description: "a passkey registration was refused by an organization's WebAuthn policy, or because the FIDO MDS reports its model revoked or compromised" },
-  'passkey.counter_regressed': { webhook: false, description: "a passkey's signature counter went backwards (a cloned authenticator?); the sign-in was refused and the passkey disabled" },
+  'passkey.rejected': {
+    webhook: false,
+    description: "a passkey registration was refused by an organization's WebAuthn policy, or because the FIDO MDS reports its model revoked or compromised",
+  },
+  'passkey.counter_regressed': {
+    webhook: false,
+    description: "a passkey's signature counter went backwards (a cloned authenticator?); the sign-in was refused and the passkey disabled",
+  },
   'mfa.totp.enrolled': { webhook: false, description: 'a user set up an authenticator app (TOTP)' },
   'mfa.totp.removed': { webhook: false, description: 'a user removed their authenticator app (TOTP)' },
   'mfa.challenge.succeeded': { webhook: false, description: 'a second factor was given at sign-in' },
@@ -94,12 +106,24 @@ export const EVENT_TYPES = {
   'connect.provider.updated': { webhook: false, description: "an upstream provider's settings or client secret changed" },
   'connect.provider.deleted': { webhook: false, description: 'an upstream provider was removed' },
   'connected_account.connected': { webhook: false, description: 'a user connected an upstream account (or connected it again)' },
-  'connected_account.disconnected': { webhook: false, description: 'a connected account was removed (by its user or an administrator, or because its user left the organization)' },
-  'connected_account.token_retrieved': { webhook: false, description: "an access token was retrieved from the vault (refreshed upstream first when near expiry)" },
+  'connected_account.disconnected': {
+    webhook: false,
+    description: 'a connected account was removed (by its user or an administrator, or because its user left the organization)',
+  },
+  'connected_account.token_retrieved': {
+    webhook: false,
+    description: 'an access token was retrieved from the vault (refreshed upstream first when near expiry)',
+  },
   'connected_account.token_retrieval_failed': { webhook: false, description: 'a vault token retrieval failed (unknown account, upstream refresh failed)' },
-  'mcp.client.registered': { webhook: false, description: 'an MCP client registered itself at /register, or first identified itself by a Client ID Metadata Document' },
+  'mcp.client.registered': {
+    webhook: false,
+    description: 'an MCP client registered itself at /register, or first identified itself by a Client ID Metadata Document',
+  },
   'mcp.tool.called': { webhook: false, description: 'an MCP client called a tool at /mcp (tool, client, user, outcome; never the arguments)' },
-  'connected_account.reauthorization_required': { webhook: false, description: 'the upstream refused the refresh token; the user must connect the account again' },
+  'connected_account.reauthorization_required': {
+    webhook: false,
+    description: 'the upstream refused the refresh token; the user must connect the account again',
+  },
   'signing_key.rotated': { webhook: false, description: "a new signing key became active (the algorithm's previous key was retired)" },
 } as const satisfies Record<string, { webhook: boolean; description: string }>;
 

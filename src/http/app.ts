@@ -42,7 +42,10 @@ import { registerTenantResolution } from './tenant.js';
 function trustProxySetting(value: string | undefined): boolean | string[] {
   if (!value || value === 'false') return false;
   if (value === 'true') return true;
-  return value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -84,7 +87,9 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     // Under /scim/v2 they are SCIM errors, as everything there is.
     frameworkErrors: (err, request, reply) =>
       (isScimTarget(request.url) ? renderScimError : renderError)(
-        err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? errors.notFound('no such resource: an id in the path is too long') : errors.invalidRequest('malformed request target'),
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? errors.notFound('no such resource: an id in the path is too long')
+          : errors.invalidRequest('malformed request target'),
         request,
         reply,
       ),
@@ -131,7 +136,11 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   registerTenantResolution(app, ctx.tenantResolver);
   // The hosted pages' language settings and texts per tenant (src/http/screens/csp.ts).
   app.decorate('pageTexts', ctx.management.branding);
-  await app.register(documentRoutes, { oauth: ctx.oauth, keys: ctx.keystore, tenantMetadata: (tenantId, issuer) => ctx.management.mcp.authorizationServerMetadata(tenantId, issuer) });
+  await app.register(documentRoutes, {
+    oauth: ctx.oauth,
+    keys: ctx.keystore,
+    tenantMetadata: (tenantId, issuer) => ctx.management.mcp.authorizationServerMetadata(tenantId, issuer),
+  });
   await app.register(homeRoutes);
   await app.register(v1Routes, { prefix: '/v1', services: ctx.management });
   await app.register(apiReferenceRoutes);
@@ -147,7 +156,15 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });
   // The administrators' console: its JSON API and its built screens (docs/console.md).
-  await app.register(consoleApiRoutes, { prefix: '/console/api', services: ctx.management, signin: ctx.signin, admins: ctx.admins, overview: ctx.overview, mfa: ctx.mfa, engine: ctx.engine });
+  await app.register(consoleApiRoutes, {
+    prefix: '/console/api',
+    services: ctx.management,
+    signin: ctx.signin,
+    admins: ctx.admins,
+    overview: ctx.overview,
+    mfa: ctx.mfa,
+    engine: ctx.engine,
+  });
   await app.register(consoleAssetRoutes, { signin: ctx.signin });
   await app.register(credentialRoutes, { oauth: ctx.oauth, credentials: ctx.credentials, statusListTtlSeconds: ctx.credentials.settings.statusListTtlSeconds });
   return app;

@@ -4,14 +4,7 @@
  * src/credentials/.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  CREDENTIAL_ISSUER_METADATA_PATH,
-  CREDENTIAL_PATH,
-  JWT_VC_ISSUER_PATH,
-  NONCE_PATH,
-  OFFER_PATH,
-  STATUS_LIST_PATH,
-} from '../credentials/protocol.js';
+import { CREDENTIAL_ISSUER_METADATA_PATH, CREDENTIAL_PATH, JWT_VC_ISSUER_PATH, NONCE_PATH, OFFER_PATH, STATUS_LIST_PATH } from '../credentials/protocol.js';
 import { credentialErrors, type CredentialService, type IssuerTenant } from '../credentials/service.js';
 import { errors } from '../kernel/errors.js';
 import type { OAuthServer } from '../oauth/compose.js';
@@ -31,14 +24,21 @@ const cors = (reply: FastifyReply) => reply.header('access-control-allow-origin'
 const REF = /^[A-Za-z0-9_-]{43}$/;
 const LIST_ID = /^sl_[0-9a-z]{26}$/;
 
-export async function credentialRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'guard'>; credentials: CredentialService; statusListTtlSeconds: number }): Promise<void> {
+export async function credentialRoutes(
+  app: FastifyInstance,
+  opts: { oauth: Pick<OAuthServer, 'guard'>; credentials: CredentialService; statusListTtlSeconds: number },
+): Promise<void> {
   const { credentials } = opts;
 
   app.get(CREDENTIAL_ISSUER_METADATA_PATH, async (request, reply) =>
-    cors(reply).header('cache-control', 'public, max-age=300').send(await credentials.issuerMetadata(issuerTenant(request))),
+    cors(reply)
+      .header('cache-control', 'public, max-age=300')
+      .send(await credentials.issuerMetadata(issuerTenant(request))),
   );
   app.get(JWT_VC_ISSUER_PATH, async (request, reply) =>
-    cors(reply).header('cache-control', 'public, max-age=300').send(await credentials.jwtVcIssuer(issuerTenant(request))),
+    cors(reply)
+      .header('cache-control', 'public, max-age=300')
+      .send(await credentials.jwtVcIssuer(issuerTenant(request))),
   );
 
   app.get<{ Params: { ref: string } }>(`${OFFER_PATH}/:ref`, async (request, reply) => {
@@ -58,7 +58,9 @@ export async function credentialRoutes(app: FastifyInstance, opts: { oauth: Pick
         done(credentialErrors.invalidCredentialRequest('the body is not valid JSON'), undefined);
       }
     });
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(credentialErrors.invalidCredentialRequest('the body must be application/json'), undefined));
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) =>
+      done(credentialErrors.invalidCredentialRequest('the body must be application/json'), undefined),
+    );
     scope.post(CREDENTIAL_PATH, { preHandler: requireAccessToken(opts.oauth, { credentialEndpoint: true }) }, async (request, reply) => {
       const offerId = request.accessToken![CREDENTIAL_OFFER_CLAIM] as string;
       return noStore(reply).send(await credentials.issue(issuerTenant(request), offerId, request.body));

@@ -13,9 +13,7 @@ const CACHE_CONTROL = 'public, max-age=300';
 
 /** The only routes that send CORS headers: read-only, credential-less, any origin. */
 function publicDocument(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('access-control-allow-origin', '*')
-    .header('cache-control', CACHE_CONTROL);
+  return reply.header('access-control-allow-origin', '*').header('cache-control', CACHE_CONTROL);
 }
 
 export interface DocumentRouteOptions {
@@ -27,7 +25,10 @@ export interface DocumentRouteOptions {
 
 export async function documentRoutes(app: FastifyInstance, opts: DocumentRouteOptions): Promise<void> {
   const { metadata } = opts.oauth;
-  const asMetadata = async (issuer: string, tenantId: string) => ({ ...metadata.authorizationServer(issuer), ...(await opts.tenantMetadata?.(tenantId, issuer)) });
+  const asMetadata = async (issuer: string, tenantId: string) => ({
+    ...metadata.authorizationServer(issuer),
+    ...(await opts.tenantMetadata?.(tenantId, issuer)),
+  });
   const documents: Record<string, (issuer: string, tenantId: string) => Promise<unknown> | unknown> = {
     // The OpenID configuration is the same document as the RFC 8414 metadata.
     '/.well-known/openid-configuration': asMetadata,
@@ -42,14 +43,12 @@ export async function documentRoutes(app: FastifyInstance, opts: DocumentRouteOp
     app.get(path, async (request, reply) => {
       const tenant = tenantOf(request);
       const body = await build(tenant.issuer, tenant.id);
-      return publicDocument(reply).type(path === JWKS_PATH ? 'application/jwk-set+json' : 'application/json').send(body);
+      return publicDocument(reply)
+        .type(path === JWKS_PATH ? 'application/jwk-set+json' : 'application/json')
+        .send(body);
     });
     app.options(path, async (_request, reply) =>
-      publicDocument(reply)
-        .header('access-control-allow-methods', 'GET')
-        .header('access-control-max-age', '86400')
-        .code(204)
-        .send(),
+      publicDocument(reply).header('access-control-allow-methods', 'GET').header('access-control-max-age', '86400').code(204).send(),
     );
     app.route({
       method: ['POST', 'PUT', 'PATCH', 'DELETE'],

@@ -10,7 +10,8 @@ import { sendPage } from './screens/csp.js';
 import { tenantOf } from './tenant.js';
 
 /** The key on Keyhall's blue (console/ uses the same colour). */
-export const FAVICON_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b57d0"/><circle cx="12" cy="12" r="5.5" fill="none" stroke="#fff" stroke-width="3"/><path d="M16 16l9 9m-4.5-4.5l3-3m-0.5 5.5l3-3" fill="none" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>';
+export const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b57d0"/><circle cx="12" cy="12" r="5.5" fill="none" stroke="#fff" stroke-width="3"/><path d="M16 16l9 9m-4.5-4.5l3-3m-0.5 5.5l3-3" fill="none" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>';
 
 /** The same key, 32×32, as an ICO holding one PNG image (rendered from FAVICON_SVG). */
 const FAVICON_ICO = Buffer.from(
@@ -27,6 +28,10 @@ export async function homeRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, 200, { title: 'title.home' }, (f) => homePage(f, { issuer: tenant.issuer, documents: OPENAPI_DOCUMENTS.map((d) => d.path) }));
   });
   // Icons answer on any host, a tenant's or not (a browser asks for them on an error page too).
-  app.get('/favicon.svg', { config: { tenantless: true } }, async (_request, reply) => reply.type('image/svg+xml').header('cache-control', ICON_CACHE).send(FAVICON_SVG));
-  app.get('/favicon.ico', { config: { tenantless: true } }, async (_request, reply) => reply.type('image/x-icon').header('cache-control', ICON_CACHE).send(FAVICON_ICO));
+  app.get('/favicon.svg', { config: { tenantless: true } }, async (_request, reply) =>
+    reply.type('image/svg+xml').header('cache-control', ICON_CACHE).send(FAVICON_SVG),
+  );
+  app.get('/favicon.ico', { config: { tenantless: true } }, async (_request, reply) =>
+    reply.type('image/x-icon').header('cache-control', ICON_CACHE).send(FAVICON_ICO),
+  );
 }

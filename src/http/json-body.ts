@@ -6,10 +6,7 @@
  */
 import { fieldPath } from '../kernel/input.js';
 
-export type JsonBody =
-  | { ok: true; value: unknown }
-  | { ok: false; problem: 'utf8' | 'syntax' | 'empty' }
-  | { ok: false; problem: 'proto'; path: string };
+export type JsonBody = { ok: true; value: unknown } | { ok: false; problem: 'utf8' | 'syntax' | 'empty' } | { ok: false; problem: 'proto'; path: string };
 
 const FORBIDDEN_KEY = '__proto__';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

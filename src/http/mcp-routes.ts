@@ -60,7 +60,11 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRouteOptions): Pr
     const resource = mcpResource(tenant.issuer);
     const guardOptions = { resource, resourceMetadataPath: MCP_METADATA_PATH, challengeScope: MCP_CHALLENGE_SCOPE };
     const claims = await opts.oauth.guard({ method: request.method, url: resource, headers: oauthHeaders(request.raw) }, tenant, guardOptions);
-    const challenge = { scheme: claims.cnf?.jkt ? ('DPoP' as const) : ('Bearer' as const), resourceMetadata: `${tenant.issuer}${MCP_METADATA_PATH}`, algs: DPOP_ALGS };
+    const challenge = {
+      scheme: claims.cnf?.jkt ? ('DPoP' as const) : ('Bearer' as const),
+      resourceMetadata: `${tenant.issuer}${MCP_METADATA_PATH}`,
+      algs: DPOP_ALGS,
+    };
     // The audience is exactly /mcp: a token also good for other resources is not accepted here.
     const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
     if (aud.length !== 1) throw resourceErrors.invalidToken(challenge, 'the token must be for this resource only');
@@ -77,7 +81,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRouteOptions): Pr
     const claims = await guard(request);
     const tenant = tenantOf(request);
     for (const m of messages(request.body)) {
-      if (m.method === 'tools/call' && typeof m.params?.name === 'string') await refuseToolCall({ tenant, token: claims }, m.params.name, m.params.arguments, opts.tools);
+      if (m.method === 'tools/call' && typeof m.params?.name === 'string')
+        await refuseToolCall({ tenant, token: claims }, m.params.name, m.params.arguments, opts.tools);
     }
     const server = buildMcpServer({ tenant, token: claims }, opts.tools);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

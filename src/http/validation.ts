@@ -64,9 +64,7 @@ function problemOf(iss: Issue): string {
       if (iss.format === 'url') return 'must be a URL';
       return `must be a valid ${iss.format}`;
     case 'invalid_value':
-      return iss.values.length === 1
-        ? `must be ${JSON.stringify(iss.values[0])}`
-        : `must be one of ${iss.values.map((v) => JSON.stringify(v)).join(', ')}`;
+      return iss.values.length === 1 ? `must be ${JSON.stringify(iss.values[0])}` : `must be one of ${iss.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'not_multiple_of':
       return `must be a multiple of ${String(iss.divisor)}`;
     case 'invalid_key':

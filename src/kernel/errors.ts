@@ -56,8 +56,7 @@ export const errors = {
   /** A hosted page's form or link has expired or was already used. */
   pageExpired: (description: string) => new AppError(400, 'invalid_request', description),
   /** A hosted-page form post that failed the CSRF check. */
-  csrfFailed: () =>
-    new AppError(403, 'csrf_failed', 'This form has expired or did not come from this site. Go back, reload the page and try again.'),
+  csrfFailed: () => new AppError(403, 'csrf_failed', 'This form has expired or did not come from this site. Go back, reload the page and try again.'),
   /** A console API mutation without its CSRF header, or from another origin (docs/console.md). */
   csrfRejected: (description: string) => new AppError(403, 'csrf_failed', description),
   /** The console API without a signed-in session (docs/console.md). */

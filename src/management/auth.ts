@@ -12,18 +12,12 @@ export const LAST_USED_RESOLUTION_MS = 5 * 60 * 1000;
 
 const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 
-
 /**
  * Authenticates `Authorization: Bearer sk_live_…` against this tenant's keys. Missing,
  * malformed, unknown (including another tenant's) and revoked keys are all 401 invalid_token.
  * Nothing is cached, so a revocation takes effect on every instance at once.
  */
-export async function authenticateApiKey(
-  repo: ApiKeyRepo,
-  clock: Clock,
-  tenantId: string,
-  authorization: string | undefined,
-): Promise<Principal> {
+export async function authenticateApiKey(repo: ApiKeyRepo, clock: Clock, tenantId: string, authorization: string | undefined): Promise<Principal> {
   if (!authorization) throw errors.apiKeyRequired();
   const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
   const token = match?.[1];

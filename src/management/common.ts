@@ -28,12 +28,7 @@ export const idOf = (prefix: string) =>
 export const PAGE_LIMIT_DEFAULT = 20;
 export const PAGE_LIMIT_MAX = 100;
 const LIMIT_RULE = `must be an integer from 1 to ${PAGE_LIMIT_MAX}`;
-export const limitParam = z.coerce
-  .number({ error: LIMIT_RULE })
-  .int(LIMIT_RULE)
-  .min(1, LIMIT_RULE)
-  .max(PAGE_LIMIT_MAX, LIMIT_RULE)
-  .default(PAGE_LIMIT_DEFAULT);
+export const limitParam = z.coerce.number({ error: LIMIT_RULE }).int(LIMIT_RULE).min(1, LIMIT_RULE).max(PAGE_LIMIT_MAX, LIMIT_RULE).default(PAGE_LIMIT_DEFAULT);
 
 /**
  * Cursors are opaque to clients: base64url of `<list>:<key of the last row>`. Binding the list

@@ -72,7 +72,12 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
       },
       components: {
         securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_live_…', description: 'An API key: `Authorization: Bearer sk_live_…` (never in the query string)' },
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'sk_live_…',
+            description: 'An API key: `Authorization: Bearer sk_live_…` (never in the query string)',
+          },
         },
       },
       security: [{ apiKey: [] }],

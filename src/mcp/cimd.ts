@@ -44,7 +44,10 @@ const documentSchema = z.looseObject({
   client_name: z.string().min(1).max(200).optional(),
   redirect_uris: z.array(redirectUri).min(1).max(10),
   token_endpoint_auth_method: z.literal('none', 'only public clients (none) are accepted').optional(),
-  grant_types: z.array(z.enum([GRANT_TYPE.authorizationCode, GRANT_TYPE.refreshToken], 'only authorization_code and refresh_token')).min(1).optional(),
+  grant_types: z
+    .array(z.enum([GRANT_TYPE.authorizationCode, GRANT_TYPE.refreshToken], 'only authorization_code and refresh_token'))
+    .min(1)
+    .optional(),
   client_secret: z.never('a metadata document must not carry a client_secret').optional(),
 });
 
@@ -171,7 +174,20 @@ export class DocumentClientStore implements ClientStore {
       allowedResources: [mcpResource(issuer)],
       scopes: [...MCP_SCOPES],
     };
-    if (current && isDeepStrictEqual({ clientName: current.clientName, redirectUris: current.redirectUris, grantTypes: current.grantTypes, authMethod: current.authMethod, allowedResources: current.allowedResources, scopes: current.scopes }, wanted)) {
+    if (
+      current &&
+      isDeepStrictEqual(
+        {
+          clientName: current.clientName,
+          redirectUris: current.redirectUris,
+          grantTypes: current.grantTypes,
+          authMethod: current.authMethod,
+          allowedResources: current.allowedResources,
+          scopes: current.scopes,
+        },
+        wanted,
+      )
+    ) {
       return current;
     }
     const record: ClientRecord = {
@@ -213,7 +229,13 @@ export class DocumentClientStore implements ClientStore {
           type: 'mcp.client.registered',
           organizationId: null,
           actor: { type: 'system', id: null },
-          data: { client_id: clientId, client_name: doc.clientName, redirect_uris: doc.redirectUris, scope: MCP_SCOPES.join(' '), via: 'client_id_metadata_document' },
+          data: {
+            client_id: clientId,
+            client_name: doc.clientName,
+            redirect_uris: doc.redirectUris,
+            scope: MCP_SCOPES.join(' '),
+            via: 'client_id_metadata_document',
+          },
         });
       }
     });

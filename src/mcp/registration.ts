@@ -66,7 +66,10 @@ export interface RegistrationDeps {
   authenticate(tenantId: string, authorization: string | undefined): Promise<Principal>;
 }
 
-const view = (s: McpSettingsRecord): McpSettingsView => ({ client_registration: s.clientRegistration, client_id_metadata_documents: s.clientIdMetadataDocuments });
+const view = (s: McpSettingsRecord): McpSettingsView => ({
+  client_registration: s.clientRegistration,
+  client_id_metadata_documents: s.clientIdMetadataDocuments,
+});
 
 function parseRegistration(body: unknown) {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw oauthErrors.invalidClientMetadata('the body must be a JSON object');
@@ -128,7 +131,10 @@ export class McpRegistrationService {
     const policy = (await this.settingsRecord(tenantId)).clientRegistration;
     if (policy === 'off') throw new AppError(403, 'access_denied', 'dynamic client registration is turned off for this tenant');
     if (policy === 'open') return null;
-    if (!authorization) throw new AppError(401, 'invalid_token', 'an initial access token is required (an API key with the clients:register permission)', { 'www-authenticate': 'Bearer' });
+    if (!authorization)
+      throw new AppError(401, 'invalid_token', 'an initial access token is required (an API key with the clients:register permission)', {
+        'www-authenticate': 'Bearer',
+      });
     const principal = await this.deps.authenticate(tenantId, authorization);
     if (principal.organizationId !== null) throw errors.forbidden('the initial access token must be a platform API key');
     if (!principal.scopes.has('clients:register')) throw errors.insufficientScope('the initial access token needs the clients:register permission');

@@ -61,7 +61,10 @@ const TOOL_INPUTS = {
 } satisfies Record<keyof typeof TOOL_SCOPES, z.ZodRawShape>;
 const toolInputs: Readonly<Record<string, z.ZodRawShape>> = TOOL_INPUTS;
 
-const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> });
+const json = (value: unknown): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(value) }],
+  structuredContent: value as Record<string, unknown>,
+});
 
 /** The `mcp.tool.called` audit event of one call (never its arguments). */
 function recordCall(deps: McpToolDeps, call: McpCall, tool: string, outcome: 'success' | 'error', organizationId: string | null, error?: string) {
@@ -107,7 +110,8 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
   const userId = call.token.sub;
   const clientId = call.token.client_id;
 
-  const audit = (tool: string, outcome: 'success' | 'error', organizationId: string | null, error?: string) => recordCall(deps, call, tool, outcome, organizationId, error);
+  const audit = (tool: string, outcome: 'success' | 'error', organizationId: string | null, error?: string) =>
+    recordCall(deps, call, tool, outcome, organizationId, error);
 
   /** Runs a tool: its scope again (belt and braces), the result or a tool error, the audit event. */
   const run = async (tool: string, organizationId: string | null, body: () => Promise<unknown>): Promise<CallToolResult> => {
@@ -133,20 +137,17 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
     return m;
   };
 
-  server.registerTool(
-    'whoami',
-    { description: 'The signed-in user and the client acting for them (scope mcp:read).', inputSchema: TOOL_INPUTS.whoami },
-    () =>
-      run('whoami', null, async () => {
-        const user = await r().users.find(call.tenant.id, userId);
-        if (!user) throw errors.notFound('the signed-in user no longer exists');
-        return { user_id: user.id, email: user.email, name: user.name, client_id: clientId, scope: call.token.scope ?? '' };
-      }),
+  server.registerTool('whoami', { description: 'The signed-in user and the client acting for them (scope mcp:read).', inputSchema: TOOL_INPUTS.whoami }, () =>
+    run('whoami', null, async () => {
+      const user = await r().users.find(call.tenant.id, userId);
+      if (!user) throw errors.notFound('the signed-in user no longer exists');
+      return { user_id: user.id, email: user.email, name: user.name, client_id: clientId, scope: call.token.scope ?? '' };
+    }),
   );
 
   server.registerTool(
     'list_organizations',
-    { description: "The organizations the signed-in user is a member of, with their role (scope mcp:read).", inputSchema: TOOL_INPUTS.list_organizations },
+    { description: 'The organizations the signed-in user is a member of, with their role (scope mcp:read).', inputSchema: TOOL_INPUTS.list_organizations },
     () =>
       run('list_organizations', null, async () => {
         const out = [];
@@ -175,7 +176,7 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
   server.registerTool(
     'get_connected_account_token',
     {
-      description: "An access token of one of your own connected accounts, refreshed upstream if near expiry (scope mcp:connected_accounts).",
+      description: 'An access token of one of your own connected accounts, refreshed upstream if near expiry (scope mcp:connected_accounts).',
       inputSchema: TOOL_INPUTS.get_connected_account_token,
     },
     async ({ account_id }) => {
@@ -204,7 +205,10 @@ export function buildMcpServer(call: McpCall, deps: McpToolDeps): McpServer {
         if ((user_id === undefined) === (claims === undefined)) throw errors.invalidRequest('give either user_id or claims');
         const subject = user_id !== undefined ? { user_id } : { claims: claims! };
         const tenant = { id: call.tenant.id, issuer: call.tenant.issuer, name: call.tenant.host };
-        const made = await deps.credentials.createOffer(tenant, { type: 'oauth_client', id: clientId }, organization_id, { credential_configuration_id, subject });
+        const made = await deps.credentials.createOffer(tenant, { type: 'oauth_client', id: clientId }, organization_id, {
+          credential_configuration_id,
+          subject,
+        });
         return { offer_id: made.offer.id, credential_offer_uri: made.credentialOfferUri, expires_at: new Date(made.offer.expiresAt).toISOString() };
       }),
   );

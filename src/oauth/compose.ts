@@ -4,7 +4,16 @@
  * endpoint, logout and discovery. Framework-free: src/context.ts supplies the ports (storage,
  * keys, clock), src/http/oauth/ binds the result to HTTP.
  */
-import { continueFlow, denyFlow, type AuthorizeSettings, type LoadedFlow, loadFlow, type MfaPolicyPort, type Outcome, startAuthorization } from './authorize/engine.js';
+import {
+  continueFlow,
+  denyFlow,
+  type AuthorizeSettings,
+  type LoadedFlow,
+  loadFlow,
+  type MfaPolicyPort,
+  type Outcome,
+  startAuthorization,
+} from './authorize/engine.js';
 import type { SessionRecord, SigninStore } from './authorize/types.js';
 import type { RawParams } from './authorize/validate.js';
 import { authorizationServerMetadata, type Metadata, protectedResourceMetadata } from './discovery/metadata.js';
@@ -64,7 +73,10 @@ export interface OAuthServer {
 /** Each grant receives only the stores it uses. */
 export function grantTable(p: OAuthPorts): GrantTable {
   return new Map<string, GrantHandler>([
-    [GRANT_TYPE.authorizationCode, authorizationCodeGrant({ codes: p.signin, profiles: p.profiles, refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
+    [
+      GRANT_TYPE.authorizationCode,
+      authorizationCodeGrant({ codes: p.signin, profiles: p.profiles, refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically }),
+    ],
     [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys })],
     [GRANT_TYPE.refreshToken, refreshTokenGrant({ refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
     [GRANT_TYPE.tokenExchange, tokenExchangeGrant({ keys: p.keys, revoked: p.revoked, atomically: p.atomically })],
@@ -75,14 +87,22 @@ export function grantTable(p: OAuthPorts): GrantTable {
 export function composeOAuth(ports: OAuthPorts): OAuthServer {
   const grants = grantTable(ports);
   const features = { grantTypes: [...grants.keys()] };
-  const authorizeDeps = () => ({ clients: ports.clients, store: ports.signin, settings: ports.authorize, keys: ports.keys, mfaPolicy: ports.mfaPolicy, now: ports.clock.now() });
+  const authorizeDeps = () => ({
+    clients: ports.clients,
+    store: ports.signin,
+    settings: ports.authorize,
+    keys: ports.keys,
+    mfaPolicy: ports.mfaPolicy,
+    now: ports.clock.now(),
+  });
   return {
     grants,
     ports,
     token: (req, tenant) => handleTokenRequest(req, tenant, ports, grants),
     introspect: (req, tenant) => handleIntrospection(req, tenant, ports),
     revoke: (req, tenant) => handleRevocation(req, tenant, ports),
-    pushAuthorizationRequest: (req, tenant) => handlePushedAuthorizationRequest(req, tenant, ports, { store: ports.signin, parTtlSeconds: ports.parTtlSeconds }),
+    pushAuthorizationRequest: (req, tenant) =>
+      handlePushedAuthorizationRequest(req, tenant, ports, { store: ports.signin, parTtlSeconds: ports.parTtlSeconds }),
     guard: (req, tenant, opts) => authorizeResourceRequest(req, tenant, opts, ports),
     authorize: {
       start: (raw, tenant, session) => startAuthorization(raw, tenant, session, authorizeDeps()),

@@ -7,16 +7,14 @@ import { AppError } from '../kernel/errors.js';
 export const oauthErrors = {
   invalidRequest: (d?: string) => new AppError(400, 'invalid_request', d),
   /** Client authentication failed (RFC 6749 §5.2): always 401 with a Basic challenge. */
-  invalidClient: (d?: string) =>
-    new AppError(401, 'invalid_client', d, { 'www-authenticate': 'Basic realm="token", charset="UTF-8"' }),
+  invalidClient: (d?: string) => new AppError(401, 'invalid_client', d, { 'www-authenticate': 'Basic realm="token", charset="UTF-8"' }),
   invalidGrant: (d?: string) => new AppError(400, 'invalid_grant', d),
   unauthorizedClient: (d?: string) => new AppError(400, 'unauthorized_client', d),
   unsupportedGrantType: (d?: string) => new AppError(400, 'unsupported_grant_type', d),
   invalidScope: (d?: string) => new AppError(400, 'invalid_scope', d),
   invalidTarget: (d?: string) => new AppError(400, 'invalid_target', d),
   invalidDpopProof: (d?: string) => new AppError(400, 'invalid_dpop_proof', d),
-  useDpopNonce: (nonce: string) =>
-    new AppError(400, 'use_dpop_nonce', 'Authorization server requires nonce in DPoP proof', { 'dpop-nonce': nonce }),
+  useDpopNonce: (nonce: string) => new AppError(400, 'use_dpop_nonce', 'Authorization server requires nonce in DPoP proof', { 'dpop-nonce': nonce }),
   unsupportedTokenType: (d?: string) => new AppError(400, 'unsupported_token_type', d),
   invalidClientMetadata: (d?: string) => new AppError(400, 'invalid_client_metadata', d),
   invalidRedirectUri: (d?: string) => new AppError(400, 'invalid_redirect_uri', d),
@@ -48,10 +46,8 @@ function challengeHeader(c: Challenge, error?: string, extra: Record<string, str
 
 export const resourceErrors = {
   /** No credentials at all: a bare challenge with no error code (RFC 6750 §3.1). */
-  missingToken: (c: Challenge) =>
-    new AppError(401, 'invalid_token', 'An access token is required', { 'www-authenticate': challengeHeader(c) }),
-  invalidToken: (c: Challenge, d?: string) =>
-    new AppError(401, 'invalid_token', d, { 'www-authenticate': challengeHeader(c, 'invalid_token') }),
+  missingToken: (c: Challenge) => new AppError(401, 'invalid_token', 'An access token is required', { 'www-authenticate': challengeHeader(c) }),
+  invalidToken: (c: Challenge, d?: string) => new AppError(401, 'invalid_token', d, { 'www-authenticate': challengeHeader(c, 'invalid_token') }),
   invalidDpopProof: (c: Challenge, d?: string) =>
     new AppError(401, 'invalid_dpop_proof', d, { 'www-authenticate': challengeHeader({ ...c, scheme: 'DPoP' }, 'invalid_dpop_proof') }),
   useDpopNonce: (c: Challenge, nonce: string) =>

@@ -108,12 +108,7 @@ export interface RefreshTokenStore {
    * Compare-and-set: moves the family from `seenGeneration` to the next and stores the new
    * token, atomically. False when another request moved first or the family is revoked.
    */
-  rotate(
-    tenantId: string,
-    familyId: string,
-    seenGeneration: number,
-    next: { tokenHash: string; createdAt: number; expiresAt: number },
-  ): Promise<boolean>;
+  rotate(tenantId: string, familyId: string, seenGeneration: number, next: { tokenHash: string; createdAt: number; expiresAt: number }): Promise<boolean>;
   revokeFamily(tenantId: string, familyId: string, now: number): Promise<void>;
 }
 

@@ -18,7 +18,7 @@ export function serviceProviderConfig(base: string, maxPayloadSize: number) {
         type: 'oauthbearertoken',
         name: 'SCIM bearer token',
         description: 'A per-connection token (scim_…) minted with POST /v1/organizations/{orgId}/directory/scim_token',
-            primary: true,
+        primary: true,
       },
     ],
     meta: { resourceType: 'ServiceProviderConfig', location: `${base}/ServiceProviderConfig` },
@@ -57,7 +57,13 @@ function schemas(base: string) {
   });
 }
 
-const list = (resources: unknown[]) => ({ schemas: [LIST_SCHEMA], totalResults: resources.length, startIndex: 1, itemsPerPage: resources.length, Resources: resources });
+const list = (resources: unknown[]) => ({
+  schemas: [LIST_SCHEMA],
+  totalResults: resources.length,
+  startIndex: 1,
+  itemsPerPage: resources.length,
+  Resources: resources,
+});
 
 export const resourceTypeList = (base: string) => list(resourceTypes(base));
 export const schemaList = (base: string) => list(schemas(base));

@@ -8,16 +8,7 @@ export const SCIM_ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
 
 export type ScimType =
-  | 'invalidFilter'
-  | 'tooMany'
-  | 'uniqueness'
-  | 'mutability'
-  | 'invalidSyntax'
-  | 'invalidPath'
-  | 'noTarget'
-  | 'invalidValue'
-  | 'invalidVers'
-  | 'sensitive';
+  'invalidFilter' | 'tooMany' | 'uniqueness' | 'mutability' | 'invalidSyntax' | 'invalidPath' | 'noTarget' | 'invalidValue' | 'invalidVers' | 'sensitive';
 
 export class ScimError extends Error {
   constructor(

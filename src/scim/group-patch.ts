@@ -61,7 +61,8 @@ function pathless(op: Op, value: unknown, where: string): GroupChange[] {
 function withPath(op: Op, rawPath: string, value: unknown, hasValue: boolean, where: string): GroupChange {
   const bracket = rawPath.indexOf('[');
   if (bracket > 0) {
-    if (normalizePath(rawPath.slice(0, bracket), GROUP_SCHEMA) !== 'members' || !rawPath.endsWith(']')) throw scimErrors.invalidPath(`${where}: unsupported path '${rawPath}'`);
+    if (normalizePath(rawPath.slice(0, bracket), GROUP_SCHEMA) !== 'members' || !rawPath.endsWith(']'))
+      throw scimErrors.invalidPath(`${where}: unsupported path '${rawPath}'`);
     if (op !== 'remove') throw scimErrors.invalidPath(`${where}: only remove may use a members filter`);
     let node: FilterNode;
     try {

@@ -43,7 +43,13 @@ export class ScimGroups {
     });
   }
 
-  private event(trx: Executor, conn: ScimConnection, type: 'directory.group.created' | 'directory.group.updated' | 'directory.group.deleted', g: DirectoryGroupRecord, extra: Record<string, unknown> = {}) {
+  private event(
+    trx: Executor,
+    conn: ScimConnection,
+    type: 'directory.group.created' | 'directory.group.updated' | 'directory.group.deleted',
+    g: DirectoryGroupRecord,
+    extra: Record<string, unknown> = {},
+  ) {
     return this.deps.events.record(trx, {
       tenantId: conn.tenantId,
       organizationId: conn.organizationId,
@@ -64,7 +70,16 @@ export class ScimGroups {
     return this.tx(async (trx) => {
       await this.checkMembers(trx, conn, input.memberIds);
       const now = this.deps.clock.now();
-      const g: DirectoryGroupRecord = { id: newId('dsg', now), tenantId: conn.tenantId, connectionId: conn.id, displayName: input.displayName, externalId: input.externalId, version: 1, createdAt: now, updatedAt: now };
+      const g: DirectoryGroupRecord = {
+        id: newId('dsg', now),
+        tenantId: conn.tenantId,
+        connectionId: conn.id,
+        displayName: input.displayName,
+        externalId: input.externalId,
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      };
       const repo = scimRepos(this.deps, trx).directoryGroups;
       await repo.insert(g);
       const added = await repo.addMembers(conn.tenantId, g.id, input.memberIds);
@@ -93,7 +108,15 @@ export class ScimGroups {
     const repo = scimRepos(this.deps).directoryGroups;
     const total = await repo.count(conn.id, where);
     const rows =
-      p.count === 0 ? [] : await repo.list(conn.id, { where, sortBy: (p.sortBy ?? 'id') as GroupListQuery['sortBy'], descending: p.descending, offset: p.startIndex - 1, limit: p.count });
+      p.count === 0
+        ? []
+        : await repo.list(conn.id, {
+            where,
+            sortBy: (p.sortBy ?? 'id') as GroupListQuery['sortBy'],
+            descending: p.descending,
+            offset: p.startIndex - 1,
+            limit: p.count,
+          });
     return { total, rows };
   }
 
@@ -170,7 +193,11 @@ export class ScimGroups {
       }
     }
     const renamed = next.displayName !== cur.displayName;
-    const fields = [...(renamed ? ['displayName'] : []), ...(next.externalId !== cur.externalId ? ['externalId'] : []), ...(added || removed ? ['members'] : [])];
+    const fields = [
+      ...(renamed ? ['displayName'] : []),
+      ...(next.externalId !== cur.externalId ? ['externalId'] : []),
+      ...(added || removed ? ['members'] : []),
+    ];
     if (fields.length === 0) return cur;
     const updated = await repo.update(next, this.deps.clock.now());
     if (!updated) throw new ScimError(409, undefined, 'retry');

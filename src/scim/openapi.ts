@@ -8,10 +8,19 @@ type Json = Record<string, unknown>;
 const SCIM = 'application/scim+json';
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const err = (name: string) => ({ $ref: `#/components/responses/${name}` });
-const scimBody = (schema: Json, example?: unknown) => ({ required: true, content: { [SCIM]: { schema, ...(example ? { example } : {}) }, 'application/json': { schema } } });
+const scimBody = (schema: Json, example?: unknown) => ({
+  required: true,
+  content: { [SCIM]: { schema, ...(example ? { example } : {}) }, 'application/json': { schema } },
+});
 const ok = (description: string, schema: Json, headers?: Json) => ({ description, ...(headers ? { headers } : {}), content: { [SCIM]: { schema } } });
 const etag = { ETag: { description: 'The resource version (weak ETag); send it back in If-Match', schema: { type: 'string' } } };
-const ifMatch = { name: 'If-Match', in: 'header', required: false, description: 'Apply only if the resource still has this ETag (`*`: any); otherwise 412', schema: { type: 'string' } };
+const ifMatch = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description: 'Apply only if the resource still has this ETag (`*`: any); otherwise 412',
+  schema: { type: 'string' },
+};
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const shared = { 401: err('Unauthorized'), 429: err('TooManyRequests') };
 const withBody = { 400: err('BadRequest'), 413: err('PayloadTooLarge'), 415: err('UnsupportedMediaType') };
@@ -38,7 +47,13 @@ function resource(plural: 'Users' | 'Groups', singular: 'User' | 'Group', tag: s
   const list = ok(`A page of ${plural.toLowerCase()} (ListResponse)`, ref('ListResponse'));
   return {
     [`/${plural}`]: {
-      get: { operationId: `list${plural}`, summary: `List or filter ${plural.toLowerCase()}`, tags: [tag], parameters: listParams, responses: { 200: list, 400: err('BadRequest'), ...shared } },
+      get: {
+        operationId: `list${plural}`,
+        summary: `List or filter ${plural.toLowerCase()}`,
+        tags: [tag],
+        parameters: listParams,
+        responses: { 200: list, 400: err('BadRequest'), ...shared },
+      },
       post: {
         operationId: `create${singular}`,
         summary: `Create a ${singular.toLowerCase()}`,
@@ -57,14 +72,27 @@ function resource(plural: 'Users' | 'Groups', singular: 'User' | 'Group', tag: s
       },
     },
     [`/${plural}/{id}`]: {
-      get: { operationId: `get${singular}`, summary: `Get a ${singular.toLowerCase()}`, tags: [tag], parameters: [idParam], responses: { 200: ok(`The ${singular.toLowerCase()}`, schema, etag), 404: err('NotFound'), ...shared } },
+      get: {
+        operationId: `get${singular}`,
+        summary: `Get a ${singular.toLowerCase()}`,
+        tags: [tag],
+        parameters: [idParam],
+        responses: { 200: ok(`The ${singular.toLowerCase()}`, schema, etag), 404: err('NotFound'), ...shared },
+      },
       put: {
         operationId: `replace${singular}`,
         summary: `Replace a ${singular.toLowerCase()}`,
         tags: [tag],
         parameters: [idParam, ifMatch],
         requestBody: scimBody(schema),
-        responses: { 200: ok(`The ${singular.toLowerCase()} as replaced`, schema, etag), ...withBody, 404: err('NotFound'), 409: err('Conflict'), 412: err('PreconditionFailed'), ...shared },
+        responses: {
+          200: ok(`The ${singular.toLowerCase()} as replaced`, schema, etag),
+          ...withBody,
+          404: err('NotFound'),
+          409: err('Conflict'),
+          412: err('PreconditionFailed'),
+          ...shared,
+        },
       },
       patch: {
         operationId: `patch${singular}`,
@@ -140,12 +168,18 @@ export function scimOpenApiDocument(issuer: string): Json {
       '/Schemas/{id}': { get: discovery('getSchema', 'One schema', true) },
     },
     components: {
-      securitySchemes: { scimToken: { type: 'http', scheme: 'bearer', description: 'The SCIM token of a directory connection (shown once when minted over /v1)' } },
+      securitySchemes: {
+        scimToken: { type: 'http', scheme: 'bearer', description: 'The SCIM token of a directory connection (shown once when minted over /v1)' },
+      },
       responses: {
         BadRequest: scimError('Invalid syntax, filter, path or value (scimType says which)', 400, 'invalidValue'),
         Unauthorized: scimError('No SCIM token, or an unknown or replaced one', 401, undefined, { 'WWW-Authenticate': { schema: { type: 'string' } } }),
         NotFound: scimError('No such resource in this connection’s organization', 404),
-        Conflict: scimError('A unique attribute (userName, displayName) is taken, or the email belongs to an existing user this directory may not link', 409, 'uniqueness'),
+        Conflict: scimError(
+          'A unique attribute (userName, displayName) is taken, or the email belongs to an existing user this directory may not link',
+          409,
+          'uniqueness',
+        ),
         PreconditionFailed: scimError('If-Match does not match the resource’s current ETag', 412),
         PayloadTooLarge: scimError('The body is larger than ServiceProviderConfig allows', 413),
         UnsupportedMediaType: scimError('The body is not application/scim+json or application/json', 415),
@@ -155,9 +189,23 @@ export function scimOpenApiDocument(issuer: string): Json {
         Error: {
           type: 'object',
           required: ['schemas', 'status'],
-          properties: { schemas: { type: 'array', items: { type: 'string' } }, status: { type: 'string' }, scimType: { type: 'string' }, detail: { type: 'string' } },
+          properties: {
+            schemas: { type: 'array', items: { type: 'string' } },
+            status: { type: 'string' },
+            scimType: { type: 'string' },
+            detail: { type: 'string' },
+          },
         },
-        Meta: { type: 'object', properties: { resourceType: { type: 'string' }, created: { type: 'string' }, lastModified: { type: 'string' }, location: { type: 'string' }, version: { type: 'string' } } },
+        Meta: {
+          type: 'object',
+          properties: {
+            resourceType: { type: 'string' },
+            created: { type: 'string' },
+            lastModified: { type: 'string' },
+            location: { type: 'string' },
+            version: { type: 'string' },
+          },
+        },
         User: {
           type: 'object',
           required: ['schemas', 'userName'],
@@ -168,7 +216,10 @@ export function scimOpenApiDocument(issuer: string): Json {
             userName: { type: 'string', description: 'The email address' },
             name: { type: 'object', properties: { givenName: { type: 'string' }, familyName: { type: 'string' }, formatted: { type: 'string' } } },
             displayName: { type: 'string' },
-            emails: { type: 'array', items: { type: 'object', properties: { value: { type: 'string' }, primary: { type: 'boolean' }, type: { type: 'string' } } } },
+            emails: {
+              type: 'array',
+              items: { type: 'object', properties: { value: { type: 'string' }, primary: { type: 'boolean' }, type: { type: 'string' } } },
+            },
             active: { type: 'boolean' },
             groups: { type: 'array', readOnly: true, items: { type: 'object', properties: { value: { type: 'string' }, display: { type: 'string' } } } },
             meta: { ...ref('Meta'), readOnly: true },
@@ -214,7 +265,14 @@ export function scimOpenApiDocument(issuer: string): Json {
           required: ['schemas', 'Operations'],
           properties: {
             schemas: { type: 'array', items: { type: 'string', const: 'urn:ietf:params:scim:api:messages:2.0:PatchOp' } },
-            Operations: { type: 'array', items: { type: 'object', required: ['op'], properties: { op: { type: 'string', description: 'add, replace or remove (any case)' }, path: { type: 'string' }, value: {} } } },
+            Operations: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['op'],
+                properties: { op: { type: 'string', description: 'add, replace or remove (any case)' }, path: { type: 'string' }, value: {} },
+              },
+            },
           },
         },
       },

@@ -9,7 +9,10 @@ type Json = Record<string, unknown>;
 
 export function parseAttributeList(raw: string | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
-  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (list.length > 100 || list.some((p) => !/^(urn:[A-Za-z0-9:._-]+:)?[A-Za-z$][\w$-]*(\.[A-Za-z$][\w$-]*)?$/.test(p))) {
     throw scimErrors.invalidValue('attributes must be a comma-separated list of attribute paths');
   }

@@ -50,7 +50,13 @@ export async function desiredRole(groups: Repos['directoryGroups'], conn: ScimCo
  * Makes an active SCIM user a member with the mapped role (member.added / member.role_changed).
  * The actor is the connection, or the API key whose mapping change triggered it.
  */
-export async function ensureMember(deps: Omit<ScimDeps, 'vault'>, trx: Executor, conn: ScimConnection, du: DirectoryUserRecord, actor: Actor = scimActor(conn)): Promise<void> {
+export async function ensureMember(
+  deps: Omit<ScimDeps, 'vault'>,
+  trx: Executor,
+  conn: ScimConnection,
+  du: DirectoryUserRecord,
+  actor: Actor = scimActor(conn),
+): Promise<void> {
   const { members, directoryGroups } = scimRepos(deps, trx);
   const role = await desiredRole(directoryGroups, conn, du.id);
   const existing = await members.find(conn.tenantId, conn.organizationId, du.userId);

@@ -42,7 +42,8 @@ const SEARCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 function searchQuery(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw scimErrors.invalidSyntax('the body must be a SearchRequest');
   const b = body as Record<string, unknown>;
-  if (!Array.isArray(b.schemas) || b.schemas.length !== 1 || b.schemas[0] !== SEARCH_SCHEMA) throw scimErrors.invalidSyntax(`schemas must be ["${SEARCH_SCHEMA}"]`);
+  if (!Array.isArray(b.schemas) || b.schemas.length !== 1 || b.schemas[0] !== SEARCH_SCHEMA)
+    throw scimErrors.invalidSyntax(`schemas must be ["${SEARCH_SCHEMA}"]`);
   const text = (v: unknown, name: string) => {
     if (v === undefined) return undefined;
     if (typeof v === 'string') return v;

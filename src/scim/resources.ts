@@ -29,7 +29,8 @@ export function normalizeBooleans<T>(value: T, depth = 0): T {
   if (Array.isArray(value)) return value.map((v) => normalizeBooleans(v, depth + 1)) as T;
   const out: Json = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = BOOLEAN_KEYS.has(k.toLowerCase()) && typeof v === 'string' && /^(true|false)$/i.test(v) ? v.toLowerCase() === 'true' : normalizeBooleans(v, depth + 1);
+    out[k] =
+      BOOLEAN_KEYS.has(k.toLowerCase()) && typeof v === 'string' && /^(true|false)$/i.test(v) ? v.toLowerCase() === 'true' : normalizeBooleans(v, depth + 1);
   }
   return out as T;
 }
@@ -75,7 +76,12 @@ export function userFields(resource: Json): UserFields {
   const emails = (Array.isArray(resource.emails) ? resource.emails : []) as Email[];
   const email = emails.find((e) => e.primary && e.value) ?? emails.find((e) => e.value);
   if (emails.filter((e) => e.primary).length > 1) throw scimErrors.invalidValue('only one email may be primary');
-  for (const [key, value] of [['userName', userName], ['externalId', resource.externalId], ['displayName', resource.displayName], ['email', email?.value]] as const) {
+  for (const [key, value] of [
+    ['userName', userName],
+    ['externalId', resource.externalId],
+    ['displayName', resource.displayName],
+    ['email', email?.value],
+  ] as const) {
     if (typeof value === 'string' && value.length > MAX_INDEXED_LENGTH) throw scimErrors.invalidValue(`${key} is longer than ${MAX_INDEXED_LENGTH} characters`);
   }
   return {

@@ -74,7 +74,11 @@ export async function scimRoutes(app: FastifyInstance, opts: { scim: ScimService
     const path = request.url.split('?')[0] ?? '/';
     const allow = app.allowedMethods(path);
     if (allow.length === 0) return send(reply, 404, scimErrors.notFound(`no SCIM endpoint ${request.method} ${shown(path)}`).toBody());
-    return send(reply.header('allow', allow.join(', ')), 405, scimErrors.methodNotAllowed(`${request.method} is not allowed on ${shown(path)}; it accepts ${allow.join(', ')}`).toBody());
+    return send(
+      reply.header('allow', allow.join(', ')),
+      405,
+      scimErrors.methodNotAllowed(`${request.method} is not allowed on ${shown(path)}; it accepts ${allow.join(', ')}`).toBody(),
+    );
   });
 
   app.decorateRequest('scimConnection', null);

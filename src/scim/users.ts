@@ -60,7 +60,13 @@ export class ScimUsers {
     });
   }
 
-  private record(trx: Executor, conn: ScimConnection, type: 'directory.user.created' | 'directory.user.updated' | 'directory.user.deleted' | 'directory.user.deactivated' | 'directory.user.reactivated', du: DirectoryUserRecord, extra: Record<string, unknown> = {}) {
+  private record(
+    trx: Executor,
+    conn: ScimConnection,
+    type: 'directory.user.created' | 'directory.user.updated' | 'directory.user.deleted' | 'directory.user.deactivated' | 'directory.user.reactivated',
+    du: DirectoryUserRecord,
+    extra: Record<string, unknown> = {},
+  ) {
     return this.deps.events.record(trx, {
       tenantId: conn.tenantId,
       organizationId: conn.organizationId,
@@ -85,14 +91,39 @@ export class ScimUsers {
         );
       }
       if (!user) {
-        user = { id: newId('user', now), tenantId: conn.tenantId, email, name: displayNameOf(f), emailVerified: false, passwordHash: null, passwordSetBy: null, createdAt: now, updatedAt: now };
+        user = {
+          id: newId('user', now),
+          tenantId: conn.tenantId,
+          email,
+          name: displayNameOf(f),
+          emailVerified: false,
+          passwordHash: null,
+          passwordSetBy: null,
+          createdAt: now,
+          updatedAt: now,
+        };
         await users.insert(user);
-        await this.deps.events.record(trx, { tenantId: conn.tenantId, type: 'user.created', organizationId: null, actor: scimActor(conn), data: { user_id: user.id } });
+        await this.deps.events.record(trx, {
+          tenantId: conn.tenantId,
+          type: 'user.created',
+          organizationId: null,
+          actor: scimActor(conn),
+          data: { user_id: user.id },
+        });
       }
       const { resource: _r, ...cols } = f;
       const du: DirectoryUserRecord = {
-        id: newId('dsu', now), tenantId: conn.tenantId, connectionId: conn.id, organizationId: conn.organizationId, userId: user.id, ownsUser,
-        ...cols, resource: f.resource, version: 1, createdAt: now, updatedAt: now,
+        id: newId('dsu', now),
+        tenantId: conn.tenantId,
+        connectionId: conn.id,
+        organizationId: conn.organizationId,
+        userId: user.id,
+        ownsUser,
+        ...cols,
+        resource: f.resource,
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
       };
       await repo.insert(du);
       await this.record(trx, conn, 'directory.user.created', du, { active: du.active, linked_existing_user: !ownsUser });
@@ -127,7 +158,15 @@ export class ScimUsers {
     const repo = scimRepos(this.deps).directoryUsers;
     const total = await repo.count(conn.id, where);
     const rows =
-      p.count === 0 ? [] : await repo.list(conn.id, { where, sortBy: (p.sortBy ?? 'id') as ListQuery['sortBy'], descending: p.descending, offset: p.startIndex - 1, limit: p.count });
+      p.count === 0
+        ? []
+        : await repo.list(conn.id, {
+            where,
+            sortBy: (p.sortBy ?? 'id') as ListQuery['sortBy'],
+            descending: p.descending,
+            offset: p.startIndex - 1,
+            limit: p.count,
+          });
     return { total, rows };
   }
 
@@ -204,7 +243,13 @@ export class ScimUsers {
     const patch = { ...(email !== user.email ? { email } : {}), ...(name !== user.name ? { name } : {}) };
     if (Object.keys(patch).length === 0) return;
     await users.update(conn.tenantId, user.id, patch, this.deps.clock.now());
-    await this.deps.events.record(trx, { tenantId: conn.tenantId, type: 'user.updated', organizationId: null, actor: scimActor(conn), data: { user_id: user.id, fields: Object.keys(patch) } });
+    await this.deps.events.record(trx, {
+      tenantId: conn.tenantId,
+      type: 'user.updated',
+      organizationId: null,
+      actor: scimActor(conn),
+      data: { user_id: user.id, fields: Object.keys(patch) },
+    });
   }
 }
 

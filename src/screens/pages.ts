@@ -78,7 +78,10 @@ const ERROR_TEXT: Record<string, MessageKey> = {
 
 /** The description is the error's English (from any layer): shown as the catalogue's message in the page's language. */
 export function errorPage(f: PageFrame, error: string, description: string | undefined): Html {
-  const text = description === undefined ? f.t('error.generic') : f.t.known(description, (Object.hasOwn(ERROR_TEXT, error) ? ERROR_TEXT[error] : undefined) ?? 'error.generic');
+  const text =
+    description === undefined
+      ? f.t('error.generic')
+      : f.t.known(description, (Object.hasOwn(ERROR_TEXT, error) ? ERROR_TEXT[error] : undefined) ?? 'error.generic');
   return layout(f, html`<h1>${f.t('error.heading')}</h1><p class="error" id="error" data-error="${error}">${text}</p><p>${f.t('error.return')}</p>`);
 }
 
@@ -180,7 +183,8 @@ export function sessionsPage(f: PageFrame, v: SessionsView): Html {
 <p>${f.t.html('sessions.signed_in_as', { email: html`<strong>${v.email}</strong>` })}</p>
 <table><thead><tr><th>${f.t('sessions.device')}</th><th>${f.t('sessions.created')}</th><th>${f.t('sessions.last_seen')}</th><th></th></tr></thead><tbody>
 ${v.sessions.map(
-  (s) => html`<tr data-session="${s.id}"><td>${s.userAgent ?? f.t('sessions.unknown_device')}${s.id === v.currentId ? ` ${f.t('sessions.this_device')}` : ''}</td><td>${when(s.createdAt)}</td><td>${when(s.lastSeenAt)}</td><td>${revoke(s.id, f.t('sessions.revoke'))}</td></tr>`,
+  (s) =>
+    html`<tr data-session="${s.id}"><td>${s.userAgent ?? f.t('sessions.unknown_device')}${s.id === v.currentId ? ` ${f.t('sessions.this_device')}` : ''}</td><td>${when(s.createdAt)}</td><td>${when(s.lastSeenAt)}</td><td>${revoke(s.id, f.t('sessions.revoke'))}</td></tr>`,
 )}
 </tbody></table>
 ${revoke('all', f.t('sessions.sign_out_everywhere'))}
@@ -232,7 +236,10 @@ ${v.providers.length === 0 ? html`<p>${f.t('connect.no_providers')}</p>` : ''}
 }
 
 /** /connect/{providerId}: choose the organization, see the scopes, continue to the provider. */
-export function connectStartPage(f: PageFrame, v: { csrf: string; providerId: string; providerName: string; scopes: string[]; organizations: Array<{ id: string; name: string }> }): Html {
+export function connectStartPage(
+  f: PageFrame,
+  v: { csrf: string; providerId: string; providerName: string; scopes: string[]; organizations: Array<{ id: string; name: string }> },
+): Html {
   return layout(
     f,
     html`<h1>${f.t('connect.start_heading', { provider: v.providerName })}</h1>

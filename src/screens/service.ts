@@ -28,9 +28,7 @@ export interface SigninSettings {
 }
 
 export type LoginResult =
-  | { kind: 'ok'; session: SessionRecord; token: string; user: UserRecord }
-  | { kind: 'invalid' }
-  | { kind: 'limited'; retryAfterSeconds: number };
+  { kind: 'ok'; session: SessionRecord; token: string; user: UserRecord } | { kind: 'invalid' } | { kind: 'limited'; retryAfterSeconds: number };
 
 export interface RequestMeta {
   ip: string;
@@ -118,7 +116,11 @@ export class SigninService {
     const ok = await verifyPassword(user?.passwordHash ?? (await this.#dummy()), password.slice(0, 1024));
     if (!user || !user.passwordHash || !ok) {
       await this.events.transaction(this.db.kysely, async (trx) => {
-        await this.#record(trx, tenantId, 'login.failed', userActor(user?.id ?? null), { user_id: user?.id ?? null, reason: 'invalid_credentials', ip: meta.ip });
+        await this.#record(trx, tenantId, 'login.failed', userActor(user?.id ?? null), {
+          user_id: user?.id ?? null,
+          reason: 'invalid_credentials',
+          ip: meta.ip,
+        });
       });
       return { kind: 'invalid' };
     }
@@ -146,7 +148,13 @@ export class SigninService {
       if (o.accountKey) await failures.clear(tenantId, o.accountKey);
       if (o.ipKey) await failures.release(tenantId, o.ipKey, now);
       if (o.passkeyId) {
-        await this.#record(trx, tenantId, 'login.passkey', userActor(user.id), { user_id: user.id, session_id: s.session.id, passkey_id: o.passkeyId, amr: o.amr, ip: meta.ip });
+        await this.#record(trx, tenantId, 'login.passkey', userActor(user.id), {
+          user_id: user.id,
+          session_id: s.session.id,
+          passkey_id: o.passkeyId,
+          amr: o.amr,
+          ip: meta.ip,
+        });
       } else {
         await this.#record(trx, tenantId, 'login.succeeded', userActor(user.id), {
           user_id: user.id,

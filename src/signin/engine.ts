@@ -218,7 +218,8 @@ export class SigninEngine {
     const result = await this.deps.signin.login(tenant.id, email, password, meta(browser), browser.sessionToken, (user) =>
       owedAfterPassword(this.deps.mfa, tenant.id, user.id, { organizationId: request?.organizationId, acr: minimumAcr(request?.acrValues) }),
     );
-    if (result.kind === 'limited') return loginView(this.deps, tenant, ctx, 429, { email, message: LOGIN_LIMITED }, { sso: true, retryAfterSeconds: result.retryAfterSeconds });
+    if (result.kind === 'limited')
+      return loginView(this.deps, tenant, ctx, 429, { email, message: LOGIN_LIMITED }, { sso: true, retryAfterSeconds: result.retryAfterSeconds });
     if (result.kind === 'invalid') return loginView(this.deps, tenant, ctx, 401, { email, message: BAD_CREDENTIALS }, { sso: true });
     return this.#signedIn(tenant, ctx, result.session, result.token);
   }
@@ -228,7 +229,8 @@ export class SigninEngine {
     const r = await this.#resolve(tenant, ref);
     if (!r.ok) return fail(flowGone());
     const result = await this.deps.mfa.authenticatePasskey(tenant, browser.webauthnBinding, credential, 'login', null, meta(browser));
-    if (result.kind !== 'ok') return loginView(this.deps, tenant, r.ctx, 401, { message: { english: result.message, fallback: 'passkey.sign_in_failed' } }, { sso: false });
+    if (result.kind !== 'ok')
+      return loginView(this.deps, tenant, r.ctx, 401, { message: { english: result.message, fallback: 'passkey.sign_in_failed' } }, { sso: false });
     const login = await this.deps.signin.passkeyLogin(tenant.id, result.user, meta(browser), result.amr, result.passkey.id, browser.sessionToken);
     if (login.kind !== 'ok') return fail(errors.serverError());
     return this.#signedIn(tenant, r.ctx, login.session, login.token);
@@ -296,7 +298,12 @@ export class SigninEngine {
     if ('outcome' in o) return o.outcome;
     const { ctx, pending } = o;
     if (minimumAcr(ctx.flow?.authorize.flow.request.acrValues) === 'phr') return challengeView(this.deps, tenant, ctx, pending, 400, PASSKEY_REQUIRED);
-    const r = await this.deps.mfa.checkCode(tenant.id, pending.userId, input.code ? { totp: input.code } : { recovery: input.recoveryCode ?? '' }, meta(browser));
+    const r = await this.deps.mfa.checkCode(
+      tenant.id,
+      pending.userId,
+      input.code ? { totp: input.code } : { recovery: input.recoveryCode ?? '' },
+      meta(browser),
+    );
     if (r.kind === 'limited') return challengeView(this.deps, tenant, ctx, pending, 429, CHALLENGE_LIMITED, r.retryAfterSeconds);
     if (r.kind === 'invalid') return challengeView(this.deps, tenant, ctx, pending, 401, CODE_INVALID);
     return this.#secondFactorGiven(tenant, ctx, pending, r.amr);
@@ -382,7 +389,11 @@ export class SigninEngine {
   // ------------------------------------------------------------ consent
 
   /** The flow and usable session of a consent step, or the outcome that replaces it. */
-  async #consenting(tenant: OAuthTenant, ref: FlowRef, browser: Browser): Promise<{ ctx: Ctx & { flow: OpenFlow }; session: SessionRecord } | { outcome: SigninOutcome }> {
+  async #consenting(
+    tenant: OAuthTenant,
+    ref: FlowRef,
+    browser: Browser,
+  ): Promise<{ ctx: Ctx & { flow: OpenFlow }; session: SessionRecord } | { outcome: SigninOutcome }> {
     const r = await this.#resolve(tenant, ref);
     if (!r.ok || !r.ctx.flow) return { outcome: fail(flowGone()) };
     const ctx = r.ctx as Ctx & { flow: OpenFlow };

@@ -18,7 +18,11 @@ export interface ViewDeps {
 /** The brand, form targets and languages of a page of this context (the flow's organization, redirect_uri and ui_locales). */
 async function frame(deps: ViewDeps, tenant: OAuthTenant, ctx: Pick<Ctx, 'flow'>) {
   const request = ctx.flow?.authorize.flow.request;
-  return { brand: await deps.signin.brand(tenant.id, request?.organizationId), formTargets: request ? [request.redirectUri] : [], uiLocales: request?.uiLocales ?? null };
+  return {
+    brand: await deps.signin.brand(tenant.id, request?.organizationId),
+    formTargets: request ? [request.redirectUri] : [],
+    uiLocales: request?.uiLocales ?? null,
+  };
 }
 
 const retry = (seconds: number | undefined) => (seconds !== undefined ? { retryAfterSeconds: seconds } : {});

@@ -7,7 +7,14 @@
 import { checkEgressUrlResolved } from '../egress/url.js';
 import { errors } from '../kernel/errors.js';
 import type { OidcSettings, UpstreamMetadata } from '../storage/repos/sso-connections.js';
-import { idTokenAlgorithms, newRoundTrip as newTrip, type RoundTripSecrets, type UpstreamClient, UpstreamError, type UpstreamProvider } from '../upstream/client.js';
+import {
+  idTokenAlgorithms,
+  newRoundTrip as newTrip,
+  type RoundTripSecrets,
+  type UpstreamClient,
+  UpstreamError,
+  type UpstreamProvider,
+} from '../upstream/client.js';
 
 export { chooseTokenAuthMethod } from '../upstream/client.js';
 
@@ -60,7 +67,8 @@ function providerOf(settings: OidcSettings): UpstreamProvider {
     userinfoEndpoint: text(m.userinfo_endpoint),
     jwksUri: text(m.jwks_uri),
     clientId: settings.clientId,
-    tokenEndpointAuthMethod: settings.tokenAuthMethod === 'client_secret_post' || settings.tokenAuthMethod === 'none' ? settings.tokenAuthMethod : 'client_secret_basic',
+    tokenEndpointAuthMethod:
+      settings.tokenAuthMethod === 'client_secret_post' || settings.tokenAuthMethod === 'none' ? settings.tokenAuthMethod : 'client_secret_basic',
     issParameterSupported: m.authorization_response_iss_parameter_supported === true,
     idTokenAlgs: idTokenAlgorithms(m),
   };
@@ -74,7 +82,13 @@ export function newRoundTrip(settings: OidcSettings): OidcRoundTrip {
 }
 
 /** The upstream authorization URL of a round trip. */
-export function authorizationUrl(settings: OidcSettings, upstream: UpstreamClient, redirectUri: string, trip: OidcRoundTrip, loginHint?: string): Promise<string> {
+export function authorizationUrl(
+  settings: OidcSettings,
+  upstream: UpstreamClient,
+  redirectUri: string,
+  trip: OidcRoundTrip,
+  loginHint?: string,
+): Promise<string> {
   return upstream.authorizationUrl(providerOf(settings), { redirectUri, scopes: settings.scopes, trip, params: loginHint ? { login_hint: loginHint } : {} });
 }
 

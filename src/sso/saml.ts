@@ -61,9 +61,16 @@ async function parseXml(xml: string): Promise<{ name: string; root: XmlNode }> {
   if (hasDtd(xml)) throw new Error('a DTD or entity declaration is not allowed');
   let doc: Record<string, XmlNode> | null;
   try {
-    doc = (await parseStringPromise(xml, { strict: true, explicitArray: true, explicitCharkey: true, tagNameProcessors: [processors.stripPrefix] })) as Record<string, XmlNode> | null;
+    doc = (await parseStringPromise(xml, { strict: true, explicitArray: true, explicitCharkey: true, tagNameProcessors: [processors.stripPrefix] })) as Record<
+      string,
+      XmlNode
+    > | null;
   } catch (err) {
-    throw new Error(`not well-formed XML (${String((err as Error).message).split('\n')[0]!.slice(0, 120)})`);
+    throw new Error(
+      `not well-formed XML (${String((err as Error).message)
+        .split('\n')[0]!
+        .slice(0, 120)})`,
+    );
   }
   const name = doc ? Object.keys(doc)[0] : undefined;
   if (!doc || !name || typeof doc[name] !== 'object') throw new Error('not an XML document');
@@ -90,7 +97,8 @@ export async function parseIdpMetadata(xml: string, field: string): Promise<IdpM
   } catch (err) {
     throw errors.invalidRequest(`${field}: ${(err as Error).message}`);
   }
-  if (entities.length !== 1) throw errors.invalidRequest(`${field}: must describe exactly one identity provider (an EntityDescriptor with an IDPSSODescriptor)`);
+  if (entities.length !== 1)
+    throw errors.invalidRequest(`${field}: must describe exactly one identity provider (an EntityDescriptor with an IDPSSODescriptor)`);
   const entity = entities[0]!;
   const entityId = entity.$?.entityID?.trim() ?? '';
   if (entityId === '' || entityId.length > 1024) throw errors.invalidRequest(`${field}: the EntityDescriptor has no entityID`);
@@ -106,7 +114,8 @@ export async function parseIdpMetadata(xml: string, field: string): Promise<IdpM
   } catch {
     throw errors.invalidRequest(`${field}: the SingleSignOnService Location is not a URL`);
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw errors.invalidRequest(`${field}: the SingleSignOnService Location must be an http(s) URL`);
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw errors.invalidRequest(`${field}: the SingleSignOnService Location must be an http(s) URL`);
   const certNodes = idp
     .flatMap((d) => children(d, 'KeyDescriptor'))
     .filter((k) => k.$?.use === undefined || k.$.use === 'signing')
@@ -351,7 +360,10 @@ export async function validateSamlResponse(v: SamlValidation): Promise<SamlAsser
 function texts(node: XmlNode, name: string): string[] {
   const v = node[name];
   if (!Array.isArray(v)) return [];
-  return v.map((n: unknown) => (typeof n === 'string' ? n : (n as XmlNode | null)?._)).filter((t): t is string => typeof t === 'string' && t.trim() !== '').map((t) => t.trim());
+  return v
+    .map((n: unknown) => (typeof n === 'string' ? n : (n as XmlNode | null)?._))
+    .filter((t): t is string => typeof t === 'string' && t.trim() !== '')
+    .map((t) => t.trim());
 }
 
 /**

@@ -6,6 +6,8 @@ import type { Envelope } from '../kernel/crypto/envelope.js';
  */
 const context = (tenantId: string, connectionId: string) => `sso_secret:${tenantId}:${connectionId}`;
 
-export const sealConnectionSecret = (envelope: Envelope, tenantId: string, connectionId: string, secret: string) => envelope.encrypt(secret, context(tenantId, connectionId));
+export const sealConnectionSecret = (envelope: Envelope, tenantId: string, connectionId: string, secret: string) =>
+  envelope.encrypt(secret, context(tenantId, connectionId));
 
-export const openConnectionSecret = (envelope: Envelope, tenantId: string, connectionId: string, sealed: string) => envelope.decrypt(sealed, context(tenantId, connectionId));
+export const openConnectionSecret = (envelope: Envelope, tenantId: string, connectionId: string, sealed: string) =>
+  envelope.decrypt(sealed, context(tenantId, connectionId));

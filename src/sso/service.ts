@@ -22,7 +22,16 @@ import { repos } from '../storage/repos/index.js';
 import { oidcSettings, type SsoConnectionRecord, samlSettings } from '../storage/repos/sso-connections.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { authorizationUrl, completeCallback, newRoundTrip, OidcCallbackError, type OidcRoundTrip } from './oidc.js';
-import { authnRequestUrl, SAML_REQUEST_TTL_SECONDS, type SamlFailure, samlClaims, SamlResponseError, type SpUrls, spMetadata, validateSamlResponse } from './saml.js';
+import {
+  authnRequestUrl,
+  SAML_REQUEST_TTL_SECONDS,
+  type SamlFailure,
+  samlClaims,
+  SamlResponseError,
+  type SpUrls,
+  spMetadata,
+  validateSamlResponse,
+} from './saml.js';
 import { openConnectionSecret } from './secrets.js';
 
 /** An upstream round trip must come back within this time. */
@@ -155,7 +164,9 @@ export const ownsDomain = (org: OrganizationRecord, email: string) => org.domain
 const ROLE_ORDER = ['admin', 'member'];
 
 function roleFor(c: SsoConnectionRecord, groups: unknown): string {
-  const names = (Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : []).filter((g): g is string => typeof g === 'string').map((g) => g.trim().toLowerCase());
+  const names = (Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : [])
+    .filter((g): g is string => typeof g === 'string')
+    .map((g) => g.trim().toLowerCase());
   const mapped = new Set(names.map((g) => c.groupRoles[g]).filter((r): r is string => r !== undefined));
   return ROLE_ORDER.find((r) => mapped.has(r)) ?? c.defaultRole;
 }
@@ -232,7 +243,13 @@ export class SsoSigninService {
    * Starts a round trip: a single-use state bound to `browser` (the hash of its cookie value is
    * stored), the nonce and PKCE verifier stored encrypted; returns the upstream URL.
    */
-  async start(tenant: { id: string; issuer: string }, connectionId: string, browser: string, continuation: SsoContinuation, loginHint?: string): Promise<string> {
+  async start(
+    tenant: { id: string; issuer: string },
+    connectionId: string,
+    browser: string,
+    continuation: SsoContinuation,
+    loginHint?: string,
+  ): Promise<string> {
     const c = await this.connection(tenant.id, connectionId);
     if (c.protocol === 'saml') return this.#startSaml(tenant, c, browser, continuation);
     const config = oidcSettings(c);
@@ -351,7 +368,14 @@ export class SsoSigninService {
    * OIDC. Another browser gets `browser_mismatch` and the outcome is burned: nobody completes it
    * afterwards (docs/sso.md). Throws SsoLoginError (already audited).
    */
-  async completeSaml(tenant: { id: string; issuer: string }, connectionId: string, handle: string | undefined, browser: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
+  async completeSaml(
+    tenant: { id: string; issuer: string },
+    connectionId: string,
+    handle: string | undefined,
+    browser: string | undefined,
+    meta: RequestMeta,
+    previousToken?: string,
+  ): Promise<SsoFinish> {
     return this.#finishing(tenant.id, connectionId, 'saml', meta, async (conn) => {
       if (!handle || handle.length > 200) throw new SsoLoginError('state_invalid', conn);
       const r = repos(this.deps.db.kysely, this.deps.db.dialect).ssoSaml;
@@ -372,7 +396,12 @@ export class SsoSigninService {
   }
 
   /** Consumes the round trip `state` names, only for the browser that started it. */
-  async #consume(tenantId: string, connectionId: string, state: string | null, browser: string | undefined): Promise<{ trip: OidcRoundTrip; stored: StoredTrip }> {
+  async #consume(
+    tenantId: string,
+    connectionId: string,
+    state: string | null,
+    browser: string | undefined,
+  ): Promise<{ trip: OidcRoundTrip; stored: StoredTrip }> {
     if (!state || state.length > 200) throw new SsoLoginError('state_invalid');
     const r = repos(this.deps.db.kysely, this.deps.db.dialect).upstreamRoundTrips;
     const stateHash = sha256Hex(state);
@@ -389,7 +418,14 @@ export class SsoSigninService {
    * and the ID token validated (src/upstream/), then the user is found or provisioned and a
    * session opened. Throws SsoLoginError (already audited as `sso.login.failed`).
    */
-  async finishOidc(tenant: { id: string; issuer: string }, connectionId: string, callbackUrl: URL, browser: string | undefined, meta: RequestMeta, previousToken?: string): Promise<SsoFinish> {
+  async finishOidc(
+    tenant: { id: string; issuer: string },
+    connectionId: string,
+    callbackUrl: URL,
+    browser: string | undefined,
+    meta: RequestMeta,
+    previousToken?: string,
+  ): Promise<SsoFinish> {
     return this.#finishing(tenant.id, connectionId, 'oidc', meta, async (c) => {
       const config = oidcSettings(c);
       const { trip, stored } = await this.#consume(tenant.id, c.id, callbackUrl.searchParams.get('state'), browser);
@@ -420,7 +456,13 @@ export class SsoSigninService {
    * A login's finish at a connection of `protocol`: an SsoLoginError on the way is audited as
    * `sso.login.failed` (when the connection is known) and rethrown.
    */
-  async #finishing<T>(tenantId: string, connectionId: string, protocol: SsoConnectionRecord['protocol'], meta: RequestMeta, finish: (c: SsoConnectionRecord) => Promise<T>): Promise<T> {
+  async #finishing<T>(
+    tenantId: string,
+    connectionId: string,
+    protocol: SsoConnectionRecord['protocol'],
+    meta: RequestMeta,
+    finish: (c: SsoConnectionRecord) => Promise<T>,
+  ): Promise<T> {
     let c: SsoConnectionRecord | undefined;
     try {
       c = await this.connection(tenantId, connectionId);
@@ -451,7 +493,13 @@ export class SsoSigninService {
    * user, whatever the emails say (the user proved both sides), with `sso.identity.linked`. No
    * session is opened or changed, no membership added.
    */
-  async #link(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, sessionToken: string | undefined): Promise<SsoFinish> {
+  async #link(
+    tenantId: string,
+    c: SsoConnectionRecord,
+    claims: UpstreamProfile,
+    continuation: SsoContinuation,
+    sessionToken: string | undefined,
+  ): Promise<SsoFinish> {
     const userId = continuation.linkUserId!;
     const subject = str(claims.subject, 255);
     if (!subject) throw new SsoLoginError('invalid_response', c);
@@ -482,7 +530,14 @@ export class SsoSigninService {
    * Two first logins of one person at once both try to create the user or the link: the loser's
    * transaction fails on the unique key and is run again, and then finds what the winner made.
    */
-  async #provisionOnce(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, meta: RequestMeta, previousToken?: string) {
+  async #provisionOnce(
+    tenantId: string,
+    c: SsoConnectionRecord,
+    claims: UpstreamProfile,
+    continuation: SsoContinuation,
+    meta: RequestMeta,
+    previousToken?: string,
+  ) {
     try {
       return await this.#provision(tenantId, c, claims, continuation, meta, previousToken);
     } catch (err) {
@@ -505,7 +560,14 @@ export class SsoSigninService {
    * - the session owes Keyhall's second factor unless a trusted IdP stated MFA (the sign-in
    *   engine's rule, owedAfterUpstream in src/signin/second-factor.ts).
    */
-  async #provision(tenantId: string, c: SsoConnectionRecord, claims: UpstreamProfile, continuation: SsoContinuation, meta: RequestMeta, previousToken?: string) {
+  async #provision(
+    tenantId: string,
+    c: SsoConnectionRecord,
+    claims: UpstreamProfile,
+    continuation: SsoContinuation,
+    meta: RequestMeta,
+    previousToken?: string,
+  ) {
     const now = this.deps.clock.now();
     const subject = str(claims.subject, 255);
     if (!subject) throw new SsoLoginError('invalid_response', c);
@@ -546,7 +608,17 @@ export class SsoSigninService {
           userId = existing.id;
         } else {
           userId = newId('user', now);
-          await r.users.insert({ id: userId, tenantId, email, name, emailVerified: verified, passwordHash: null, passwordSetBy: null, createdAt: now, updatedAt: now });
+          await r.users.insert({
+            id: userId,
+            tenantId,
+            email,
+            name,
+            emailVerified: verified,
+            passwordHash: null,
+            passwordSetBy: null,
+            createdAt: now,
+            updatedAt: now,
+          });
           await this.#record(trx, tenantId, c, 'user.created', system, { user_id: userId });
         }
         await r.ssoIdentities.insert({ connectionId: c.id, subject, tenantId, userId, createdAt: now, lastLoginAt: now });
@@ -563,14 +635,21 @@ export class SsoSigninService {
         trx,
       });
       const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, auth, previousToken);
-      await this.#record(trx, tenantId, c, 'sso.login.succeeded', { type: 'user', id: userId }, {
-        user_id: userId,
-        session_id: session.id,
-        connection_id: c.id,
-        ip: meta.ip,
-        amr: auth.amr,
-        ...(auth.pending ? { second_factor_pending: true } : {}),
-      });
+      await this.#record(
+        trx,
+        tenantId,
+        c,
+        'sso.login.succeeded',
+        { type: 'user', id: userId },
+        {
+          user_id: userId,
+          session_id: session.id,
+          connection_id: c.id,
+          ip: meta.ip,
+          amr: auth.amr,
+          ...(auth.pending ? { second_factor_pending: true } : {}),
+        },
+      );
       return { session, token, userId };
     });
   }

@@ -6,7 +6,17 @@
  * columns; the conditions are checked against the table types, the statements themselves are
  * built on an untyped view of the database.
  */
-import { type Expression, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, type SelectQueryBuilder, type SqlBool, type UpdateObject, sql } from 'kysely';
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+  type SqlBool,
+  type UpdateObject,
+  sql,
+} from 'kysely';
 import type { Dialect } from './db.js';
 import type { Database } from './schema.js';
 
@@ -75,7 +85,8 @@ export function consumeOnce<T extends Table>(
   q: { key: Match<T>; column: ColumnsOf<T, number | null>; now: number; expiresColumn?: ColumnsOf<T, number>; also?: Condition<T> },
 ): Promise<boolean> {
   const { expiresColumn, also, now } = q;
-  const live = (eb: AnyBuilder) => eb.and([...(expiresColumn ? [eb(expiresColumn as string, '>', now)] : []), ...(also ? [(also as (eb: AnyBuilder) => Expression<SqlBool>)(eb)] : [])]);
+  const live = (eb: AnyBuilder) =>
+    eb.and([...(expiresColumn ? [eb(expiresColumn as string, '>', now)] : []), ...(also ? [(also as (eb: AnyBuilder) => Expression<SqlBool>)(eb)] : [])]);
   return compareAndSet(db, table, {
     key: q.key,
     seen: { [q.column]: null } as Match<T>,
@@ -132,8 +143,18 @@ export async function countInWindow<T extends WindowTable>(
     .values({ ...key, count: 1, window_ends_at: ends })
     .onConflict((oc) => {
       const update = oc.columns(Object.keys(key)).doUpdateSet((eb) => ({
-        count: eb.case().when(col('window_ends_at'), '<=', now).then(1).else(eb(col('count'), '+', 1)).end(),
-        window_ends_at: eb.case().when(col('window_ends_at'), '<=', now).then(ends).else(eb.ref(col('window_ends_at'))).end(),
+        count: eb
+          .case()
+          .when(col('window_ends_at'), '<=', now)
+          .then(1)
+          .else(eb(col('count'), '+', 1))
+          .end(),
+        window_ends_at: eb
+          .case()
+          .when(col('window_ends_at'), '<=', now)
+          .then(ends)
+          .else(eb.ref(col('window_ends_at')))
+          .end(),
       }));
       return max === undefined ? update : update.where((eb) => eb.or([eb(col('window_ends_at'), '<=', now), eb(col('count'), '<', max)]));
     })
@@ -165,7 +186,15 @@ export async function claimWithLease<T extends LeaseTable>(
   },
 ): Promise<Selectable<Database[T]>[]> {
   const u = db as Untyped;
-  const claimable = dialect === 'postgres' ? u.selectFrom(table as string).select('id').where('id', 'in', q.candidates).forUpdate().skipLocked() : q.candidates;
+  const claimable =
+    dialect === 'postgres'
+      ? u
+          .selectFrom(table as string)
+          .select('id')
+          .where('id', 'in', q.candidates)
+          .forUpdate()
+          .skipLocked()
+      : q.candidates;
   const rows = await u
     .updateTable(table as string)
     .set({ ...(q.set as Record<string, unknown>), lease_owner: q.owner, lease_until: q.leaseUntil })
@@ -192,7 +221,10 @@ export async function lockRow<T extends Table>(db: Kysely<Database>, table: T, k
 
 /** `DELETE FROM t WHERE column <= before` (rows that ended long enough ago). */
 export async function deleteExpired<T extends Table>(db: Kysely<Database>, table: T, column: ColumnsOf<T, number>, before: number): Promise<void> {
-  await (db as Untyped).deleteFrom(table as string).where(column as string, '<=', before).execute();
+  await (db as Untyped)
+    .deleteFrom(table as string)
+    .where(column as string, '<=', before)
+    .execute();
 }
 
 /**

@@ -37,19 +37,41 @@ export function field<V, C>(decode: (stored: C) => V, encode: (value: V) => C): 
 }
 
 /** The stored value as it is, in another column (`same<string>().in('scope')`). */
-export const same = <T>() => field<T, T>((v) => v, (v) => v);
+export const same = <T>() =>
+  field<T, T>(
+    (v) => v,
+    (v) => v,
+  );
 /** A number column read through Number() (counters and versions, whatever the driver returns). */
 export const num = field<number, number>(Number, (v) => v);
 /** A boolean stored as 0/1. */
-export const bool = field<boolean, number>((v) => Number(v) === 1, (v) => (v ? 1 : 0));
+export const bool = field<boolean, number>(
+  (v) => Number(v) === 1,
+  (v) => (v ? 1 : 0),
+);
 /** A list stored space-separated ('' for none). */
-export const words = field<string[], string>((v) => (v ? v.split(' ') : []), (v) => v.join(' '));
+export const words = field<string[], string>(
+  (v) => (v ? v.split(' ') : []),
+  (v) => v.join(' '),
+);
 /** A string column whose values are a known union (checked where they are written). */
-export const cast = <T extends string>() => field<T, string>((v) => v as T, (v) => v);
+export const cast = <T extends string>() =>
+  field<T, string>(
+    (v) => v as T,
+    (v) => v,
+  );
 /** JSON text. */
-export const json = <T>() => field<T, string>((v) => JSON.parse(v) as T, (v) => JSON.stringify(v));
+export const json = <T>() =>
+  field<T, string>(
+    (v) => JSON.parse(v) as T,
+    (v) => JSON.stringify(v),
+  );
 /** JSON text, or null. */
-export const jsonOrNull = <T>() => field<T | null, string | null>((v) => (v ? (JSON.parse(v) as T) : null), (v) => (v === null ? null : JSON.stringify(v)));
+export const jsonOrNull = <T>() =>
+  field<T | null, string | null>(
+    (v) => (v ? (JSON.parse(v) as T) : null),
+    (v) => (v === null ? null : JSON.stringify(v)),
+  );
 /** A value derived from the row. */
 export const computed = <Row, V>(read: (row: Row) => V): Computed<V, Row> => ({ computed: read });
 
@@ -84,11 +106,13 @@ export interface Codec<T extends keyof Database, Rec, S> {
 /** `codec<OrganizationRecord>()('organizations', { id: true, tenantId: true, … })`. */
 export function codec<Rec>() {
   return <T extends keyof Database, S extends Spec<Database[T], Rec>>(table: T, spec: S): Codec<T, Rec, S> => {
-    const entries: Entry[] = Object.entries(spec as Record<string, true | Field<unknown, unknown, string | undefined> | Computed<unknown, unknown>>).map(([key, f]) => {
-      if (f === true) return { key, column: snake(key), decode: (v) => v, encode: (v) => v };
-      if ('computed' in f) return { key, computed: f.computed };
-      return { key, column: f.column ?? snake(key), decode: f.decode, encode: f.encode };
-    });
+    const entries: Entry[] = Object.entries(spec as Record<string, true | Field<unknown, unknown, string | undefined> | Computed<unknown, unknown>>).map(
+      ([key, f]) => {
+        if (f === true) return { key, column: snake(key), decode: (v) => v, encode: (v) => v };
+        if ('computed' in f) return { key, computed: f.computed };
+        return { key, column: f.column ?? snake(key), decode: f.decode, encode: f.encode };
+      },
+    );
     const stored = entries.filter((e): e is StoredEntry => !('computed' in e));
     const write = (rec: Record<string, unknown>, keep: (key: string) => boolean) => {
       const out: Record<string, unknown> = {};

@@ -19,4 +19,20 @@ import type { ConsoleTables } from './tables/console.js';
  * Conventions (both dialects): times are integer epoch milliseconds, JSON is text, booleans are
  * 0/1 integers, secrets are stored only as SHA-256 hex or as envelope ciphertext.
  */
-export interface Database extends FoundationTables, ManagementTables, OAuthTables, WebhookTables, DirectoryTables, SigninTables, LimitTables, ConnectTables, SsoTables, CredentialTables, MfaTables, McpTables, ConsoleTables, UpstreamTables, BrandingTables {}
+export interface Database
+  extends
+    FoundationTables,
+    ManagementTables,
+    OAuthTables,
+    WebhookTables,
+    DirectoryTables,
+    SigninTables,
+    LimitTables,
+    ConnectTables,
+    SsoTables,
+    CredentialTables,
+    MfaTables,
+    McpTables,
+    ConsoleTables,
+    UpstreamTables,
+    BrandingTables {}

@@ -120,7 +120,9 @@ export function newRoundTrip(o: { pkce: boolean; nonce: boolean }): RoundTripSec
 function classify(err: unknown): UpstreamError {
   if (err instanceof UpstreamError) return err;
   if (err instanceof EgressFetchError) {
-    return err.kind === 'too_large' ? new UpstreamError('invalid_response', err.message) : new UpstreamError('unreachable', `the upstream could not be reached: ${err.message}`);
+    return err.kind === 'too_large'
+      ? new UpstreamError('invalid_response', err.message)
+      : new UpstreamError('unreachable', `the upstream could not be reached: ${err.message}`);
   }
   if (err instanceof oauth.ResponseBodyError) {
     const description = err.error_description ? `: ${err.error_description.slice(0, 200)}` : '';
@@ -202,7 +204,10 @@ export class UpstreamClient {
   }
 
   /** The authorization request URL: the round trip's state, nonce and S256 challenge, then the provider's extra parameters. */
-  async authorizationUrl(p: UpstreamProvider, o: { redirectUri: string; scopes: string[]; trip: RoundTripSecrets; params?: Record<string, string> }): Promise<string> {
+  async authorizationUrl(
+    p: UpstreamProvider,
+    o: { redirectUri: string; scopes: string[]; trip: RoundTripSecrets; params?: Record<string, string> },
+  ): Promise<string> {
     const url = new URL(p.authorizationEndpoint);
     for (const [k, v] of Object.entries(o.params ?? {})) url.searchParams.set(k, v);
     url.searchParams.set('response_type', 'code');
@@ -225,7 +230,12 @@ export class UpstreamClient {
    * algorithm among those the upstream's metadata lists, its signature by the upstream's JWKS,
    * `iss`, `aud`, `exp`, and `nonce` (required when the round trip sent one).
    */
-  async exchangeCode(p: UpstreamProvider, secret: string | null, params: URLSearchParams, o: { redirectUri: string; trip: RoundTripSecrets }): Promise<UpstreamTokens> {
+  async exchangeCode(
+    p: UpstreamProvider,
+    secret: string | null,
+    params: URLSearchParams,
+    o: { redirectUri: string; trip: RoundTripSecrets },
+  ): Promise<UpstreamTokens> {
     const as = this.#as(p);
     const client = this.#client(p);
     const response = new URLSearchParams(params);
@@ -238,8 +248,21 @@ export class UpstreamClient {
       throw new UpstreamError('invalid_callback', (err as Error).message);
     }
     try {
-      const res = await oauth.authorizationCodeGrantRequest(as, client, this.#auth(p, secret), validated, o.redirectUri, o.trip.codeVerifier ?? oauth.nopkce, this.#options());
-      const tokens = await oauth.processAuthorizationCodeResponse(as, client, res, o.trip.nonce !== null ? { expectedNonce: o.trip.nonce, requireIdToken: true } : undefined);
+      const res = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        this.#auth(p, secret),
+        validated,
+        o.redirectUri,
+        o.trip.codeVerifier ?? oauth.nopkce,
+        this.#options(),
+      );
+      const tokens = await oauth.processAuthorizationCodeResponse(
+        as,
+        client,
+        res,
+        o.trip.nonce !== null ? { expectedNonce: o.trip.nonce, requireIdToken: true } : undefined,
+      );
       const claims = oauth.getValidatedIdTokenClaims(tokens);
       if (claims && p.jwksUri) await oauth.validateApplicationLevelSignature(as, res, this.#options());
       return this.#tokens(tokens, claims ? { ...claims } : null);
@@ -262,10 +285,18 @@ export class UpstreamClient {
         const res = await oauth.userInfoRequest(as, client, accessToken, this.#options());
         return { ...(await oauth.processUserInfoResponse(as, client, expectedSubject, res)) };
       }
-      const res = await oauth.protectedResourceRequest(accessToken, 'GET', new URL(p.userinfoEndpoint), new Headers({ accept: 'application/json' }), null, this.#options());
+      const res = await oauth.protectedResourceRequest(
+        accessToken,
+        'GET',
+        new URL(p.userinfoEndpoint),
+        new Headers({ accept: 'application/json' }),
+        null,
+        this.#options(),
+      );
       if (res.status !== 200) throw new UpstreamError('refused', `the userinfo endpoint answered ${res.status}`);
       const body: unknown = await res.json().catch(() => undefined);
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UpstreamError('invalid_response', 'the userinfo answer is not a JSON object');
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new UpstreamError('invalid_response', 'the userinfo answer is not a JSON object');
       return body as Record<string, unknown>;
     } catch (err) {
       throw classify(err);
@@ -288,7 +319,10 @@ export class UpstreamClient {
   async revoke(p: UpstreamProvider, secret: string | null, token: string, hint: 'refresh_token' | 'access_token'): Promise<void> {
     const as = this.#as(p);
     try {
-      const res = await oauth.revocationRequest(as, this.#client(p), this.#auth(p, secret), token, { ...this.#options(), additionalParameters: { token_type_hint: hint } });
+      const res = await oauth.revocationRequest(as, this.#client(p), this.#auth(p, secret), token, {
+        ...this.#options(),
+        additionalParameters: { token_type_hint: hint },
+      });
       await oauth.processRevocationResponse(res);
     } catch (err) {
       throw classify(err);

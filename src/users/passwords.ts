@@ -40,5 +40,8 @@ export async function upgradeHash(users: UserRepo, user: UserRecord, password: s
   if (user.passwordHash === null || !needsRehash(user.passwordHash)) return;
   const next = await hashPassword(password);
   const setBy = currentPasswordSetBy(user);
-  await users.replacePasswordHash(user.tenantId, user.id, user.passwordHash, { passwordHash: next, passwordSetBy: setBy && { ...setBy, hash_tag: passwordTag(next) } });
+  await users.replacePasswordHash(user.tenantId, user.id, user.passwordHash, {
+    passwordHash: next,
+    passwordSetBy: setBy && { ...setBy, hash_tag: passwordTag(next) },
+  });
 }

@@ -53,7 +53,12 @@ export class UserService {
   }
 
   /** `also` runs in the creating transaction (the console setup link makes the user an administrator there). */
-  async create(tenantId: string, actor: Actor, input: { email: string; name?: string; password?: string }, also?: (trx: Executor, user: UserRecord) => Promise<void>) {
+  async create(
+    tenantId: string,
+    actor: Actor,
+    input: { email: string; name?: string; password?: string },
+    also?: (trx: Executor, user: UserRecord) => Promise<void>,
+  ) {
     const now = this.deps.clock.now();
     const user: UserRecord = {
       id: newId('user', now),
@@ -124,7 +129,9 @@ export class UserService {
           // The row lock first: a grant of the role in flight commits before the check reads it.
           await repo.lock(tenantId, id, this.deps.db.dialect);
           if (await this.#repos(trx).tenantAdmins.isAdmin(tenantId, id)) {
-            throw errors.insufficientScope("changing a tenant administrator's email or password needs every permission (a console administrator, or a key holding the whole catalogue)");
+            throw errors.insufficientScope(
+              "changing a tenant administrator's email or password needs every permission (a console administrator, or a key holding the whole catalogue)",
+            );
           }
         }
         const user = await repo.update(tenantId, id, changes, this.deps.clock.now());
@@ -187,7 +194,13 @@ export class UserService {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const removed = await this.#repos(trx).mfa.deletePasskey(tenantId, id, passkeyId);
       if (!removed) throw errors.notFound('passkey not found');
-      await this.deps.events.record(trx, { tenantId, type: 'passkey.removed', organizationId: null, actor, data: { user_id: id, passkey_id: passkeyId, aaguid: removed.aaguid } });
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'passkey.removed',
+        organizationId: null,
+        actor,
+        data: { user_id: id, passkey_id: passkeyId, aaguid: removed.aaguid },
+      });
     });
   }
 
@@ -212,7 +225,12 @@ export class UserService {
       // Sessions and consents go with the user (foreign keys); refresh tokens are revoked.
       await r.refreshTokens.revokeForSubject(tenantId, id, this.deps.clock.now());
       for (const m of memberships) {
-        await revokeMembershipCredentials(trx, { dialect: this.deps.db.dialect, events: this.deps.events, now: this.deps.clock.now() }, { tenantId, organizationId: m.organizationId, userId: id }, actor);
+        await revokeMembershipCredentials(
+          trx,
+          { dialect: this.deps.db.dialect, events: this.deps.events, now: this.deps.clock.now() },
+          { tenantId, organizationId: m.organizationId, userId: id },
+          actor,
+        );
         await this.deps.events.record(trx, {
           tenantId,
           type: 'member.removed',

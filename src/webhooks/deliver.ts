@@ -118,7 +118,14 @@ interface Progress {
 }
 
 /** POSTs and reads at most `limit` bytes of the answer into `seen`; leaving early destroys the stream. */
-async function exchangeOnce(url: string, attempt: DeliveryAttempt, headers: Record<string, string>, signal: AbortSignal, limit: number, seen: Progress): Promise<void> {
+async function exchangeOnce(
+  url: string,
+  attempt: DeliveryAttempt,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  limit: number,
+  seen: Progress,
+): Promise<void> {
   const res = await request(url, {
     method: 'POST',
     dispatcher: attempt.agent,

@@ -279,7 +279,15 @@ export class Dispatcher {
     else if (failed) {
       // Identifiers and the last outcome only: never the body, the URL or the secret.
       this.o.log.warn(
-        { endpoint_id: d.endpointId, event_id: d.eventId, delivery_id: d.id, event_type: d.eventType, attempts: attempt, last_status: statusCode, last_error: error },
+        {
+          endpoint_id: d.endpointId,
+          event_id: d.eventId,
+          delivery_id: d.id,
+          event_type: d.eventType,
+          attempts: attempt,
+          last_status: statusCode,
+          last_error: error,
+        },
         'webhook delivery failed: attempts exhausted',
       );
     }

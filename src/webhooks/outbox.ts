@@ -21,7 +21,9 @@ export function webhookOutbox(clock: Clock, dialect: Dialect, schedule: RetrySch
   return async (trx, event) => {
     if (!event.organizationId || !EVENT_TYPES[event.type as EventType]?.webhook) return;
     const { webhookEndpoints, webhookDeliveries } = repos(trx, dialect);
-    const endpoints = (await webhookEndpoints.listByOrganization(event.tenantId, event.organizationId, dialect)).filter((e) => subscribes(e.events, event.type));
+    const endpoints = (await webhookEndpoints.listByOrganization(event.tenantId, event.organizationId, dialect)).filter((e) =>
+      subscribes(e.events, event.type),
+    );
     if (endpoints.length === 0) return;
     const body = JSON.stringify({
       id: event.id,

@@ -50,8 +50,7 @@ export function webhookHeaders(input: {
 }
 
 export type SignatureVerification =
-  | { ok: true; timestamp: number }
-  | { ok: false; reason: 'malformed_header' | 'timestamp_out_of_tolerance' | 'no_matching_signature' };
+  { ok: true; timestamp: number } | { ok: false; reason: 'malformed_header' | 'timestamp_out_of_tolerance' | 'no_matching_signature' };
 
 const TIMESTAMP = /^\d{1,12}$/;
 const HEX_SHA256 = /^[0-9a-f]{64}$/;

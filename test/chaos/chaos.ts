@@ -63,7 +63,16 @@ class Cluster {
     this.#run('initdb', ['-D', `${this.dir}/data`, '-U', 'postgres', '--auth=trust']);
   }
   start(): void {
-    this.#run('pg_ctl', ['-D', `${this.dir}/data`, '-l', `${this.dir}/log`, '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${this.port} -k ${this.dir} -c fsync=off -c max_connections=200`, 'start']);
+    this.#run('pg_ctl', [
+      '-D',
+      `${this.dir}/data`,
+      '-l',
+      `${this.dir}/log`,
+      '-w',
+      '-o',
+      `-c listen_addresses=127.0.0.1 -p ${this.port} -k ${this.dir} -c fsync=off -c max_connections=200`,
+      'start',
+    ]);
   }
   restart(): void {
     this.#run('pg_ctl', ['-D', `${this.dir}/data`, '-m', 'fast', '-w', 'stop']);
@@ -272,10 +281,23 @@ async function main(): Promise<void> {
     };
     const form = (body: Record<string, string>) => ({ 'content-type': 'application/x-www-form-urlencoded', body: new URLSearchParams(body).toString() });
     const v1 = (inst: Instance, method: string, p: string, body?: unknown) =>
-      call(inst, { method, path: `/v1${p}`, headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) }, `${method} /v1${p}`);
+      call(
+        inst,
+        {
+          method,
+          path: `/v1${p}`,
+          headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        },
+        `${method} /v1${p}`,
+      );
     const token = (inst: Instance, auth: string, body: Record<string, string>) => {
       const f = form(body);
-      return call(inst, { method: 'POST', path: '/token', headers: { authorization: auth, 'content-type': f['content-type'] }, body: f.body }, `/token ${body.grant_type}`);
+      return call(
+        inst,
+        { method: 'POST', path: '/token', headers: { authorization: auth, 'content-type': f['content-type'] }, body: f.body },
+        `/token ${body.grant_type}`,
+      );
     };
 
     // Setup through the API (instance a).
@@ -283,7 +305,11 @@ async function main(): Promise<void> {
     const org = (await v1(a, 'POST', '/organizations', { name: 'Chaos' }))!.json().id as string;
     const hook = await v1(a, 'POST', `/organizations/${org}/webhooks`, { url: receiver.url, events: ['member.added'] });
     if (hook?.status !== 201) throw new Error(`webhook: ${hook?.text}`);
-    const web = (await v1(a, 'POST', '/clients', { grant_types: ['authorization_code', 'refresh_token', 'client_credentials'], redirect_uris: [REDIRECT], scope: 'read' }))!.json() as { client_id: string; client_secret: string };
+    const web = (await v1(a, 'POST', '/clients', {
+      grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
+      redirect_uris: [REDIRECT],
+      scope: 'read',
+    }))!.json() as { client_id: string; client_secret: string };
     if (!web.client_secret) throw new Error('no client');
     const webAuth = basic(web.client_id, web.client_secret);
     const user = await v1(a, 'POST', '/users', { email: 'chaos@example.com', password: PASSWORD });
@@ -297,7 +323,14 @@ async function main(): Promise<void> {
         const inst = pick(live());
         if (!inst) return;
         const b = new Browser(inst.port, HOST);
-        const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access', code_challenge: challenge, code_challenge_method: 'S256' });
+        const params = new URLSearchParams({
+          client_id: web.client_id,
+          redirect_uri: REDIRECT,
+          response_type: 'code',
+          scope: 'openid offline_access',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        });
         const browse = async (what: string, step: () => Promise<HttpResponse>) => {
           const t0 = Date.now();
           counts.operations++;
@@ -313,7 +346,8 @@ async function main(): Promise<void> {
           const page = await browse('GET /login', () => b.get(String(authz.headers.location)));
           if (page.status !== 200) return flowFailed(`login page ${page.status}`);
           const done = await browse('POST /login', () => b.submit(page, { email: 'chaos@example.com', password: PASSWORD }));
-          if (done.status !== 303 || !String(done.headers.location).startsWith(REDIRECT)) return flowFailed(`login ${done.status} ${String(done.headers.location)} ${done.text.slice(0, 200)}`);
+          if (done.status !== 303 || !String(done.headers.location).startsWith(REDIRECT))
+            return flowFailed(`login ${done.status} ${String(done.headers.location)} ${done.text.slice(0, 200)}`);
           if (done.status !== 303 || !String(done.headers.location).startsWith(REDIRECT)) return;
           counts.logins++;
           const code = new URL(String(done.headers.location)).searchParams.get('code')!;
@@ -339,7 +373,10 @@ async function main(): Promise<void> {
         if (!rt || !i1 || !i2) return;
         refreshToken = undefined;
         // The same refresh token at two instances at once: at most one successor.
-        const results = await Promise.all([token(i1, webAuth, { grant_type: 'refresh_token', refresh_token: rt }), token(i2, webAuth, { grant_type: 'refresh_token', refresh_token: rt })]);
+        const results = await Promise.all([
+          token(i1, webAuth, { grant_type: 'refresh_token', refresh_token: rt }),
+          token(i2, webAuth, { grant_type: 'refresh_token', refresh_token: rt }),
+        ]);
         if (results.some((r) => r === undefined)) return;
         counts.refreshRaces++;
         const winners = results.filter((r) => r!.status === 200);
@@ -394,7 +431,8 @@ async function main(): Promise<void> {
         // Over when every live instance answers /readyz again.
         const until = Date.now() + 60_000;
         for (const inst of live()) {
-          while (inst.up && Date.now() < until && (await request(inst.port, { host: 'any', path: '/readyz' }).catch(() => undefined))?.status !== 200) await sleep(100);
+          while (inst.up && Date.now() < until && (await request(inst.port, { host: 'any', path: '/readyz' }).catch(() => undefined))?.status !== 200)
+            await sleep(100);
         }
         w.to = Date.now();
         log(`PostgreSQL restarted (${w.to - w.from} ms until every instance was ready again)`);
@@ -446,7 +484,10 @@ async function main(): Promise<void> {
       await sleep(500);
     }
     const failedDeliveries = Number((await db.query("select count(*) as n from webhook_deliveries where status = 'failed'")).rows[0].n);
-    const eventRows = (await db.query("select id, data from events where type = 'member.added'")).rows as { id: string; data: string | Record<string, unknown> }[];
+    const eventRows = (await db.query("select id, data from events where type = 'member.added'")).rows as {
+      id: string;
+      data: string | Record<string, unknown>;
+    }[];
     await db.end();
 
     // /v1/events, paged through the API: every member the load loop was told it added.
@@ -466,16 +507,44 @@ async function main(): Promise<void> {
 
     const checks: [string, boolean, string][] = [
       ['webhook backlog drained', pending === 0, `${pending} pending, ${failedDeliveries} given up`],
-      ['every member.added event delivered at least once', undelivered.length === 0 && failedDeliveries === 0, `${eventRows.length - undelivered.length}/${eventRows.length} events delivered (${receiver.requests} requests, ${[...receiver.events.values()].filter((n) => n > 1).length} redelivered)`],
+      [
+        'every member.added event delivered at least once',
+        undelivered.length === 0 && failedDeliveries === 0,
+        `${eventRows.length - undelivered.length}/${eventRows.length} events delivered (${receiver.requests} requests, ${[...receiver.events.values()].filter((n) => n > 1).length} redelivered)`,
+      ],
       ['no delivery attempted twice at once', receiver.overlaps === 0, `${receiver.overlaps} requests arrived while one of the same webhook-id was open`],
-      ['no authorization code redeemed twice', counts.codeDoubleRedemptionSuccesses === 0, `${counts.codeDoubleRedemptionSuccesses} of ${counts.codeDoubleRedemptions} replays succeeded`],
-      ['no refresh token with two valid successors', counts.refreshDoubleSuccessors === 0, `${counts.refreshDoubleSuccessors} of ${counts.refreshRaces} concurrent rotations gave two`],
-      ['no lost /v1/events entry', lostEvents.length === 0, `${counts.membersAdded.length - lostEvents.length}/${counts.membersAdded.length} acknowledged member additions in the feed`],
-      ['no 5xx outside the restart windows', counts.fiveXxOutsideWindows.length === 0, `${counts.fiveXxOutsideWindows.length} outside, ${counts.fiveXxInWindows} inside ${windows.length} windows${counts.fiveXxOutsideWindows.length ? `: ${counts.fiveXxOutsideWindows.slice(0, 3).join(' | ')}` : ''}`],
-      ['key rotation seen by every instance within the cache TTL', ttlOk, rotation ? `${rotation.seenWithinMs.join(', ')} ms (TTL ${CACHE_TTL_MS} ms + 1 s)` : 'no rotation happened'],
+      [
+        'no authorization code redeemed twice',
+        counts.codeDoubleRedemptionSuccesses === 0,
+        `${counts.codeDoubleRedemptionSuccesses} of ${counts.codeDoubleRedemptions} replays succeeded`,
+      ],
+      [
+        'no refresh token with two valid successors',
+        counts.refreshDoubleSuccessors === 0,
+        `${counts.refreshDoubleSuccessors} of ${counts.refreshRaces} concurrent rotations gave two`,
+      ],
+      [
+        'no lost /v1/events entry',
+        lostEvents.length === 0,
+        `${counts.membersAdded.length - lostEvents.length}/${counts.membersAdded.length} acknowledged member additions in the feed`,
+      ],
+      [
+        'no 5xx outside the restart windows',
+        counts.fiveXxOutsideWindows.length === 0,
+        `${counts.fiveXxOutsideWindows.length} outside, ${counts.fiveXxInWindows} inside ${windows.length} windows${counts.fiveXxOutsideWindows.length ? `: ${counts.fiveXxOutsideWindows.slice(0, 3).join(' | ')}` : ''}`,
+      ],
+      [
+        'key rotation seen by every instance within the cache TTL',
+        ttlOk,
+        rotation ? `${rotation.seenWithinMs.join(', ')} ms (TTL ${CACHE_TTL_MS} ms + 1 s)` : 'no rotation happened',
+      ],
       ['no instance crashed', instances.every((i) => i.crashes.length === 0), instances.flatMap((i) => i.crashes).join(' | ') || '0 crashes'],
       ['PostgreSQL restarted once', counts.postgresRestarts === 1, `${counts.postgresRestarts}`],
-      ['instances killed with SIGKILL and restarted', counts.kills >= 3 && counts.restarts === counts.kills, `${counts.kills} kills, ${counts.restarts} restarts`],
+      [
+        'instances killed with SIGKILL and restarted',
+        counts.kills >= 3 && counts.restarts === counts.kills,
+        `${counts.kills} kills, ${counts.restarts} restarts`,
+      ],
     ];
     log(
       `operations ${counts.operations} (answered ${counts.ok}, connection errors ${counts.connectionErrors}); logins ${counts.logins}, code flows ${counts.codeFlows}, ` +

@@ -67,7 +67,13 @@ describe('/connect callback refusals', () => {
   });
 
   it('refuses a state minted for another provider', async () => {
-    const other = await bed.api('POST', '/connect/providers', { name: 'Other', type: 'oidc', issuer: bed.upstream.tenant.issuer, client_id: 'x', client_secret: 'y' });
+    const other = await bed.api('POST', '/connect/providers', {
+      name: 'Other',
+      type: 'oidc',
+      issuer: bed.upstream.tenant.issuer,
+      client_id: 'x',
+      client_secret: 'y',
+    });
     assert.equal(other.status, 201, other.text);
     const u = await pair();
     const { b, callback } = await bed.startFlow(u.email, u.upstreamEmail);
@@ -103,7 +109,7 @@ describe('/connect callback refusals', () => {
     refusal(await b.get(withParams(callback, (q) => q.delete('code'))), 400, /no authorization code/);
   });
 
-  it('refuses an iss that is not the provider\'s, and a missing iss from a provider that sends one (RFC 9207)', async () => {
+  it("refuses an iss that is not the provider's, and a missing iss from a provider that sends one (RFC 9207)", async () => {
     const u = await pair();
     let flow = await bed.startFlow(u.email, u.upstreamEmail);
     assert.equal(new URL(flow.callback, 'http://x').searchParams.get('iss'), bed.upstream.tenant.issuer);

@@ -42,7 +42,12 @@ export interface VaultBed {
 export async function startVaultBed(
   opts: { clock?: Clock; providerExtra?: Record<string, unknown>; logStream?: NodeJS.WritableStream; config?: Record<string, unknown> } = {},
 ): Promise<VaultBed> {
-  const s = await startTestServer({ clock: opts.clock, egressResolver: loopbackResolver, logStream: opts.logStream, config: { ...VAULT_CONFIG, ...opts.config } });
+  const s = await startTestServer({
+    clock: opts.clock,
+    egressResolver: loopbackResolver,
+    logStream: opts.logStream,
+    config: { ...VAULT_CONFIG, ...opts.config },
+  });
   return vaultBedOn(s, opts.providerExtra);
 }
 

@@ -24,7 +24,10 @@ describe('membership ends vault access', () => {
     logStream.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
     bed = await startVaultBed({ clock, logStream, config: { logLevel: 'warn' } });
     // The organization's own key: it removes members and retrieves tokens.
-    const key = await bed.api('POST', `/organizations/${bed.orgId}/api_keys`, { name: 'org', scopes: ['members:write', 'connected_accounts:token', 'connected_accounts:read'] });
+    const key = await bed.api('POST', `/organizations/${bed.orgId}/api_keys`, {
+      name: 'org',
+      scopes: ['members:write', 'connected_accounts:token', 'connected_accounts:read'],
+    });
     assert.equal(key.status, 201, key.text);
     orgKey = key.json().key;
     // The directory links the bed's users, whose emails are in the organization's verified domain.
@@ -46,13 +49,16 @@ describe('membership ends vault access', () => {
       method: 'POST',
       host: bed.upstreamHost,
       path: '/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
     });
   const disconnected = async (accountId: string) =>
-    (await bed.api('GET', `/events?types=connected_account.disconnected&organization_id=${bed.orgId}&limit=100`)).json().data.filter(
-      (e: { data: { account_id: string } }) => e.data.account_id === accountId,
-    );
+    (await bed.api('GET', `/events?types=connected_account.disconnected&organization_id=${bed.orgId}&limit=100`))
+      .json()
+      .data.filter((e: { data: { account_id: string } }) => e.data.account_id === accountId);
 
   /** A member with a connected account that the organization's key can retrieve; its upstream refresh token. */
   async function connected(name: string) {
@@ -80,7 +86,13 @@ describe('membership ends vault access', () => {
     const [e, ...more] = await disconnected(a.accountId);
     assert.equal(more.length, 0);
     assert.equal(e.actor.type, 'api_key');
-    assert.deepEqual(e.data, { account_id: a.accountId, provider_id: bed.providerId, user_id: a.userId, reason: 'membership_ended', upstream_revocation: 'attempted' });
+    assert.deepEqual(e.data, {
+      account_id: a.accountId,
+      provider_id: bed.providerId,
+      user_id: a.userId,
+      reason: 'membership_ended',
+      upstream_revocation: 'attempted',
+    });
     // The retrieval attempts after the removal are audited too.
     const failed = (await bed.api('GET', `/events?types=connected_account.token_retrieval_failed&organization_id=${bed.orgId}&limit=100`)).json().data;
     assert.ok(failed.some((f: { data: { account_id: string; reason: string } }) => f.data.account_id === a.accountId && f.data.reason === 'account_not_found'));
@@ -145,7 +157,11 @@ describe('membership ends vault access', () => {
       assert.equal((await org()('DELETE', `/organizations/${bed.orgId}/members/${a.userId}`)).status, 204);
       expectError(await token(a.accountId), 404, 'account_not_found');
       assert.equal((await disconnected(a.accountId))[0].data.reason, 'membership_ended');
-      const logged = () => logs.join('').split('\n').filter((l) => l.includes('upstream token revocation failed') && l.includes(a.accountId));
+      const logged = () =>
+        logs
+          .join('')
+          .split('\n')
+          .filter((l) => l.includes('upstream token revocation failed') && l.includes(a.accountId));
       for (let i = 0; i < 50 && logged().length === 0; i++) await sleep(40);
       assert.equal(logged().length, 2, 'the refresh token and the access token');
       assert.ok(!logs.join('').includes(a.refreshToken), 'never the token');
@@ -183,7 +199,13 @@ describe('a membership ending during a refresh', () => {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const forward = () =>
-          bed.s.request({ method: 'POST', host: bed.upstreamHost, path: '/token', headers: { 'content-type': String(req.headers['content-type']), authorization: String(req.headers.authorization) }, body: Buffer.concat(chunks).toString() });
+          bed.s.request({
+            method: 'POST',
+            host: bed.upstreamHost,
+            path: '/token',
+            headers: { 'content-type': String(req.headers['content-type']), authorization: String(req.headers.authorization) },
+            body: Buffer.concat(chunks).toString(),
+          });
         const answer = (r: Awaited<ReturnType<typeof forward>>) => {
           upstreamAnswer = r.json();
           res.writeHead(r.status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(r.text);
@@ -243,7 +265,10 @@ describe('a membership ending during a refresh', () => {
       method: 'POST',
       host: bed.upstreamHost,
       path: '/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: upstreamAnswer.refresh_token }).toString(),
     });
     expectError(refreshAgain, 400, 'invalid_grant');
@@ -260,5 +285,4 @@ describe('a membership ending during a refresh', () => {
     const reauth = (await bed.api('GET', '/events?types=connected_account.reauthorization_required&limit=100')).json().data;
     assert.ok(!reauth.some((e: { data: { account_id: string } }) => e.data.account_id === accountId), 'a removed account is not marked');
   });
-
 });

@@ -63,7 +63,13 @@ describe('/v1/connect/providers', () => {
   });
 
   it('fills endpoints from a preset; explicit fields override it', async () => {
-    const r = await api('POST', '/connect/providers', { name: 'Google', preset: 'google', client_id: 'g', client_secret: SECRET, scopes: ['openid', 'email', 'https://www.googleapis.com/auth/calendar'] });
+    const r = await api('POST', '/connect/providers', {
+      name: 'Google',
+      preset: 'google',
+      client_id: 'g',
+      client_secret: SECRET,
+      scopes: ['openid', 'email', 'https://www.googleapis.com/auth/calendar'],
+    });
     assert.equal(r.status, 201, r.text);
     const p = r.json();
     assert.equal(p.preset, 'google');
@@ -95,20 +101,31 @@ describe('/v1/connect/providers', () => {
     assert.equal(list.status, 200);
     assert.ok(list.json().data.some((x: { provider_id: string }) => x.provider_id === p.provider_id));
     assert.ok(!list.text.includes(SECRET));
-    const before = (await s.server.ctx.db.kysely.selectFrom('connect_providers').select('client_secret_enc').where('id', '=', p.provider_id).executeTakeFirstOrThrow()).client_secret_enc;
-    const u = await api('PATCH', `/connect/providers/${p.provider_id}`, { name: 'Changed', client_secret: 'another-secret', pkce: false, revocation_endpoint: 'https://auth.example/revoke' });
+    const before = (
+      await s.server.ctx.db.kysely.selectFrom('connect_providers').select('client_secret_enc').where('id', '=', p.provider_id).executeTakeFirstOrThrow()
+    ).client_secret_enc;
+    const u = await api('PATCH', `/connect/providers/${p.provider_id}`, {
+      name: 'Changed',
+      client_secret: 'another-secret',
+      pkce: false,
+      revocation_endpoint: 'https://auth.example/revoke',
+    });
     assert.equal(u.status, 200, u.text);
     assert.equal(u.json().name, 'Changed');
     assert.equal(u.json().pkce, false);
     assert.equal(u.json().revocation_endpoint, 'https://auth.example/revoke');
-    const after = (await s.server.ctx.db.kysely.selectFrom('connect_providers').select('client_secret_enc').where('id', '=', p.provider_id).executeTakeFirstOrThrow()).client_secret_enc;
+    const after = (
+      await s.server.ctx.db.kysely.selectFrom('connect_providers').select('client_secret_enc').where('id', '=', p.provider_id).executeTakeFirstOrThrow()
+    ).client_secret_enc;
     assert.notEqual(after, before);
     expectError(await api('PATCH', `/connect/providers/${p.provider_id}`, { token_endpoint: 'http://10.0.0.1/token' }), 400, 'invalid_request');
     assert.equal((await api('DELETE', `/connect/providers/${p.provider_id}`)).status, 204);
     expectError(await api('GET', `/connect/providers/${p.provider_id}`), 404, 'not_found');
     expectError(await api('DELETE', `/connect/providers/${p.provider_id}`), 404, 'not_found');
     expectError(await api('PATCH', `/connect/providers/${p.provider_id}`, { name: 'x' }), 404, 'not_found');
-    const types = (await api('GET', '/events?types=connect.provider.updated,connect.provider.deleted')).json().data.filter((e: { data: { provider_id: string } }) => e.data.provider_id === p.provider_id);
+    const types = (await api('GET', '/events?types=connect.provider.updated,connect.provider.deleted'))
+      .json()
+      .data.filter((e: { data: { provider_id: string } }) => e.data.provider_id === p.provider_id);
     assert.deepEqual(types.map((e: { type: string }) => e.type).sort(), ['connect.provider.deleted', 'connect.provider.updated']);
     assert.ok(!JSON.stringify(types).includes('another-secret'));
   });
@@ -124,8 +141,16 @@ describe('/v1/connect/providers', () => {
       ['no token endpoint', { ...generic(), token_endpoint: undefined }, /token_endpoint is required/],
       ['no authorization endpoint', { ...generic(), authorization_endpoint: undefined }, /authorization_endpoint is required/],
       ['oidc without issuer', { name: 'x', type: 'oidc', client_id: 'c', client_secret: SECRET }, /issuer is required/],
-      ['oidc with endpoints', { name: 'x', type: 'oidc', issuer: upstreamIssuer, token_endpoint: 'https://auth.example/t', client_id: 'c', client_secret: SECRET }, /discovered/],
-      ['oidc issuer without discovery', { name: 'x', type: 'oidc', issuer: s.tenant.tenant.issuer.replace('127.0.0.1', '127.0.0.1') + '/nothing', client_id: 'c', client_secret: SECRET }, /discovery failed/],
+      [
+        'oidc with endpoints',
+        { name: 'x', type: 'oidc', issuer: upstreamIssuer, token_endpoint: 'https://auth.example/t', client_id: 'c', client_secret: SECRET },
+        /discovered/,
+      ],
+      [
+        'oidc issuer without discovery',
+        { name: 'x', type: 'oidc', issuer: s.tenant.tenant.issuer.replace('127.0.0.1', '127.0.0.1') + '/nothing', client_id: 'c', client_secret: SECRET },
+        /discovery failed/,
+      ],
       ['secret with method none', generic({ token_endpoint_auth_method: 'none' }), /not used/],
       ['no secret for basic', { ...generic(), client_secret: undefined }, /client_secret is required/],
       ['private address', generic({ token_endpoint: 'https://10.0.0.1/token' }), /token_endpoint: /],
@@ -162,7 +187,8 @@ describe('/v1/connect/providers', () => {
 
   it('needs a platform key with connect_providers permissions', async () => {
     const org = (await api('POST', '/organizations', { name: 'Org' })).json().id;
-    const orgKey = (await api('POST', `/organizations/${org}/api_keys`, { name: 'k', scopes: ['connect_providers:read', 'connect_providers:write'] })).json().key;
+    const orgKey = (await api('POST', `/organizations/${org}/api_keys`, { name: 'k', scopes: ['connect_providers:read', 'connect_providers:write'] })).json()
+      .key;
     expectError(await v1(s, orgKey)('GET', '/connect/providers'), 403, 'forbidden');
     const readOnly = (await api('POST', '/api_keys', { name: 'r', scopes: ['connect_providers:read'] })).json().key;
     assert.equal((await v1(s, readOnly)('GET', '/connect/providers')).status, 200);

@@ -47,9 +47,9 @@ describe('refresh once under concurrent retrievals', () => {
     assert.equal(tokens.size, 1, 'every caller got the one refreshed token');
     assert.ok(!tokens.has(before));
     assert.equal((await bed.upstreamRefreshCount()) - refreshesBefore, 1, 'exactly one upstream refresh');
-    const events = (await bed.api('GET', `/events?types=connected_account.token_retrieved&organization_id=${bed.orgId}&limit=100`)).json().data.filter(
-      (e: { data: { account_id: string } }) => e.data.account_id === accountId,
-    );
+    const events = (await bed.api('GET', `/events?types=connected_account.token_retrieved&organization_id=${bed.orgId}&limit=100`))
+      .json()
+      .data.filter((e: { data: { account_id: string } }) => e.data.account_id === accountId);
     assert.equal(events.length, PARALLEL + 1, 'every retrieval audited');
     assert.equal(events.filter((e: { data: { refreshed: boolean } }) => e.data.refreshed).length, 1);
   }
@@ -58,7 +58,11 @@ describe('refresh once under concurrent retrievals', () => {
     await expectOneRefresh([bed.s.port], 'one');
   });
 
-  it(`${PARALLEL} parallel retrievals across two instances cause exactly one upstream refresh (PostgreSQL)`, { skip: !onPostgres && 'needs two instances on one PostgreSQL database' }, async () => {
-    await expectOneRefresh([bed.s.port, second!.port], 'two');
-  });
+  it(
+    `${PARALLEL} parallel retrievals across two instances cause exactly one upstream refresh (PostgreSQL)`,
+    { skip: !onPostgres && 'needs two instances on one PostgreSQL database' },
+    async () => {
+      await expectOneRefresh([bed.s.port, second!.port], 'two');
+    },
+  );
 });

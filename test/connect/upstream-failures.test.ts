@@ -32,7 +32,17 @@ describe('upstream failures during a refresh', () => {
 
   async function withTokenEndpoint(url: string, fn: () => Promise<void>) {
     const p = (await bed.api('GET', `/connect/providers/${bed.providerId}`)).json();
-    assert.equal((await bed.api('PATCH', `/connect/providers/${bed.providerId}`, { type: 'oauth2', issuer: p.issuer, authorization_endpoint: p.authorization_endpoint, token_endpoint: url })).status, 200);
+    assert.equal(
+      (
+        await bed.api('PATCH', `/connect/providers/${bed.providerId}`, {
+          type: 'oauth2',
+          issuer: p.issuer,
+          authorization_endpoint: p.authorization_endpoint,
+          token_endpoint: url,
+        })
+      ).status,
+      200,
+    );
     try {
       await fn();
     } finally {
@@ -51,7 +61,9 @@ describe('upstream failures during a refresh', () => {
       const row = await bed.s.server.ctx.db.kysely.selectFrom('connected_accounts').selectAll().where('id', '=', accountId).executeTakeFirstOrThrow();
       assert.equal(row.status, 'active');
       assert.equal(row.refresh_owner, null);
-      const events = (await bed.api('GET', '/events?types=connected_account.token_retrieval_failed&limit=100')).json().data.filter((e: { data: { account_id: string } }) => e.data.account_id === accountId);
+      const events = (await bed.api('GET', '/events?types=connected_account.token_retrieval_failed&limit=100'))
+        .json()
+        .data.filter((e: { data: { account_id: string } }) => e.data.account_id === accountId);
       assert.equal(events.at(-1).data.reason, reason);
     });
     assert.equal((await token(accountId)).status, 200, 'refreshed once the upstream is back');
@@ -75,13 +87,21 @@ describe('upstream failures during a refresh', () => {
     const u = await bed.createUserPair('egress');
     const accountId = await bed.connect(u.email, u.upstreamEmail);
     // Registered while allowed; the stored URL is refused when used (written directly: the API would refuse it).
-    await bed.s.server.ctx.db.kysely.updateTable('connect_providers').set({ token_endpoint: 'http://10.0.0.1/token' }).where('id', '=', bed.providerId).execute();
+    await bed.s.server.ctx.db.kysely
+      .updateTable('connect_providers')
+      .set({ token_endpoint: 'http://10.0.0.1/token' })
+      .where('id', '=', bed.providerId)
+      .execute();
     try {
       clock.advance(570_000);
       expectError(await token(accountId), 502, 'upstream_refresh_failed');
     } finally {
       const p = (await bed.api('GET', `/connect/providers/${bed.providerId}`)).json();
-      await bed.s.server.ctx.db.kysely.updateTable('connect_providers').set({ token_endpoint: `${p.issuer}/token` }).where('id', '=', bed.providerId).execute();
+      await bed.s.server.ctx.db.kysely
+        .updateTable('connect_providers')
+        .set({ token_endpoint: `${p.issuer}/token` })
+        .where('id', '=', bed.providerId)
+        .execute();
     }
     assert.equal((await token(accountId)).status, 200);
   });

@@ -14,7 +14,8 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
   });
   after(() => bed.s.close());
 
-  const token = (accountId: string, key = bed.s.tenant.platformApiKey) => v1(bed.s, key)('POST', `/organizations/${bed.orgId}/connect/accounts/${accountId}/token`);
+  const token = (accountId: string, key = bed.s.tenant.platformApiKey) =>
+    v1(bed.s, key)('POST', `/organizations/${bed.orgId}/connect/accounts/${accountId}/token`);
 
   it('connects, returns the live token, refreshes near expiry with rotation, and audits every retrieval', async () => {
     const u = await bed.createUserPair('ada');
@@ -32,7 +33,10 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
       method: 'POST',
       host: bed.upstreamHost,
       path: '/introspect',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ token: t1.access_token }).toString(),
     });
     assert.equal(introspected.json().active, true, introspected.text);
@@ -55,10 +59,18 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     assert.notEqual(row.last_refreshed_at, null);
 
     // Every retrieval in /v1/events with its caller, never the token.
-    const events = (await bed.api('GET', `/events?types=connected_account.token_retrieved,connected_account.connected&organization_id=${bed.orgId}&limit=100`)).json().data;
+    const events = (
+      await bed.api('GET', `/events?types=connected_account.token_retrieved,connected_account.connected&organization_id=${bed.orgId}&limit=100`)
+    ).json().data;
     const mine = events.filter((e: { data: { account_id: string } }) => e.data.account_id === accountId);
-    assert.deepEqual(mine.map((e: { type: string }) => e.type), ['connected_account.connected', 'connected_account.token_retrieved', 'connected_account.token_retrieved', 'connected_account.token_retrieved']);
-    assert.deepEqual(mine.slice(1).map((e: { data: { refreshed: boolean } }) => e.data.refreshed), [false, false, true]);
+    assert.deepEqual(
+      mine.map((e: { type: string }) => e.type),
+      ['connected_account.connected', 'connected_account.token_retrieved', 'connected_account.token_retrieved', 'connected_account.token_retrieved'],
+    );
+    assert.deepEqual(
+      mine.slice(1).map((e: { data: { refreshed: boolean } }) => e.data.refreshed),
+      [false, false, true],
+    );
     const keyId = (await bed.api('GET', '/api_keys')).json().data[0].id;
     for (const e of mine.slice(1)) {
       assert.deepEqual(e.actor, { type: 'api_key', id: keyId });
@@ -73,21 +85,25 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     assert.ok(!raw.includes(t2.access_token.split('.')[1]!), 'not even the JWT payload');
   });
 
-  const raw = (accountId: string) => bed.s.server.ctx.db.kysely.selectFrom('connected_accounts').selectAll().where('id', '=', accountId).executeTakeFirstOrThrow();
+  const raw = (accountId: string) =>
+    bed.s.server.ctx.db.kysely.selectFrom('connected_accounts').selectAll().where('id', '=', accountId).executeTakeFirstOrThrow();
   const failures = async (accountId: string) =>
-    (await bed.api('GET', `/events?types=connected_account.token_retrieval_failed,connected_account.reauthorization_required&limit=100`)).json().data.filter(
-      (e: { data: { account_id: string } }) => e.data.account_id === accountId,
-    );
+    (await bed.api('GET', `/events?types=connected_account.token_retrieval_failed,connected_account.reauthorization_required&limit=100`))
+      .json()
+      .data.filter((e: { data: { account_id: string } }) => e.data.account_id === accountId);
   const upstreamToken = (form: Record<string, string>) =>
     bed.s.request({
       method: 'POST',
       host: bed.upstreamHost,
       path: '/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${bed.upstreamClient.client_id}:${bed.upstreamClient.client_secret}`).toString('base64')}`,
+      },
       body: new URLSearchParams(form).toString(),
     });
 
-  it('answers 404 account_not_found for unknown ids and for another organization\'s account, and audits the attempt', async () => {
+  it("answers 404 account_not_found for unknown ids and for another organization's account, and audits the attempt", async () => {
     const u = await bed.createUserPair('grace');
     const accountId = await bed.connect(u.email, u.upstreamEmail);
     for (const id of ['acct_00000000000000000000000000', 'nope', 'x'.repeat(64)]) expectError(await token(id), 404, 'account_not_found');
@@ -137,7 +153,11 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     clock.advance(570_000);
     assert.equal((await token(accountId)).status, 200);
     // A stale copy of the rotated refresh token: the upstream sees a reuse and revokes the family.
-    await bed.s.server.ctx.db.kysely.updateTable('connected_accounts').set({ refresh_token_enc: stale, expires_at: clock.now() }).where('id', '=', accountId).execute();
+    await bed.s.server.ctx.db.kysely
+      .updateTable('connected_accounts')
+      .set({ refresh_token_enc: stale, expires_at: clock.now() })
+      .where('id', '=', accountId)
+      .execute();
     const refused = await token(accountId);
     expectError(refused, 502, 'upstream_refresh_failed');
     assert.equal((await raw(accountId)).status, 'needs_reauthorization');
@@ -147,7 +167,11 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     const events = await failures(accountId);
     assert.deepEqual(
       events.map((e: { type: string; data: { reason: string } }) => `${e.type}:${e.data.reason}`),
-      ['connected_account.reauthorization_required:invalid_grant', 'connected_account.token_retrieval_failed:invalid_grant', 'connected_account.token_retrieval_failed:needs_reauthorization'],
+      [
+        'connected_account.reauthorization_required:invalid_grant',
+        'connected_account.token_retrieval_failed:invalid_grant',
+        'connected_account.token_retrieval_failed:needs_reauthorization',
+      ],
     );
     assert.equal((await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts?status=needs_reauthorization&user_id=${u.userId}`)).json().data.length, 1);
     assert.equal(await bed.connect(u.email, u.upstreamEmail), accountId, 'connecting again updates the same account');
@@ -165,12 +189,14 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     expectError(await bed.api('GET', `/organizations/${bed.orgId}/connect/accounts/${accountId}`), 404, 'account_not_found');
     expectError(await token(accountId), 404, 'account_not_found');
     expectError(await upstreamToken({ grant_type: 'refresh_token', refresh_token: refreshToken }), 400, 'invalid_grant');
-    const e = (await bed.api('GET', `/events?types=connected_account.disconnected&limit=100`)).json().data.find((x: { data: { account_id: string } }) => x.data.account_id === accountId);
+    const e = (await bed.api('GET', `/events?types=connected_account.disconnected&limit=100`))
+      .json()
+      .data.find((x: { data: { account_id: string } }) => x.data.account_id === accountId);
     assert.equal(e.actor.type, 'api_key');
     assert.equal(e.data.upstream_revocation, 'attempted');
   });
 
-  it('/connect lists the user\'s accounts and lets them disconnect one', async () => {
+  it("/connect lists the user's accounts and lets them disconnect one", async () => {
     const u = await bed.createUserPair('margaret');
     const b = new Browser(bed.s.port, bed.s.tenant.tenant.host);
     const accountId = await bed.connect(u.email, u.upstreamEmail, b);
@@ -190,7 +216,9 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     assert.equal(done.status, 303);
     assert.equal(done.headers.location, '/connect');
     expectError(await token(accountId), 404, 'account_not_found');
-    const e = (await bed.api('GET', `/events?types=connected_account.disconnected&limit=100`)).json().data.find((x: { data: { account_id: string } }) => x.data.account_id === accountId);
+    const e = (await bed.api('GET', `/events?types=connected_account.disconnected&limit=100`))
+      .json()
+      .data.find((x: { data: { account_id: string } }) => x.data.account_id === accountId);
     assert.deepEqual(e.actor, { type: 'user', id: u.userId });
     // Without a session: to the login page, back to /connect after.
     const anonymous = new Browser(bed.s.port, bed.s.tenant.tenant.host);
@@ -204,7 +232,12 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     const u = await bed.createUserPair('dennis');
     const accountId = await bed.connect(u.email, u.upstreamEmail);
     const p = (await bed.api('GET', `/connect/providers/${bed.providerId}`)).json();
-    const moved = await bed.api('PATCH', `/connect/providers/${bed.providerId}`, { type: 'oauth2', issuer: p.issuer, authorization_endpoint: p.authorization_endpoint, token_endpoint: 'http://127.0.0.1:1/token' });
+    const moved = await bed.api('PATCH', `/connect/providers/${bed.providerId}`, {
+      type: 'oauth2',
+      issuer: p.issuer,
+      authorization_endpoint: p.authorization_endpoint,
+      token_endpoint: 'http://127.0.0.1:1/token',
+    });
     assert.equal(moved.status, 200, moved.text);
     try {
       clock.advance(570_000);
@@ -224,9 +257,16 @@ describe('connected-accounts vault end to end (upstream: a second Keyhall tenant
     const u = await bed.createUserPair('ken');
     const accountId = await bed.connect(u.email, u.upstreamEmail);
     const act = { sub: 'agent-7', act: { sub: 'orchestrator' } };
-    const t = await bed.s.server.ctx.management.vault.retrieve(bed.s.tenant.tenant.id, bed.orgId, accountId, { type: 'oauth_client', clientId: 'cli_agent', userId: u.userId, act });
+    const t = await bed.s.server.ctx.management.vault.retrieve(bed.s.tenant.tenant.id, bed.orgId, accountId, {
+      type: 'oauth_client',
+      clientId: 'cli_agent',
+      userId: u.userId,
+      act,
+    });
     assert.ok(t.accessToken.length > 0);
-    const e = (await bed.api('GET', `/events?types=connected_account.token_retrieved&limit=100`)).json().data.filter((x: { data: { account_id: string } }) => x.data.account_id === accountId)[0];
+    const e = (await bed.api('GET', `/events?types=connected_account.token_retrieved&limit=100`))
+      .json()
+      .data.filter((x: { data: { account_id: string } }) => x.data.account_id === accountId)[0];
     assert.deepEqual(e.actor, { type: 'oauth_client', id: 'cli_agent' });
     assert.deepEqual(e.data.caller, { type: 'oauth_client', client_id: 'cli_agent', user_id: u.userId, act });
   });

@@ -38,7 +38,8 @@ describe("an organization's AAGUID allowlist and a tenant administrator's consol
     await s?.close();
   });
 
-  const rejected = async () => (await api('GET', '/events?types=passkey.rejected&limit=100')).json().data as Array<{ data: { user_id: string; organization_id: string } }>;
+  const rejected = async () =>
+    (await api('GET', '/events?types=passkey.rejected&limit=100')).json().data as Array<{ data: { user_id: string; organization_id: string } }>;
 
   it('a tenant administrator who is a member of an organization with an allowlist adds a passkey in the console', async () => {
     const page: Page = context.pages()[0] ?? (await context.newPage());
@@ -58,7 +59,10 @@ describe("an organization's AAGUID allowlist and a tenant administrator's consol
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await page.getByText('Passkey “Admin laptop” added.').waitFor({ timeout: 10_000 });
     const passkeys = (await api('GET', `/users/${admin.id}/passkeys`)).json().data;
-    assert.deepEqual(passkeys.map((p: { name: string; aaguid: string }) => [p.name, p.aaguid]), [['Admin laptop', VIRTUAL_AAGUID]]);
+    assert.deepEqual(
+      passkeys.map((p: { name: string; aaguid: string }) => [p.name, p.aaguid]),
+      [['Admin laptop', VIRTUAL_AAGUID]],
+    );
     assert.ok(!(await rejected()).some((e) => e.data.user_id === admin.id));
     await page.close();
   });

@@ -13,7 +13,12 @@ describe('tenant administrators are protected from narrower callers', () => {
   let s: TestServer;
   let tid: string;
   const v1 = (key: string, method: string, path: string, body?: unknown) =>
-    s.request({ method, path, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    s.request({
+      method,
+      path,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   const mint = async (permissions: readonly string[]) => {
     const r = await v1(s.tenant.platformApiKey, 'POST', '/v1/api_keys', { name: 'k', scopes: permissions });
     assert.equal(r.status, 201, r.text);
@@ -27,7 +32,7 @@ describe('tenant administrators are protected from narrower callers', () => {
   });
   after(() => s.close());
 
-  it("a users:write key may rename an administrator but not change the email or password: 403 insufficient_scope", async () => {
+  it('a users:write key may rename an administrator but not change the email or password: 403 insufficient_scope', async () => {
     const id = await admin('guarded@admins.test');
     const narrow = await mint(['users:read', 'users:write']);
     expectError(await v1(narrow, 'PATCH', `/v1/users/${id}`, { password: 'a new password nobody knows' }), 403, 'insufficient_scope');
@@ -74,7 +79,7 @@ describe('tenant administrators are protected from narrower callers', () => {
     assert.ok(left.includes(a) && left.includes(c) && !left.includes(b));
   });
 
-  it("a users:write key changing a password while the account is granted the role: refused, or committed before the grant", async () => {
+  it('a users:write key changing a password while the account is granted the role: refused, or committed before the grant', async () => {
     const narrow = await mint(['users:read', 'users:write']);
     const granter = { type: 'user' as const, id: await admin('granter@race2.test') };
     for (let i = 0; i < 15; i++) {
@@ -90,34 +95,41 @@ describe('tenant administrators are protected from narrower callers', () => {
       }
       assert.equal(change.status, 200, change.text);
       // It went through: then it committed before the grant, and its event comes first in the feed.
-      const feed = (await v1(s.tenant.platformApiKey, 'GET', '/v1/events?types=user.updated,tenant_admin.granted&limit=100&order=desc')).json().data as Array<{ type: string; data: { user_id: string } }>;
+      const feed = (await v1(s.tenant.platformApiKey, 'GET', '/v1/events?types=user.updated,tenant_admin.granted&limit=100&order=desc')).json().data as Array<{
+        type: string;
+        data: { user_id: string };
+      }>;
       const mine = feed.filter((e) => e.data.user_id === u.id).map((e) => e.type);
       assert.deepEqual(mine, ['tenant_admin.granted', 'user.updated'], `candidate${i}: the password change and the grant overlapped`);
     }
   });
 
-  it('a password change meeting a grant still in flight waits for it, then is refused (PostgreSQL)', { skip: !onPostgres && 'SQLite runs one writing transaction at a time' }, async () => {
-    const narrow = await mint(['users:read', 'users:write']);
-    const u = await s.server.ctx.management.users.create(tid, { type: 'system', id: null }, { email: 'inflight@race3.test' });
-    // A grant as ConsoleAdmins does it (the user's row locked, the role row written), held open.
-    let locked!: () => void;
-    let release!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const released = new Promise<void>((r) => (release = r));
-    const grant = s.server.ctx.db.kysely.transaction().execute(async (trx) => {
-      await trx.selectFrom('users').select('id').where('tenant_id', '=', tid).where('id', '=', u.id).forUpdate().execute();
-      await trx.insertInto('tenant_admins').values({ tenant_id: tid, user_id: u.id, created_at: Date.now() }).execute();
-      locked();
-      await released;
-    });
-    await isLocked;
-    const change = v1(narrow, 'PATCH', `/v1/users/${u.id}`, { password: 'chosen by the narrow key' });
-    // Long enough for the change to hash its password and reach its check while the grant is open.
-    await new Promise((r) => setTimeout(r, 1500));
-    release();
-    await grant;
-    expectError(await change, 403, 'insufficient_scope');
-  });
+  it(
+    'a password change meeting a grant still in flight waits for it, then is refused (PostgreSQL)',
+    { skip: !onPostgres && 'SQLite runs one writing transaction at a time' },
+    async () => {
+      const narrow = await mint(['users:read', 'users:write']);
+      const u = await s.server.ctx.management.users.create(tid, { type: 'system', id: null }, { email: 'inflight@race3.test' });
+      // A grant as ConsoleAdmins does it (the user's row locked, the role row written), held open.
+      let locked!: () => void;
+      let release!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const released = new Promise<void>((r) => (release = r));
+      const grant = s.server.ctx.db.kysely.transaction().execute(async (trx) => {
+        await trx.selectFrom('users').select('id').where('tenant_id', '=', tid).where('id', '=', u.id).forUpdate().execute();
+        await trx.insertInto('tenant_admins').values({ tenant_id: tid, user_id: u.id, created_at: Date.now() }).execute();
+        locked();
+        await released;
+      });
+      await isLocked;
+      const change = v1(narrow, 'PATCH', `/v1/users/${u.id}`, { password: 'chosen by the narrow key' });
+      // Long enough for the change to hash its password and reach its check while the grant is open.
+      await new Promise((r) => setTimeout(r, 1500));
+      release();
+      await grant;
+      expectError(await change, 403, 'insufficient_scope');
+    },
+  );
 
   it('a grant whose user was deleted meanwhile is the 404 the database reports, not a 500', async () => {
     // The race itself cannot be timed from outside: what the database answers to it (and the

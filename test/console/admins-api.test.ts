@@ -51,7 +51,12 @@ describe('console administrators API', () => {
   let adminId: string;
   const clock = new ManualClock(Date.parse('2026-02-01T00:00:00Z'));
   const v1 = (method: string, path: string, body?: unknown) =>
-    s.request({ method, path, headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    s.request({
+      method,
+      path,
+      headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   const newUser = async (email: string) => {
     const r = await v1('POST', '/v1/users', { email, password: PASSWORD });
     assert.equal(r.status, 201, r.text);
@@ -91,7 +96,10 @@ describe('console administrators API', () => {
     const r = await c.call('POST', '/console/api/admins', { email: '  Second@Console.test ' });
     assert.equal(r.status, 201, r.text);
     assert.deepEqual(r.json(), { user_id: id, email: 'second@console.test', granted_at: '2026-02-01T00:01:00.000Z' });
-    assert.deepEqual((await admins()).map((a) => a.user_id), [adminId, id]);
+    assert.deepEqual(
+      (await admins()).map((a) => a.user_id),
+      [adminId, id],
+    );
     const ev = await lastEvent('tenant_admin.granted');
     assert.deepEqual(ev.actor, { type: 'user', id: adminId });
     assert.deepEqual(ev.data, { user_id: id });
@@ -110,7 +118,11 @@ describe('console administrators API', () => {
     expectError(await c.call('POST', '/console/api/admins', { email: `${'a'.repeat(250)}@x.test` }), 400, 'invalid_request');
     expectError(await c.call('POST', '/console/api/admins', {}), 400, 'invalid_request');
     expectError(await c.call('POST', '/console/api/admins', { email: 'x@console.test', role: 'owner' }), 400, 'invalid_request');
-    expectError(await c.call('POST', '/console/api/admins', 'email=x@console.test', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+    expectError(
+      await c.call('POST', '/console/api/admins', 'email=x@console.test', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'unsupported_media_type',
+    );
     expectError(await c.call('POST', '/console/api/admins', '{"email":'), 400, 'invalid_request');
   });
 
@@ -172,7 +184,10 @@ describe('console administrators API', () => {
     const last = await outsider.call('DELETE', `/console/api/admins/${other}`);
     expectError(last, 409, 'conflict');
     assert.match(last.json().error_description, /last administrator/);
-    assert.deepEqual((await admins(outsider)).map((a) => a.user_id), [other]);
+    assert.deepEqual(
+      (await admins(outsider)).map((a) => a.user_id),
+      [other],
+    );
     await s.server.ctx.admins.grant(s.tenant.tenant.id, ADMIN);
   });
 
@@ -210,7 +225,10 @@ describe('console administrators API', () => {
     const id = await newUser('plain-candidate@console.test');
     const beta = (await v1('POST', '/v1/organizations', { name: 'Beta' })).json().id as string;
     const alpha = (await v1('POST', '/v1/organizations', { name: 'Alpha' })).json().id as string;
-    for (const [org, role] of [[beta, 'member'], [alpha, 'admin']] as const) {
+    for (const [org, role] of [
+      [beta, 'member'],
+      [alpha, 'admin'],
+    ] as const) {
       const m = await v1('POST', `/v1/organizations/${org}/members`, { user_id: id, role });
       assert.equal(m.status, 201, m.text);
     }
@@ -218,21 +236,24 @@ describe('console administrators API', () => {
     const r = await c.call('GET', candidatePath(' Plain-Candidate@Console.TEST '), undefined, { 'x-csrf-token': undefined, origin: undefined });
     assert.equal(r.status, 200, r.text);
     assert.match(r.json().fingerprint, /^[0-9a-f]{32}$/);
-    assert.deepEqual({ ...r.json(), fingerprint: undefined }, {
-      fingerprint: undefined,
-      user: { id, email: 'plain-candidate@console.test', created_at: at },
-      already_admin: false,
-      managed_by: [],
-      sso: [],
-      verified_domain: null,
-      organizations: [
-        { id: alpha, name: 'Alpha', role: 'admin' },
-        { id: beta, name: 'Beta', role: 'member' },
-      ],
-      organizations_total: 2,
-      has_password: true,
-      password_set_by: { type: 'api_key', id: await platformKeyId(), every_permission: true },
-    });
+    assert.deepEqual(
+      { ...r.json(), fingerprint: undefined },
+      {
+        fingerprint: undefined,
+        user: { id, email: 'plain-candidate@console.test', created_at: at },
+        already_admin: false,
+        managed_by: [],
+        sso: [],
+        verified_domain: null,
+        organizations: [
+          { id: alpha, name: 'Alpha', role: 'admin' },
+          { id: beta, name: 'Beta', role: 'member' },
+        ],
+        organizations_total: 2,
+        has_password: true,
+        password_set_by: { type: 'api_key', id: await platformKeyId(), every_permission: true },
+      },
+    );
     const self = await candidate(ADMIN);
     assert.equal(self.already_admin, true);
     // The setup link's password is the new administrator's own choice.
@@ -276,10 +297,17 @@ describe('console administrators API', () => {
   it("candidate: an account an organization's SCIM directory created is managed by it; one it merely linked is not", async () => {
     const org = (await v1('POST', '/v1/organizations', { name: 'Acme Corp' })).json().id as string;
     const dir = await createDirectory(s, { orgId: org, name: 'Okta production' });
-    const made = await dir.scim('POST', '/Users', { schemas: [USER], userName: 'ceo@acme.test', emails: [{ value: 'ceo@acme.test', primary: true }], active: true });
+    const made = await dir.scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'ceo@acme.test',
+      emails: [{ value: 'ceo@acme.test', primary: true }],
+      active: true,
+    });
     assert.equal(made.status, 201, made.text);
     const scimmed = await candidate('ceo@acme.test');
-    assert.deepEqual(scimmed.managed_by, [{ kind: 'directory', organization_id: org, organization_name: 'Acme Corp', connection_id: dir.connectionId, connection_name: 'Okta production' }]);
+    assert.deepEqual(scimmed.managed_by, [
+      { kind: 'directory', organization_id: org, organization_name: 'Acme Corp', connection_id: dir.connectionId, connection_name: 'Okta production' },
+    ]);
     assert.deepEqual(scimmed.sso, []);
     assert.deepEqual(scimmed.organizations, [{ id: org, name: 'Acme Corp', role: 'member' }]);
     assert.equal(scimmed.already_admin, false);
@@ -288,7 +316,12 @@ describe('console administrators API', () => {
     // directory links only in its organization's verified domain).
     await verifyDomain(dir.api, org, 'acme.test');
     const own = await newUser('own@acme.test');
-    const linked = await dir.scim('POST', '/Users', { schemas: [USER], userName: 'own@acme.test', emails: [{ value: 'own@acme.test', primary: true }], active: true });
+    const linked = await dir.scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'own@acme.test',
+      emails: [{ value: 'own@acme.test', primary: true }],
+      active: true,
+    });
     assert.equal(linked.status, 201, linked.text);
     const ownCandidate = await candidate('own@acme.test');
     assert.equal(ownCandidate.user.id, own);
@@ -305,7 +338,10 @@ describe('console administrators API', () => {
     const r = await candidate('joiner@console.test');
     assert.equal(r.organizations.length, 20);
     assert.equal(r.organizations_total, 22);
-    assert.deepEqual(r.organizations.slice(0, 2).map((o) => o.name), ['Many 00', 'Many 01']);
+    assert.deepEqual(
+      r.organizations.slice(0, 2).map((o) => o.name),
+      ['Many 00', 'Many 01'],
+    );
   });
 
   it('candidate: no such user 404, a malformed or missing email or an unknown parameter 400', async () => {
@@ -379,7 +415,11 @@ describe('console administrators API', () => {
     const id = await newUser('rolling@console.test');
     assert.equal((await candidate('rolling@console.test')).password_set_by?.every_permission, true);
     // An instance still on the previous release changes only password_hash.
-    await s.server.ctx.db.kysely.updateTable('users').set({ password_hash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo' }).where('id', '=', id).execute();
+    await s.server.ctx.db.kysely
+      .updateTable('users')
+      .set({ password_hash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo' })
+      .where('id', '=', id)
+      .execute();
     const r = await candidate('rolling@console.test');
     assert.deepEqual([r.has_password, r.password_set_by], [true, null]);
   });
@@ -414,7 +454,11 @@ describe('console administrators API: candidate signed in through SSO', () => {
   it('lists the SSO connection, its organization and protocol, and the JIT membership', async () => {
     const idp = await startTestIdp();
     const org = (await s.api('POST', '/organizations', { name: 'Initech' })).json().id as string;
-    const conn = await s.api('POST', `/organizations/${org}/sso/connections`, { protocol: 'saml', name: 'Initech ADFS', saml: { metadata_xml: idp.metadataXml } });
+    const conn = await s.api('POST', `/organizations/${org}/sso/connections`, {
+      protocol: 'saml',
+      name: 'Initech ADFS',
+      saml: { metadata_xml: idp.metadataXml },
+    });
     assert.equal(conn.status, 201, conn.text);
     const connectionId = conn.json().id as string;
     const spMetadata = (await s.browser().get(`/sso/saml/${connectionId}/metadata`)).text;
@@ -435,9 +479,14 @@ describe('console administrators API: candidate signed in through SSO', () => {
     const r = await c.call('GET', candidatePath('peter@initech.test'));
     assert.equal(r.status, 200, r.text);
     const got = r.json() as Candidate;
-    assert.deepEqual(got.sso, [{ organization_id: org, organization_name: 'Initech', connection_id: connectionId, connection_name: 'Initech ADFS', protocol: 'saml' }]);
+    assert.deepEqual(got.sso, [
+      { organization_id: org, organization_name: 'Initech', connection_id: connectionId, connection_name: 'Initech ADFS', protocol: 'saml' },
+    ]);
     assert.deepEqual(got.managed_by, []);
-    assert.deepEqual(got.organizations.map((o) => [o.id, o.name]), [[org, 'Initech']]);
+    assert.deepEqual(
+      got.organizations.map((o) => [o.id, o.name]),
+      [[org, 'Initech']],
+    );
     assert.equal(got.already_admin, false);
     assert.equal(got.verified_domain, null, 'initech.test is not verified');
 

@@ -25,7 +25,8 @@ describe('console Administrators screen: where an account came from, before gran
   let dir: Directory;
   const cspViolations: string[] = [];
   const grantBodies: string[] = [];
-  const admins = async () => (await api('GET', '/events?types=tenant_admin.granted&limit=100')).json().data.map((e: { data: { user_id: string } }) => e.data.user_id) as string[];
+  const admins = async () =>
+    (await api('GET', '/events?types=tenant_admin.granted&limit=100')).json().data.map((e: { data: { user_id: string } }) => e.data.user_id) as string[];
   const scimUser = async (email: string) => {
     const r = await dir.scim('POST', '/Users', { schemas: [USER], userName: email, emails: [{ value: email, primary: true }], active: true });
     assert.equal(r.status, 201, r.text);
@@ -64,7 +65,10 @@ describe('console Administrators screen: where an account came from, before gran
     const found = await lookUp('CEO@acme.test');
     const warning = found.getByRole('group', { name: 'An organization controls this account' });
     await warning.waitFor();
-    assert.match(await warning.innerText(), /This account was created by the SCIM directory ‘Okta production’ of organization ‘Acme Corp’: that organization's administrators control it\./);
+    assert.match(
+      await warning.innerText(),
+      /This account was created by the SCIM directory ‘Okta production’ of organization ‘Acme Corp’: that organization's administrators control it\./,
+    );
     const text = await found.innerText();
     assert.match(text, /ceo@acme\.test/);
     assert.match(text, new RegExp(ceo));
@@ -74,7 +78,9 @@ describe('console Administrators screen: where an account came from, before gran
 
     // The first click only asks; cancelling grants nothing.
     await found.getByRole('button', { name: 'Make administrator' }).click();
-    const question = found.getByRole('group', { name: /Make ceo@acme\.test an administrator of the whole tenant, although organization ‘Acme Corp’ controls the account\?/ });
+    const question = found.getByRole('group', {
+      name: /Make ceo@acme\.test an administrator of the whole tenant, although organization ‘Acme Corp’ controls the account\?/,
+    });
     await question.waitFor();
     await accessible(page, 'administrators: the confirmation');
     await question.getByRole('button', { name: 'Cancel' }).click();
@@ -88,7 +94,10 @@ describe('console Administrators screen: where an account came from, before gran
     assert.equal(await page.getByRole('region', { name: 'Account found' }).count(), 0);
     // The screen granted the account it showed, by id, not the email.
     const bodies = grantBodies.map((b) => JSON.parse(b) as { user_id: string; fingerprint: string });
-    assert.deepEqual(bodies.map((b) => [b.user_id, /^[0-9a-f]{32}$/.test(b.fingerprint)]), [[ceo, true]]);
+    assert.deepEqual(
+      bodies.map((b) => [b.user_id, /^[0-9a-f]{32}$/.test(b.fingerprint)]),
+      [[ceo, true]],
+    );
     const granted = (await api('GET', '/events?types=tenant_admin.granted&order=desc&limit=1')).json().data[0];
     assert.deepEqual(granted.actor, { type: 'user', id: adminId });
     assert.deepEqual(granted.data, { user_id: ceo });
@@ -114,10 +123,16 @@ describe('console Administrators screen: where an account came from, before gran
     const found = await lookUp('cto@acme.test');
     const warning = found.getByRole('group', { name: 'An organization controls this account' });
     await warning.waitFor();
-    assert.match(await warning.innerText(), /Its email is in ‘acme\.test’, a verified domain of organization ‘Acme Corp’: that organization's SSO connection can sign in as this account/);
+    assert.match(
+      await warning.innerText(),
+      /Its email is in ‘acme\.test’, a verified domain of organization ‘Acme Corp’: that organization's SSO connection can sign in as this account/,
+    );
     assert.doesNotMatch(await warning.innerText(), /SCIM directory/);
     await found.getByRole('button', { name: 'Make administrator' }).click();
-    await found.getByRole('group', { name: /although organization ‘Acme Corp’ controls the account/ }).getByRole('button', { name: 'Cancel' }).click();
+    await found
+      .getByRole('group', { name: /although organization ‘Acme Corp’ controls the account/ })
+      .getByRole('button', { name: 'Cancel' })
+      .click();
     await accessible(page, 'administrators: a verified-domain account');
   });
 
@@ -130,7 +145,10 @@ describe('console Administrators screen: where an account came from, before gran
     const found = await lookUp('ops@example.org');
     const warning = found.getByRole('group', { name: "A narrower API key set this account's password" });
     await warning.waitFor();
-    assert.match(await warning.innerText(), new RegExp(`API key ${narrow.id} set the password, and it does not hold every permission: whoever holds that key knows the password`));
+    assert.match(
+      await warning.innerText(),
+      new RegExp(`API key ${narrow.id} set the password, and it does not hold every permission: whoever holds that key knows the password`),
+    );
     assert.equal(await found.getByRole('group', { name: 'An organization controls this account' }).count(), 0);
     assert.match(await found.innerText(), new RegExp(`Set by API key ${narrow.id} \\(a key without every permission\\)`));
     await found.getByRole('button', { name: 'Make administrator' }).click();

@@ -12,7 +12,12 @@ describe('console API', () => {
   let s: TestServer;
   const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
   const v1 = (method: string, path: string, body?: unknown) =>
-    s.request({ method, path, headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    s.request({
+      method,
+      path,
+      headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
 
   before(async () => {
     s = await startTestServer({ clock });
@@ -91,7 +96,11 @@ describe('console API', () => {
     assert.equal(created.status, 201, created.text);
     const plain = new ConsoleClient(s);
     await plain.signIn('plain@console.test');
-    for (const [method, path] of [['GET', '/console/api/session'], ['GET', '/console/api/organizations'], ['POST', '/console/api/organizations']] as const) {
+    for (const [method, path] of [
+      ['GET', '/console/api/session'],
+      ['GET', '/console/api/organizations'],
+      ['POST', '/console/api/organizations'],
+    ] as const) {
       // The CSRF cookie is this browser's own: the mutation passes CSRF and is refused as non-administrator.
       plain.csrf = (await plain.call('GET', `/console/api/setup?token=${'x'.repeat(43)}`)).json().csrf_token;
       const r = await plain.call(method, path, method === 'POST' ? { name: 'Nope' } : undefined);
@@ -128,7 +137,11 @@ describe('console API', () => {
     const key = await c.call('POST', '/console/api/api_keys', { name: 'from the console', scopes: ['organizations:read'] });
     assert.equal(key.status, 201, key.text);
     assert.match(key.json().key, /^sk_live_/);
-    const events = (await v1('GET', '/v1/events?types=api_key.created,organization.created')).json().data as Array<{ type: string; actor: unknown; data: Record<string, unknown> }>;
+    const events = (await v1('GET', '/v1/events?types=api_key.created,organization.created')).json().data as Array<{
+      type: string;
+      actor: unknown;
+      data: Record<string, unknown>;
+    }>;
     const minted = events.find((e) => e.type === 'api_key.created' && e.data.key_id === key.json().id);
     assert.deepEqual(minted?.actor, { type: 'user', id: adminId });
     assert.deepEqual(events.find((e) => e.type === 'organization.created')?.actor, { type: 'user', id: adminId });
@@ -140,7 +153,10 @@ describe('console API', () => {
   it('sends no CORS headers, and /v1 still accepts only API keys', async () => {
     const c = new ConsoleClient(s);
     await c.signIn(ADMIN);
-    const preflight = await c.call('OPTIONS', '/console/api/organizations', undefined, { origin: 'https://evil.example', 'access-control-request-method': 'POST' });
+    const preflight = await c.call('OPTIONS', '/console/api/organizations', undefined, {
+      origin: 'https://evil.example',
+      'access-control-request-method': 'POST',
+    });
     assert.ok(preflight.status >= 400, `preflight ${preflight.status}`);
     assert.equal(preflight.headers['access-control-allow-origin'], undefined);
     const read = await c.call('GET', '/console/api/organizations', undefined, { origin: 'https://evil.example' });

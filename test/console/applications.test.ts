@@ -23,11 +23,26 @@ describe('console applications: edit a client, rotate its secret, its keys, edit
   let page: Page;
   const cspViolations: string[] = [];
   const v1 = (method: string, path: string, body?: unknown) =>
-    s.request({ method, path, headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    s.request({
+      method,
+      path,
+      headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   const clientCredentials = (id: string, secret: string) =>
-    s.request({ method: 'POST', path: '/token', headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
+    s.request({
+      method: 'POST',
+      path: '/token',
+      headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
   const token = (body: Record<string, string>, headers: Record<string, string> = {}) =>
-    s.request({ method: 'POST', path: '/token', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(body).toString() });
+    s.request({
+      method: 'POST',
+      path: '/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(body).toString(),
+    });
   let clientId = '';
   let firstSecret = '';
   let rotatedSecret = '';
@@ -90,7 +105,12 @@ describe('console applications: edit a client, rotate its secret, its keys, edit
     assert.deepEqual(c.redirect_uris, ['https://billing.example/cb', 'https://billing.example/cb2']);
     assert.deepEqual(c.post_logout_redirect_uris, ['https://billing.example/bye']);
     assert.deepEqual(c.allowed_origins, ['https://billing.example']);
-    assert.deepEqual([...c.grant_types].sort(), ['authorization_code', 'client_credentials', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange']);
+    assert.deepEqual([...c.grant_types].sort(), [
+      'authorization_code',
+      'client_credentials',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ]);
     assert.deepEqual(c.token_exchange, { subject_clients: ['*'], audiences: ['https://orders.example'] });
     assert.equal(c.require_pushed_authorization_requests, true);
     assert.equal(c.scope, 'openid read:orders');
@@ -126,105 +146,115 @@ describe('console applications: edit a client, rotate its secret, its keys, edit
     assert.equal(rotated[0]?.actor.type, 'user');
   });
 
-  it('switches the client to private_key_jwt with a public JWKS: /token takes its assertion and no longer its secret; refused keys show the error', { skip }, async () => {
-    const pair = await generateKeyPair('ES256', { extractable: true });
-    const publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'console-k1', alg: 'ES256' };
-    const privateJwk = { ...(await exportJWK(pair.privateKey)), kid: 'console-k1', alg: 'ES256' };
-    await page.getByRole('button', { name: 'Edit Billing' }).click();
-    const editor = page.locator('#client-edit');
-    // Save and wait for this PATCH's answer ("Saved." may still show from the previous one).
-    const saved = async (form: typeof editor) => {
-      const [r] = await Promise.all([page.waitForResponse((res) => res.request().method() === 'PATCH' && res.url().endsWith(`/clients/${clientId}`)), form.getByRole('button', { name: 'Save changes' }).click()]);
-      assert.equal(r.status(), 200, await r.text());
-      await form.getByText('Saved.').waitFor();
-    };
-    await page.getByRole('heading', { level: 3, name: 'Edit Billing' }).waitFor();
-    await editor.getByLabel('Authentication method').selectOption('private_key_jwt');
-    const jwksBox = editor.getByLabel(/^JWKS: public keys only/);
+  it(
+    'switches the client to private_key_jwt with a public JWKS: /token takes its assertion and no longer its secret; refused keys show the error',
+    { skip },
+    async () => {
+      const pair = await generateKeyPair('ES256', { extractable: true });
+      const publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'console-k1', alg: 'ES256' };
+      const privateJwk = { ...(await exportJWK(pair.privateKey)), kid: 'console-k1', alg: 'ES256' };
+      await page.getByRole('button', { name: 'Edit Billing' }).click();
+      const editor = page.locator('#client-edit');
+      // Save and wait for this PATCH's answer ("Saved." may still show from the previous one).
+      const saved = async (form: typeof editor) => {
+        const [r] = await Promise.all([
+          page.waitForResponse((res) => res.request().method() === 'PATCH' && res.url().endsWith(`/clients/${clientId}`)),
+          form.getByRole('button', { name: 'Save changes' }).click(),
+        ]);
+        assert.equal(r.status(), 200, await r.text());
+        await form.getByText('Saved.').waitFor();
+      };
+      await page.getByRole('heading', { level: 3, name: 'Edit Billing' }).waitFor();
+      await editor.getByLabel('Authentication method').selectOption('private_key_jwt');
+      const jwksBox = editor.getByLabel(/^JWKS: public keys only/);
 
-    // Not JSON: refused in the page, nothing sent.
-    await jwksBox.fill('{"keys": [');
-    await editor.getByRole('button', { name: 'Save changes' }).click();
-    await editor.getByRole('alert').filter({ hasText: 'The JWKS is not valid JSON' }).waitFor();
-    // A private key (`d`): the server's refusal in place, nothing changed.
-    await jwksBox.fill(JSON.stringify({ keys: [privateJwk] }));
-    await editor.getByRole('button', { name: 'Save changes' }).click();
-    await editor.getByRole('alert').filter({ hasText: 'must hold public keys only' }).waitFor();
-    // An http jwks_uri: the egress policy's refusal.
-    await editor.getByLabel('A key set fetched from a URL (jwks_uri)').check();
-    await editor.getByLabel('JWKS URL (https)').fill('http://keys.example/jwks.json');
-    await editor.getByRole('button', { name: 'Save changes' }).click();
-    await editor.getByRole('alert').filter({ hasText: 'jwks_uri: only https URLs are allowed' }).waitFor();
-    let c = (await v1('GET', `/v1/clients/${clientId}`)).json();
-    assert.equal(c.token_endpoint_auth_method, 'client_secret_basic', 'nothing saved');
-    assert.equal(c.jwks, null);
-    assert.equal(c.jwks_uri, null);
+      // Not JSON: refused in the page, nothing sent.
+      await jwksBox.fill('{"keys": [');
+      await editor.getByRole('button', { name: 'Save changes' }).click();
+      await editor.getByRole('alert').filter({ hasText: 'The JWKS is not valid JSON' }).waitFor();
+      // A private key (`d`): the server's refusal in place, nothing changed.
+      await jwksBox.fill(JSON.stringify({ keys: [privateJwk] }));
+      await editor.getByRole('button', { name: 'Save changes' }).click();
+      await editor.getByRole('alert').filter({ hasText: 'must hold public keys only' }).waitFor();
+      // An http jwks_uri: the egress policy's refusal.
+      await editor.getByLabel('A key set fetched from a URL (jwks_uri)').check();
+      await editor.getByLabel('JWKS URL (https)').fill('http://keys.example/jwks.json');
+      await editor.getByRole('button', { name: 'Save changes' }).click();
+      await editor.getByRole('alert').filter({ hasText: 'jwks_uri: only https URLs are allowed' }).waitFor();
+      let c = (await v1('GET', `/v1/clients/${clientId}`)).json();
+      assert.equal(c.token_endpoint_auth_method, 'client_secret_basic', 'nothing saved');
+      assert.equal(c.jwks, null);
+      assert.equal(c.jwks_uri, null);
 
-    // An https jwks_uri is taken (registration checks only where it points)…
-    await editor.getByLabel('JWKS URL (https)').fill('https://keys.example/jwks.json');
-    await saved(editor);
-    c = (await v1('GET', `/v1/clients/${clientId}`)).json();
-    assert.equal(c.token_endpoint_auth_method, 'private_key_jwt');
-    assert.equal(c.jwks_uri, 'https://keys.example/jwks.json');
-    assert.equal(c.jwks, null);
-    // …and replaced by an inline JWKS, which clears it (the two are exclusive).
-    await editor.getByLabel('A key set (JWKS) given here').check();
-    await jwksBox.fill(JSON.stringify({ keys: [publicJwk] }, null, 2));
-    await shot(page, '34-applications-client-keys');
-    await accessible(page, 'applications: client keys');
-    await saved(editor);
-    c = (await v1('GET', `/v1/clients/${clientId}`)).json();
-    assert.equal(c.token_endpoint_auth_method, 'private_key_jwt');
-    assert.deepEqual(c.jwks, { keys: [publicJwk] });
-    assert.equal(c.jwks_uri, null);
-    // The list reloads after the save: the button goes once the reloaded row arrives.
-    await page.getByRole('button', { name: 'Rotate secret' }).first().waitFor({ state: 'detached' });
-    const [toJwks, toUri] = (await v1('GET', '/v1/events?types=client.updated&order=desc')).json().data as Array<{ actor: { type: string }; data: { changed: string[] } }>;
-    assert.deepEqual(toJwks?.data.changed, ['jwks', 'jwks_uri']);
-    assert.ok(toUri?.data.changed.includes('token_endpoint_auth_method') && toUri.data.changed.includes('jwks_uri'), JSON.stringify(toUri?.data));
-    assert.equal(toJwks?.actor.type, 'user');
+      // An https jwks_uri is taken (registration checks only where it points)…
+      await editor.getByLabel('JWKS URL (https)').fill('https://keys.example/jwks.json');
+      await saved(editor);
+      c = (await v1('GET', `/v1/clients/${clientId}`)).json();
+      assert.equal(c.token_endpoint_auth_method, 'private_key_jwt');
+      assert.equal(c.jwks_uri, 'https://keys.example/jwks.json');
+      assert.equal(c.jwks, null);
+      // …and replaced by an inline JWKS, which clears it (the two are exclusive).
+      await editor.getByLabel('A key set (JWKS) given here').check();
+      await jwksBox.fill(JSON.stringify({ keys: [publicJwk] }, null, 2));
+      await shot(page, '34-applications-client-keys');
+      await accessible(page, 'applications: client keys');
+      await saved(editor);
+      c = (await v1('GET', `/v1/clients/${clientId}`)).json();
+      assert.equal(c.token_endpoint_auth_method, 'private_key_jwt');
+      assert.deepEqual(c.jwks, { keys: [publicJwk] });
+      assert.equal(c.jwks_uri, null);
+      // The list reloads after the save: the button goes once the reloaded row arrives.
+      await page.getByRole('button', { name: 'Rotate secret' }).first().waitFor({ state: 'detached' });
+      const [toJwks, toUri] = (await v1('GET', '/v1/events?types=client.updated&order=desc')).json().data as Array<{
+        actor: { type: string };
+        data: { changed: string[] };
+      }>;
+      assert.deepEqual(toJwks?.data.changed, ['jwks', 'jwks_uri']);
+      assert.ok(toUri?.data.changed.includes('token_endpoint_auth_method') && toUri.data.changed.includes('jwks_uri'), JSON.stringify(toUri?.data));
+      assert.equal(toJwks?.actor.type, 'user');
 
-    const now = Math.floor(Date.now() / 1000);
-    const assertion = await new SignJWT({ iss: clientId, sub: clientId, aud: s.tenant.tenant.issuer, jti: crypto.randomUUID(), iat: now, exp: now + 60 })
-      .setProtectedHeader({ alg: 'ES256', kid: 'console-k1' })
-      .sign(pair.privateKey);
-    const signed = await token({ grant_type: 'client_credentials', client_assertion_type: ASSERTION_TYPE, client_assertion: assertion });
-    assert.equal(signed.status, 200, signed.text);
-    assert.ok(signed.json().access_token);
-    const bySecret = await clientCredentials(clientId, rotatedSecret);
-    assert.equal(bySecret.status, 401, 'the secret ended with the switch');
-    assert.equal(bySecret.json().error, 'invalid_client');
+      const now = Math.floor(Date.now() / 1000);
+      const assertion = await new SignJWT({ iss: clientId, sub: clientId, aud: s.tenant.tenant.issuer, jti: crypto.randomUUID(), iat: now, exp: now + 60 })
+        .setProtectedHeader({ alg: 'ES256', kid: 'console-k1' })
+        .sign(pair.privateKey);
+      const signed = await token({ grant_type: 'client_credentials', client_assertion_type: ASSERTION_TYPE, client_assertion: assertion });
+      assert.equal(signed.status, 200, signed.text);
+      assert.ok(signed.json().access_token);
+      const bySecret = await clientCredentials(clientId, rotatedSecret);
+      assert.equal(bySecret.status, 401, 'the secret ended with the switch');
+      assert.equal(bySecret.json().error, 'invalid_client');
 
-    // The client's type cannot be public while it keeps client_credentials: the API's refusal.
-    await editor.getByLabel('Authentication method').selectOption('none');
-    await editor.getByRole('button', { name: 'Save changes' }).click();
-    await editor.getByRole('alert').filter({ hasText: 'public clients may not use client_credentials' }).waitFor();
+      // The client's type cannot be public while it keeps client_credentials: the API's refusal.
+      await editor.getByLabel('Authentication method').selectOption('none');
+      await editor.getByRole('button', { name: 'Save changes' }).click();
+      await editor.getByRole('alert').filter({ hasText: 'public clients may not use client_credentials' }).waitFor();
 
-    // Back to a secret (in the body): a new one is issued, shown once, and works.
-    await editor.getByLabel('Authentication method').selectOption('client_secret_post');
-    await editor.getByRole('button', { name: 'Save changes' }).click();
-    const box = page.getByRole('textbox', { name: `New client secret of ${clientId}` });
-    await box.waitFor();
-    const issued = await box.inputValue();
-    assert.match(issued, /^cs_/);
-    const posted = await token({ grant_type: 'client_credentials', client_id: clientId, client_secret: issued });
-    assert.equal(posted.status, 200, posted.text);
-    await page.getByRole('button', { name: 'I have stored it' }).click();
-    c = (await v1('GET', `/v1/clients/${clientId}`)).json();
-    assert.equal(c.token_endpoint_auth_method, 'client_secret_post');
-    assert.deepEqual(c.jwks, { keys: [publicJwk] }, 'keys are sent only with private_key_jwt');
+      // Back to a secret (in the body): a new one is issued, shown once, and works.
+      await editor.getByLabel('Authentication method').selectOption('client_secret_post');
+      await editor.getByRole('button', { name: 'Save changes' }).click();
+      const box = page.getByRole('textbox', { name: `New client secret of ${clientId}` });
+      await box.waitFor();
+      const issued = await box.inputValue();
+      assert.match(issued, /^cs_/);
+      const posted = await token({ grant_type: 'client_credentials', client_id: clientId, client_secret: issued });
+      assert.equal(posted.status, 200, posted.text);
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      c = (await v1('GET', `/v1/clients/${clientId}`)).json();
+      assert.equal(c.token_endpoint_auth_method, 'client_secret_post');
+      assert.deepEqual(c.jwks, { keys: [publicJwk] }, 'keys are sent only with private_key_jwt');
 
-    // Back to private_key_jwt: the stored JWKS is in the box, saved as it is. The editor takes the
-    // client from the list, which reloads after every save (a newer reload drops an older one still
-    // in flight): until a reload after the JWKS save lands, the list holds the jwks_uri state and the
-    // box is empty. An untouched box follows its default, so wait for the stored key to show.
-    await editor.getByLabel('Authentication method').selectOption('private_key_jwt');
-    await page.waitForFunction(`document.getElementById('client-edit-jwks')?.value.includes('"console-k1"')`);
-    assert.deepEqual(JSON.parse(await jwksBox.inputValue()), { keys: [publicJwk] });
-    await saved(editor);
-    assert.equal((await v1('GET', `/v1/clients/${clientId}`)).json().token_endpoint_auth_method, 'private_key_jwt');
-    await editor.getByRole('button', { name: 'Close' }).click();
-  });
+      // Back to private_key_jwt: the stored JWKS is in the box, saved as it is. The editor takes the
+      // client from the list, which reloads after every save (a newer reload drops an older one still
+      // in flight): until a reload after the JWKS save lands, the list holds the jwks_uri state and the
+      // box is empty. An untouched box follows its default, so wait for the stored key to show.
+      await editor.getByLabel('Authentication method').selectOption('private_key_jwt');
+      await page.waitForFunction(`document.getElementById('client-edit-jwks')?.value.includes('"console-k1"')`);
+      assert.deepEqual(JSON.parse(await jwksBox.inputValue()), { keys: [publicJwk] });
+      await saved(editor);
+      assert.equal((await v1('GET', `/v1/clients/${clientId}`)).json().token_endpoint_auth_method, 'private_key_jwt');
+      await editor.getByRole('button', { name: 'Close' }).click();
+    },
+  );
 
   it("edits a resource server's scopes; a refused scope shows the API error", { skip }, async () => {
     await page.getByLabel('Name', { exact: true }).last().fill('Orders API');
@@ -252,7 +282,10 @@ describe('console applications: edit a client, rotate its secret, its keys, edit
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('button', { name: 'Edit Billing' }).click();
     await page.getByRole('heading', { level: 3, name: 'Edit Billing' }).waitFor();
-    await page.locator('#client-edit').getByLabel(/^JWKS: public keys only/).waitFor();
+    await page
+      .locator('#client-edit')
+      .getByLabel(/^JWKS: public keys only/)
+      .waitFor();
     await noHorizontalScroll(page, 'applications with the editor at 390 px');
     await shot(page, '33-applications-edit-390');
     await accessible(page, 'applications at 390 px');
@@ -263,7 +296,11 @@ describe('console applications: edit a client, rotate its secret, its keys, edit
     await s.server.ctx.admins.grant(s.tenant.tenant.id, 'apps-http@console.test', PASSWORD);
     const c = new ConsoleClient(s);
     await c.signIn('apps-http@console.test');
-    const made = await c.call('POST', '/console/api/clients', { client_name: 'Public', token_endpoint_auth_method: 'none', redirect_uris: ['https://spa.example/cb'] });
+    const made = await c.call('POST', '/console/api/clients', {
+      client_name: 'Public',
+      token_endpoint_auth_method: 'none',
+      redirect_uris: ['https://spa.example/cb'],
+    });
     assert.equal(made.status, 201, made.text);
     const id = made.json().client_id;
     const badOrigin = await c.call('PATCH', `/console/api/clients/${id}`, { allowed_origins: ['https://spa.example/path'] });
@@ -283,9 +320,24 @@ describe('console applications: edit a client, rotate its secret, its keys, edit
     // policy are invalid_client_metadata (docs/oauth.md).
     const keyRefusals: Array<[string, Record<string, unknown>, string, RegExp]> = [
       ['no keys', { token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata', /requires jwks or jwks_uri/],
-      ['a private key', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(keys.privateKey)), kid: 'h1' }] } }, 'invalid_request', /jwks.*public keys only/],
-      ['an http jwks_uri', { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://keys.example/jwks.json' }, 'invalid_client_metadata', /jwks_uri: only https URLs are allowed/],
-      ['both jwks and jwks_uri', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [publicJwk] }, jwks_uri: 'https://keys.example/jwks.json' }, 'invalid_client_metadata', /mutually exclusive/],
+      [
+        'a private key',
+        { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(keys.privateKey)), kid: 'h1' }] } },
+        'invalid_request',
+        /jwks.*public keys only/,
+      ],
+      [
+        'an http jwks_uri',
+        { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://keys.example/jwks.json' },
+        'invalid_client_metadata',
+        /jwks_uri: only https URLs are allowed/,
+      ],
+      [
+        'both jwks and jwks_uri',
+        { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [publicJwk] }, jwks_uri: 'https://keys.example/jwks.json' },
+        'invalid_client_metadata',
+        /mutually exclusive/,
+      ],
     ];
     for (const [what, body, error, why] of keyRefusals) {
       const r = await c.call('PATCH', `/console/api/clients/${id}`, body);

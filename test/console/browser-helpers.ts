@@ -42,7 +42,9 @@ export async function shot(page: Page, name: string): Promise<void> {
 /** At the page's current width nothing scrolls sideways (wide tables scroll inside `.table`). */
 export async function noHorizontalScroll(page: Page, screen: string): Promise<void> {
   const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
-  const wide = await page.evaluate(`[...document.querySelectorAll('body *')].filter((e) => !e.closest('.table') && e.getBoundingClientRect().right > window.innerWidth + 1).map((e) => e.tagName + '.' + e.className).slice(0, 5).join(' ')`);
+  const wide = await page.evaluate(
+    `[...document.querySelectorAll('body *')].filter((e) => !e.closest('.table') && e.getBoundingClientRect().right > window.innerWidth + 1).map((e) => e.tagName + '.' + e.className).slice(0, 5).join(' ')`,
+  );
   assert.ok(overflow <= 1, `${screen}: ${overflow}px of horizontal scrolling (${wide})`);
 }
 
@@ -54,7 +56,15 @@ export async function consolePage(cspViolations: string[]): Promise<{ browser: B
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   page.on('console', (m) => {

@@ -22,7 +22,12 @@ describe('console in a browser', () => {
   let receiver: Receiver;
   const cspViolations: string[] = [];
   const v1 = (method: string, p: string, body?: unknown, key?: string) =>
-    s.request({ method, path: p, headers: { authorization: `Bearer ${key ?? s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    s.request({
+      method,
+      path: p,
+      headers: { authorization: `Bearer ${key ?? s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   const nav = async (name: string) => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true }).click();
     await page.getByRole('heading', { level: 1, name }).waitFor();
@@ -65,32 +70,36 @@ describe('console in a browser', () => {
     assert.equal((await s.request({ path: '/console/assets/nothing.js' })).status, 404);
   });
 
-  it('first administrator from the setup link, signed in by it, then again on the hosted login', { skip: !existsSync(CHROMIUM) && 'no Chromium at /usr/bin/chromium' }, async () => {
-    await page.goto(setupLink(s.tenant.tenant.issuer, s.tenant.setupToken));
-    await page.getByLabel('Email').fill(ADMIN);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByLabel('Repeat the password').fill(PASSWORD);
-    await shot(page, '01-setup');
-    await accessible(page, 'setup');
-    await page.getByRole('button', { name: 'Create administrator' }).click();
-    // The setup signed the administrator in (second factors: setup-enrolment.test.ts); sign in
-    // again on the hosted login, which the console's own cookie follows.
-    await page.getByRole('link', { name: 'Skip for now and open the console' }).waitFor();
-    await page.goto(`${s.tenant.tenant.issuer}/login?return_to=%2Fconsole%2F`);
-    await page.fill('#email', ADMIN);
-    await page.fill('#password', PASSWORD);
-    await Promise.all([page.waitForURL(`${s.tenant.tenant.issuer}/console/`), page.click('form[action="/login"] button[type=submit]')]);
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    await page.getByText('No failed webhook deliveries.').waitFor();
-    await shot(page, '02-overview');
-    await accessible(page, 'overview');
+  it(
+    'first administrator from the setup link, signed in by it, then again on the hosted login',
+    { skip: !existsSync(CHROMIUM) && 'no Chromium at /usr/bin/chromium' },
+    async () => {
+      await page.goto(setupLink(s.tenant.tenant.issuer, s.tenant.setupToken));
+      await page.getByLabel('Email').fill(ADMIN);
+      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await page.getByLabel('Repeat the password').fill(PASSWORD);
+      await shot(page, '01-setup');
+      await accessible(page, 'setup');
+      await page.getByRole('button', { name: 'Create administrator' }).click();
+      // The setup signed the administrator in (second factors: setup-enrolment.test.ts); sign in
+      // again on the hosted login, which the console's own cookie follows.
+      await page.getByRole('link', { name: 'Skip for now and open the console' }).waitFor();
+      await page.goto(`${s.tenant.tenant.issuer}/login?return_to=%2Fconsole%2F`);
+      await page.fill('#email', ADMIN);
+      await page.fill('#password', PASSWORD);
+      await Promise.all([page.waitForURL(`${s.tenant.tenant.issuer}/console/`), page.click('form[action="/login"] button[type=submit]')]);
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await page.getByText('No failed webhook deliveries.').waitFor();
+      await shot(page, '02-overview');
+      await accessible(page, 'overview');
 
-    // The link was used up.
-    const again = await page.context().newPage();
-    await again.goto(setupLink(s.tenant.tenant.issuer, s.tenant.setupToken));
-    await again.getByText('This setup link has expired or was already used').waitFor();
-    await again.close();
-  });
+      // The link was used up.
+      const again = await page.context().newPage();
+      await again.goto(setupLink(s.tenant.tenant.issuer, s.tenant.setupToken));
+      await again.getByText('This setup link has expired or was already used').waitFor();
+      await again.close();
+    },
+  );
 
   it('creates an organization and sets its branding with a live preview', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
     await nav('Organizations');
@@ -205,8 +214,13 @@ describe('console in a browser', () => {
     await page.getByRole('cell', { name: 'organization.created' }).first().waitFor();
     // The data as fields, not JSON: the key minted above, by name and with its one scope.
     const minted = page.locator('tr', { has: page.getByRole('cell', { name: 'api_key.created', exact: true }) }).filter({ hasText: 'console key' });
-    const fields = await minted.locator('dl.fields').evaluate((dl) => [...dl.querySelectorAll('dt')].map((dt) => `${dt.textContent}=${dt.nextElementSibling?.textContent}`));
-    assert.deepEqual(fields.filter((f) => !f.startsWith('key_id=')), ['name=console key', 'scopes=organizations:read']);
+    const fields = await minted
+      .locator('dl.fields')
+      .evaluate((dl) => [...dl.querySelectorAll('dt')].map((dt) => `${dt.textContent}=${dt.nextElementSibling?.textContent}`));
+    assert.deepEqual(
+      fields.filter((f) => !f.startsWith('key_id=')),
+      ['name=console key', 'scopes=organizations:read'],
+    );
     assert.equal(await page.locator('td code.data').count(), 0, 'no raw JSON');
     await shot(page, '06-events');
     await accessible(page, 'events');
@@ -302,7 +316,12 @@ describe('console in a browser', () => {
   it('at 1280 px the screens are a sidebar: one line each, in one column, beside the screen', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
     await nav('Overview');
     const links = page.getByRole('navigation', { name: 'Console' }).getByRole('link');
-    const boxes = (await links.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()))) as Array<{ x: number; y: number; width: number; height: number }>;
+    const boxes = (await links.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()))) as Array<{
+      x: number;
+      y: number;
+      width: number;
+      height: number;
+    }>;
     assert.equal(boxes.length, 14);
     const line = Math.min(...boxes.map((b) => b.height));
     for (const [i, b] of boxes.entries()) {
@@ -317,7 +336,14 @@ describe('console in a browser', () => {
 
   it('is usable at 390 px wide, and nothing broke the CSP', { skip: !existsSync(CHROMIUM) && 'no Chromium' }, async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [name, file] of [['Overview', '11-overview-390'], ['Organizations', '12-organizations-390'], ['Users', '13-users-390'], ['API keys', '14-api-keys-390'], ['Directory', '15-directory-390'], ['Applications', '16-applications-390']] as const) {
+    for (const [name, file] of [
+      ['Overview', '11-overview-390'],
+      ['Organizations', '12-organizations-390'],
+      ['Users', '13-users-390'],
+      ['API keys', '14-api-keys-390'],
+      ['Directory', '15-directory-390'],
+      ['Applications', '16-applications-390'],
+    ] as const) {
       await nav(name);
       await page.waitForLoadState('networkidle');
       await shot(page, file);

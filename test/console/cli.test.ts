@@ -17,7 +17,10 @@ describe('keyhall admin', () => {
   it('tenant create prints a one-time console setup link', () => {
     const r = runCli(['tenant', 'create', '--host', HOST], env);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /Console setup link for the first administrator \(one-time, valid 24 hours\): https:\/\/console\.cli\.test\/console\/setup\?token=[A-Za-z0-9_-]{43}\n/);
+    assert.match(
+      r.stdout,
+      /Console setup link for the first administrator \(one-time, valid 24 hours\): https:\/\/console\.cli\.test\/console\/setup\?token=[A-Za-z0-9_-]{43}\n/,
+    );
   });
 
   it('admin create makes a new user (password from stdin) or an existing one an administrator; list and remove', () => {
@@ -34,7 +37,10 @@ describe('keyhall admin', () => {
 
     const list = runCli(['admin', 'list', '--tenant', HOST, '--json'], env);
     assert.equal(list.status, 0, list.stderr);
-    assert.deepEqual(JSON.parse(list.stdout).map((a: { email: string }) => a.email), ['ops@example.test']);
+    assert.deepEqual(
+      JSON.parse(list.stdout).map((a: { email: string }) => a.email),
+      ['ops@example.test'],
+    );
     assert.ok(!list.stdout.includes('password'));
 
     const removed = runCli(['admin', 'remove', '--tenant', HOST, '--email', 'ops@example.test'], env);
@@ -50,8 +56,12 @@ describe('keyhall admin', () => {
     assert.equal(regrant.stderr, '');
   });
 
-  it('admin create warns when who set an existing account\'s password is not recorded (or was a narrower key)', async () => {
-    const made = runCli(['admin', 'create', '--tenant', HOST, '--email', 'prepared@example.test', '--password-stdin', '--json'], env, 'a long enough password\n');
+  it("admin create warns when who set an existing account's password is not recorded (or was a narrower key)", async () => {
+    const made = runCli(
+      ['admin', 'create', '--tenant', HOST, '--email', 'prepared@example.test', '--password-stdin', '--json'],
+      env,
+      'a long enough password\n',
+    );
     assert.equal(made.status, 0, made.stderr);
     const id = JSON.parse(made.stdout).user_id as string;
     assert.equal(runCli(['admin', 'remove', '--tenant', HOST, '--email', 'prepared@example.test'], env).status, 0);
@@ -65,7 +75,10 @@ describe('keyhall admin', () => {
     const r = runCli(['admin', 'create', '--tenant', HOST, '--email', 'prepared@example.test'], env);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /is now an administrator/);
-    assert.match(r.stderr, new RegExp(`^Warning: someone not recorded set the password of prepared@example\\.test; whoever did may know it\\. .*PATCH /v1/users/${id}`));
+    assert.match(
+      r.stderr,
+      new RegExp(`^Warning: someone not recorded set the password of prepared@example\\.test; whoever did may know it\\. .*PATCH /v1/users/${id}`),
+    );
   });
 
   it('admin create --link prints a fresh setup link', () => {

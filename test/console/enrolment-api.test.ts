@@ -11,7 +11,12 @@ describe('console second-factor enrolment API', () => {
   let s: TestServer;
   const clock = new ManualClock(Date.parse('2026-03-01T00:00:00Z'));
   const v1 = (method: string, path: string, body?: unknown) =>
-    s.request({ method, path, headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    s.request({
+      method,
+      path,
+      headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   const code = (secret: string) => generate({ secret, epoch: Math.floor(clock.now() / 1000) });
 
   /** A new administrator through a fresh setup link, signed in by it. */
@@ -33,7 +38,10 @@ describe('console second-factor enrolment API', () => {
     const { c, user } = await setUp('totp@console.test');
     const state = await c.call('GET', '/console/api/mfa');
     assert.equal(state.status, 200, state.text);
-    assert.deepEqual({ ...state.json(), passkeys: state.json().passkeys.length }, { second_factor_required: false, fresh: true, passkeys: 0, totp: false, recovery_codes: 0 });
+    assert.deepEqual(
+      { ...state.json(), passkeys: state.json().passkeys.length },
+      { second_factor_required: false, fresh: true, passkeys: 0, totp: false, recovery_codes: 0 },
+    );
 
     const early = await c.call('POST', '/console/api/mfa/totp/confirm', { code: '123456' });
     assert.equal(early.status, 400, 'no enrolment started');

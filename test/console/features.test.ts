@@ -133,155 +133,178 @@ describe('console: connected accounts, credentials, SSO, MFA policy', () => {
     assert.equal((await api('GET', `/connect/providers/${created.provider_id}`)).status, 404);
   });
 
-  it('credentials: defines a type, makes an offer with a QR code, a wallet redeems it, the credential is revoked after confirmation', { skip: NO_CHROMIUM }, async () => {
-    await nav('Credentials');
-    await page.getByText('OrganizationMembership').first().waitFor();
-    await page.getByLabel('Identifier (credential_configuration_id)').fill('EmployeeBadge');
-    await page.getByLabel('vct (the type\'s URI)').fill('https://acme.example/credentials/EmployeeBadge');
-    await page.getByLabel('Display name', { exact: true }).fill('Employee badge');
-    await page.getByLabel('Claim 1 name').fill('iss');
-    await page.getByRole('button', { name: 'Create credential type' }).click();
-    await page.getByRole('alert').filter({ hasText: 'claim names may not be' }).waitFor();
-    await page.getByLabel('Claim 1 name').fill('employee_id');
-    await page.getByRole('button', { name: 'Add a claim' }).click();
-    await page.getByLabel('Claim 2 name').fill('level');
-    await page.getByLabel('Claim 2 type').selectOption('number');
-    await page.getByRole('button', { name: 'Create credential type' }).click();
-    await page.getByText('Credential type EmployeeBadge created.').waitFor();
-    const type = (await api('GET', '/credential_types')).json().data.find((t: { id: string }) => t.id === 'EmployeeBadge');
-    assert.deepEqual(type.claims, { employee_id: { type: 'string', mandatory: true }, level: { type: 'number', mandatory: false } });
+  it(
+    'credentials: defines a type, makes an offer with a QR code, a wallet redeems it, the credential is revoked after confirmation',
+    { skip: NO_CHROMIUM },
+    async () => {
+      await nav('Credentials');
+      await page.getByText('OrganizationMembership').first().waitFor();
+      await page.getByLabel('Identifier (credential_configuration_id)').fill('EmployeeBadge');
+      await page.getByLabel("vct (the type's URI)").fill('https://acme.example/credentials/EmployeeBadge');
+      await page.getByLabel('Display name', { exact: true }).fill('Employee badge');
+      await page.getByLabel('Claim 1 name').fill('iss');
+      await page.getByRole('button', { name: 'Create credential type' }).click();
+      await page.getByRole('alert').filter({ hasText: 'claim names may not be' }).waitFor();
+      await page.getByLabel('Claim 1 name').fill('employee_id');
+      await page.getByRole('button', { name: 'Add a claim' }).click();
+      await page.getByLabel('Claim 2 name').fill('level');
+      await page.getByLabel('Claim 2 type').selectOption('number');
+      await page.getByRole('button', { name: 'Create credential type' }).click();
+      await page.getByText('Credential type EmployeeBadge created.').waitFor();
+      const type = (await api('GET', '/credential_types')).json().data.find((t: { id: string }) => t.id === 'EmployeeBadge');
+      assert.deepEqual(type.claims, { employee_id: { type: 'string', mandatory: true }, level: { type: 'number', mandatory: false } });
 
-    // An offer for the organization Acme, with a transaction code.
-    await page.getByLabel('Credential type', { exact: true }).selectOption('EmployeeBadge');
-    await page.getByLabel('employee_id').fill('E-1024');
-    await page.getByLabel('level (optional)').fill('3');
-    await page.getByRole('button', { name: 'Make offer' }).click();
-    const qr = page.getByRole('img', { name: 'QR code of the credential offer link' });
-    await qr.waitFor();
-    assert.match(String(await qr.getAttribute('src')), /^data:image\/svg\+xml;charset=utf-8,%3Csvg/);
-    // The image decodes (a data: URL the CSP allows): its natural size is the SVG's.
-    await page.waitForFunction(`document.querySelector('img[alt="QR code of the credential offer link"]').naturalWidth > 0`, undefined, { timeout: 5000 });
-    const txCode = await page.getByRole('textbox', { name: 'Transaction code for the holder' }).inputValue();
-    assert.match(txCode, /^\d{6}$/);
-    const link = (await page.getByText(/^openid-credential-offer:\/\//).innerText()).trim();
-    assert.match(link, new RegExp(`credential_offer_uri=${encodeURIComponent(`${s.tenant.tenant.issuer}/credentials/offers/`)}`));
-    await page.getByText(`${s.tenant.tenant.issuer}/credentials/offers/`, { exact: false }).first().waitFor();
-    await shot(page, 'features-02-credential-offer');
-    await accessible(page, 'credentials with an offer');
+      // An offer for the organization Acme, with a transaction code.
+      await page.getByLabel('Credential type', { exact: true }).selectOption('EmployeeBadge');
+      await page.getByLabel('employee_id').fill('E-1024');
+      await page.getByLabel('level (optional)').fill('3');
+      await page.getByRole('button', { name: 'Make offer' }).click();
+      const qr = page.getByRole('img', { name: 'QR code of the credential offer link' });
+      await qr.waitFor();
+      assert.match(String(await qr.getAttribute('src')), /^data:image\/svg\+xml;charset=utf-8,%3Csvg/);
+      // The image decodes (a data: URL the CSP allows): its natural size is the SVG's.
+      await page.waitForFunction(`document.querySelector('img[alt="QR code of the credential offer link"]').naturalWidth > 0`, undefined, { timeout: 5000 });
+      const txCode = await page.getByRole('textbox', { name: 'Transaction code for the holder' }).inputValue();
+      assert.match(txCode, /^\d{6}$/);
+      const link = (await page.getByText(/^openid-credential-offer:\/\//).innerText()).trim();
+      assert.match(link, new RegExp(`credential_offer_uri=${encodeURIComponent(`${s.tenant.tenant.issuer}/credentials/offers/`)}`));
+      await page.getByText(`${s.tenant.tenant.issuer}/credentials/offers/`, { exact: false }).first().waitFor();
+      await shot(page, 'features-02-credential-offer');
+      await accessible(page, 'credentials with an offer');
 
-    // A wallet scans the link and receives the credential.
-    const { res } = await receiveCredential(s, link, txCode, await holderKey());
-    assert.equal(res.ok, true, JSON.stringify(res));
-    assert.equal((res as { credentialResponse: { credentials: unknown[] } }).credentialResponse.credentials.length, 1);
-    await page.getByRole('button', { name: 'I have stored it' }).click();
-    await page.getByRole('button', { name: 'Refresh' }).click();
-    const row = page.locator('tr[data-status="valid"]').filter({ hasText: 'EmployeeBadge' });
-    await row.waitFor();
-    const issued = (await api('GET', `/organizations/${bed.orgId}/credentials`)).json().data[0];
-    await row.getByRole('button', { name: 'Details' }).click();
-    await page.getByRole('heading', { name: `Credential ${issued.id}` }).waitFor();
-    await row.getByRole('button', { name: 'Revoke' }).click();
-    await row.getByRole('button', { name: 'Cancel' }).click();
-    assert.equal((await api('GET', `/organizations/${bed.orgId}/credentials/${issued.id}`)).json().status, 'valid', 'cancel revokes nothing');
-    await row.getByRole('button', { name: 'Revoke' }).click();
-    await shot(page, 'features-03-credential-revoke');
-    await accessible(page, 'credentials asking to revoke');
-    await row.getByRole('button', { name: 'Yes, revoke' }).click();
-    await page.locator('tr[data-status="revoked"]').filter({ hasText: 'EmployeeBadge' }).waitFor();
-    const revoked = (await api('GET', `/organizations/${bed.orgId}/credentials/${issued.id}`)).json();
-    assert.equal(revoked.status, 'revoked');
-    assert.ok(revoked.revoked_at);
+      // A wallet scans the link and receives the credential.
+      const { res } = await receiveCredential(s, link, txCode, await holderKey());
+      assert.equal(res.ok, true, JSON.stringify(res));
+      assert.equal((res as { credentialResponse: { credentials: unknown[] } }).credentialResponse.credentials.length, 1);
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      const row = page.locator('tr[data-status="valid"]').filter({ hasText: 'EmployeeBadge' });
+      await row.waitFor();
+      const issued = (await api('GET', `/organizations/${bed.orgId}/credentials`)).json().data[0];
+      await row.getByRole('button', { name: 'Details' }).click();
+      await page.getByRole('heading', { name: `Credential ${issued.id}` }).waitFor();
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await row.getByRole('button', { name: 'Cancel' }).click();
+      assert.equal((await api('GET', `/organizations/${bed.orgId}/credentials/${issued.id}`)).json().status, 'valid', 'cancel revokes nothing');
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await shot(page, 'features-03-credential-revoke');
+      await accessible(page, 'credentials asking to revoke');
+      await row.getByRole('button', { name: 'Yes, revoke' }).click();
+      await page.locator('tr[data-status="revoked"]').filter({ hasText: 'EmployeeBadge' }).waitFor();
+      const revoked = (await api('GET', `/organizations/${bed.orgId}/credentials/${issued.id}`)).json();
+      assert.equal(revoked.status, 'revoked');
+      assert.ok(revoked.revoked_at);
 
-    // A type is deleted after confirmation; the built-in one offers no delete.
-    const typeRow = page.getByRole('listitem').filter({ hasText: 'Employee badge' });
-    await typeRow.getByRole('button', { name: 'Delete' }).click();
-    await typeRow.getByRole('button', { name: 'Yes, delete' }).click();
-    await page.getByText('Credential type EmployeeBadge deleted.').waitFor();
-    assert.equal(await page.getByRole('listitem').filter({ hasText: 'OrganizationMembership' }).getByRole('button', { name: 'Delete' }).count(), 0);
-    assert.equal((await api('GET', '/credential_types')).json().data.some((t: { id: string }) => t.id === 'EmployeeBadge'), false);
+      // A type is deleted after confirmation; the built-in one offers no delete.
+      const typeRow = page.getByRole('listitem').filter({ hasText: 'Employee badge' });
+      await typeRow.getByRole('button', { name: 'Delete' }).click();
+      await typeRow.getByRole('button', { name: 'Yes, delete' }).click();
+      await page.getByText('Credential type EmployeeBadge deleted.').waitFor();
+      assert.equal(await page.getByRole('listitem').filter({ hasText: 'OrganizationMembership' }).getByRole('button', { name: 'Delete' }).count(), 0);
+      assert.equal(
+        (await api('GET', '/credential_types')).json().data.some((t: { id: string }) => t.id === 'EmployeeBadge'),
+        false,
+      );
 
-    // The built-in membership credential is offered to a member, here without a transaction code.
-    const grace = (await api('GET', `/users?email=${encodeURIComponent('grace@acme.example')}`)).json().data[0];
-    await page.getByLabel('Credential type', { exact: true }).selectOption('OrganizationMembership');
-    await page.getByLabel('Member', { exact: true }).selectOption(grace.id);
-    await page.getByRole('checkbox', { name: /Require a transaction code/ }).uncheck();
-    await page.getByRole('button', { name: 'Make offer' }).click();
-    await page.getByRole('img', { name: 'QR code of the credential offer link' }).waitFor();
-    assert.equal(await page.getByRole('textbox', { name: 'Transaction code for the holder' }).count(), 0);
-    const made = (await api('GET', '/events?types=credential.offer.created')).json().data.find((e: { data: { user_id: string | null } }) => e.data.user_id === grace.id);
-    assert.equal(made.data.credential_configuration_id, 'OrganizationMembership');
-    await page.getByRole('button', { name: 'Close the offer' }).click();
-    assert.equal(await page.getByRole('img', { name: 'QR code of the credential offer link' }).count(), 0);
-  });
+      // The built-in membership credential is offered to a member, here without a transaction code.
+      const grace = (await api('GET', `/users?email=${encodeURIComponent('grace@acme.example')}`)).json().data[0];
+      await page.getByLabel('Credential type', { exact: true }).selectOption('OrganizationMembership');
+      await page.getByLabel('Member', { exact: true }).selectOption(grace.id);
+      await page.getByRole('checkbox', { name: /Require a transaction code/ }).uncheck();
+      await page.getByRole('button', { name: 'Make offer' }).click();
+      await page.getByRole('img', { name: 'QR code of the credential offer link' }).waitFor();
+      assert.equal(await page.getByRole('textbox', { name: 'Transaction code for the holder' }).count(), 0);
+      const made = (await api('GET', '/events?types=credential.offer.created'))
+        .json()
+        .data.find((e: { data: { user_id: string | null } }) => e.data.user_id === grace.id);
+      assert.equal(made.data.credential_configuration_id, 'OrganizationMembership');
+      await page.getByRole('button', { name: 'Close the offer' }).click();
+      assert.equal(await page.getByRole('img', { name: 'QR code of the credential offer link' }).count(), 0);
+    },
+  );
 
-  it('SSO: a refused OIDC issuer shows the error; creates OIDC and SAML connections and shows what the IdP needs; edits and deletes them', { skip: NO_CHROMIUM }, async () => {
-    const idp = await startTestIdp();
-    await nav('SSO');
-    await page.getByText('No SSO connections in this organization.').waitFor();
-    await page.getByLabel('Name', { exact: true }).fill('Acme Okta');
-    await page.getByLabel('Issuer').fill('http://127.0.0.1:9/nowhere');
-    await page.getByLabel('Client ID').fill('okta-client');
-    await page.getByRole('button', { name: 'Create connection' }).click();
-    await page.getByRole('alert').filter({ hasText: 'issuer:' }).waitFor();
+  it(
+    'SSO: a refused OIDC issuer shows the error; creates OIDC and SAML connections and shows what the IdP needs; edits and deletes them',
+    { skip: NO_CHROMIUM },
+    async () => {
+      const idp = await startTestIdp();
+      await nav('SSO');
+      await page.getByText('No SSO connections in this organization.').waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('Acme Okta');
+      await page.getByLabel('Issuer').fill('http://127.0.0.1:9/nowhere');
+      await page.getByLabel('Client ID').fill('okta-client');
+      await page.getByRole('button', { name: 'Create connection' }).click();
+      await page.getByRole('alert').filter({ hasText: 'issuer:' }).waitFor();
 
-    // A group line without "= role" is caught before anything is sent.
-    await page.getByLabel(/Group roles/).fill('Admins');
-    await page.getByRole('button', { name: 'Create connection' }).click();
-    await page.getByRole('alert').filter({ hasText: 'Group roles: write each line as name = value' }).waitFor();
-    await page.getByLabel(/Group roles/).fill('');
+      // A group line without "= role" is caught before anything is sent.
+      await page.getByLabel(/Group roles/).fill('Admins');
+      await page.getByRole('button', { name: 'Create connection' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Group roles: write each line as name = value' }).waitFor();
+      await page.getByLabel(/Group roles/).fill('');
 
-    // OpenID Connect against a real issuer (the other tenant of this server): the redirect URI to
-    // register is shown, the client secret never; then the secret is removed.
-    const OIDC_SECRET = 'okta-client-secret-0123456789';
-    await page.getByLabel('Issuer').fill(bed.upstream.tenant.issuer);
-    await page.getByLabel('Client secret (optional)').fill(OIDC_SECRET);
-    await page.getByRole('button', { name: 'Create connection' }).click();
-    await page.getByText('Connection Acme Okta created.').waitFor();
-    const o = (await api('GET', `/organizations/${bed.orgId}/sso/connections`)).json().data.find((x: { protocol: string }) => x.protocol === 'oidc');
-    assert.equal(o.oidc.has_client_secret, true);
-    assert.equal(o.oidc.redirect_uri, `${s.tenant.tenant.issuer}/sso/oidc/${o.id}/callback`);
-    await page.getByText(o.oidc.redirect_uri, { exact: true }).waitFor();
-    assert.equal((await page.content()).includes(OIDC_SECRET), false, 'the client secret is never shown');
-    await page.getByRole('checkbox', { name: 'Remove the client secret' }).check();
-    await page.getByRole('button', { name: 'Save connection' }).click();
-    await page.getByText('Connection Acme Okta saved.').waitFor();
-    assert.equal((await api('GET', `/organizations/${bed.orgId}/sso/connections/${o.id}`)).json().oidc.has_client_secret, false);
-    const changedOf = async (id: string) => (await api('GET', '/events?types=sso.connection.updated')).json().data.filter((e: { data: { connection_id: string } }) => e.data.connection_id === id).map((e: { data: { fields: string[] } }) => e.data.fields);
-    assert.deepEqual(await changedOf(o.id), [['oidc.client_secret']], 'only what changed is sent');
+      // OpenID Connect against a real issuer (the other tenant of this server): the redirect URI to
+      // register is shown, the client secret never; then the secret is removed.
+      const OIDC_SECRET = 'okta-client-secret-0123456789';
+      await page.getByLabel('Issuer').fill(bed.upstream.tenant.issuer);
+      await page.getByLabel('Client secret (optional)').fill(OIDC_SECRET);
+      await page.getByRole('button', { name: 'Create connection' }).click();
+      await page.getByText('Connection Acme Okta created.').waitFor();
+      const o = (await api('GET', `/organizations/${bed.orgId}/sso/connections`)).json().data.find((x: { protocol: string }) => x.protocol === 'oidc');
+      assert.equal(o.oidc.has_client_secret, true);
+      assert.equal(o.oidc.redirect_uri, `${s.tenant.tenant.issuer}/sso/oidc/${o.id}/callback`);
+      await page.getByText(o.oidc.redirect_uri, { exact: true }).waitFor();
+      assert.equal((await page.content()).includes(OIDC_SECRET), false, 'the client secret is never shown');
+      await page.getByRole('checkbox', { name: 'Remove the client secret' }).check();
+      await page.getByRole('button', { name: 'Save connection' }).click();
+      await page.getByText('Connection Acme Okta saved.').waitFor();
+      assert.equal((await api('GET', `/organizations/${bed.orgId}/sso/connections/${o.id}`)).json().oidc.has_client_secret, false);
+      const changedOf = async (id: string) =>
+        (await api('GET', '/events?types=sso.connection.updated'))
+          .json()
+          .data.filter((e: { data: { connection_id: string } }) => e.data.connection_id === id)
+          .map((e: { data: { fields: string[] } }) => e.data.fields);
+      assert.deepEqual(await changedOf(o.id), [['oidc.client_secret']], 'only what changed is sent');
 
-    // SAML from the IdP's metadata (the create form comes first; the OIDC connection is open below).
-    await page.getByRole('radio', { name: 'SAML 2.0' }).check();
-    await page.getByLabel('Name', { exact: true }).first().fill('Acme Entra');
-    await page.getByLabel('Metadata XML').fill(idp.metadataXml);
-    await page.getByLabel(/Group roles/).first().fill('Admins = admin');
-    await page.getByLabel('Attribute carrying the groups').fill('memberOf');
-    await page.getByRole('button', { name: 'Create connection' }).click();
-    await page.getByText('Connection Acme Entra created.').waitFor();
-    const c = (await api('GET', `/organizations/${bed.orgId}/sso/connections`)).json().data.find((x: { protocol: string }) => x.protocol === 'saml');
-    assert.equal(c.protocol, 'saml');
-    assert.equal(c.saml.idp_entity_id, idp.entityId);
-    assert.deepEqual(c.group_roles, { admins: 'admin' });
-    assert.equal(c.saml.attributes.groups, 'memberOf');
-    await page.getByText(c.saml.acs_url, { exact: true }).waitFor();
-    await page.getByText(c.saml.sp_entity_id, { exact: true }).first().waitFor();
-    await page.getByRole('link', { name: c.saml.sp_metadata_url }).waitFor();
-    await shot(page, 'features-04-sso');
-    await accessible(page, 'sso');
+      // SAML from the IdP's metadata (the create form comes first; the OIDC connection is open below).
+      await page.getByRole('radio', { name: 'SAML 2.0' }).check();
+      await page.getByLabel('Name', { exact: true }).first().fill('Acme Entra');
+      await page.getByLabel('Metadata XML').fill(idp.metadataXml);
+      await page
+        .getByLabel(/Group roles/)
+        .first()
+        .fill('Admins = admin');
+      await page.getByLabel('Attribute carrying the groups').fill('memberOf');
+      await page.getByRole('button', { name: 'Create connection' }).click();
+      await page.getByText('Connection Acme Entra created.').waitFor();
+      const c = (await api('GET', `/organizations/${bed.orgId}/sso/connections`)).json().data.find((x: { protocol: string }) => x.protocol === 'saml');
+      assert.equal(c.protocol, 'saml');
+      assert.equal(c.saml.idp_entity_id, idp.entityId);
+      assert.deepEqual(c.group_roles, { admins: 'admin' });
+      assert.equal(c.saml.attributes.groups, 'memberOf');
+      await page.getByText(c.saml.acs_url, { exact: true }).waitFor();
+      await page.getByText(c.saml.sp_entity_id, { exact: true }).first().waitFor();
+      await page.getByRole('link', { name: c.saml.sp_metadata_url }).waitFor();
+      await shot(page, 'features-04-sso');
+      await accessible(page, 'sso');
 
-    await page.getByRole('checkbox', { name: /Enabled/ }).nth(1).uncheck();
-    await page.getByRole('button', { name: 'Save connection' }).click();
-    await page.getByText('Connection Acme Entra saved.').waitFor();
-    const patched = (await api('GET', `/organizations/${bed.orgId}/sso/connections/${c.id}`)).json();
-    assert.equal(patched.enabled, false);
-    assert.equal(patched.saml.idp_entity_id, idp.entityId, 'the metadata is kept');
-    assert.deepEqual(await changedOf(c.id), [['enabled']], 'only what changed is sent');
+      await page
+        .getByRole('checkbox', { name: /Enabled/ })
+        .nth(1)
+        .uncheck();
+      await page.getByRole('button', { name: 'Save connection' }).click();
+      await page.getByText('Connection Acme Entra saved.').waitFor();
+      const patched = (await api('GET', `/organizations/${bed.orgId}/sso/connections/${c.id}`)).json();
+      assert.equal(patched.enabled, false);
+      assert.equal(patched.saml.idp_entity_id, idp.entityId, 'the metadata is kept');
+      assert.deepEqual(await changedOf(c.id), [['enabled']], 'only what changed is sent');
 
-    const item = page.getByRole('listitem').filter({ has: page.getByRole('button', { name: /Acme Entra/ }) });
-    await item.getByRole('button', { name: 'Delete' }).click();
-    await item.getByRole('button', { name: 'Yes, delete' }).click();
-    await page.getByText('Connection Acme Entra deleted.').waitFor();
-    assert.equal((await api('GET', `/organizations/${bed.orgId}/sso/connections/${c.id}`)).status, 404);
-  });
+      const item = page.getByRole('listitem').filter({ has: page.getByRole('button', { name: /Acme Entra/ }) });
+      await item.getByRole('button', { name: 'Delete' }).click();
+      await item.getByRole('button', { name: 'Yes, delete' }).click();
+      await page.getByText('Connection Acme Entra deleted.').waitFor();
+      assert.equal((await api('GET', `/organizations/${bed.orgId}/sso/connections/${c.id}`)).status, 404);
+    },
+  );
 
   it('MFA policy: sets the tenant policy and an organization policy, then clears it', { skip: NO_CHROMIUM }, async () => {
     await nav('MFA policy');

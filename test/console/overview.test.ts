@@ -29,7 +29,10 @@ describe('console overview counts', () => {
 
   before(async () => {
     // One attempt per delivery: a 500 makes it `failed` at once.
-    s = await startTestServer({ clock, config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookTimeoutMs: 2000, webhookRetrySchedule: '0' } });
+    s = await startTestServer({
+      clock,
+      config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookTimeoutMs: 2000, webhookRetrySchedule: '0' },
+    });
     failing = await startReceiver(fail500);
     healthy = await startReceiver(ok);
     api = v1(s, s.tenant.platformApiKey);

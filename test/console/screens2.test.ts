@@ -90,7 +90,11 @@ describe('console screens: sessions, directory, events, overview, administrators
     await page.getByRole('button', { name: 'Find', exact: true }).click();
     await page.getByRole('button', { name: /grace@screens2\.test/ }).click();
     await page.getByRole('heading', { level: 2, name: 'grace@screens2.test' }).waitFor();
-    await rowsBecome(page, 'session', before.map((x) => x.id));
+    await rowsBecome(
+      page,
+      'session',
+      before.map((x) => x.id),
+    );
     const first = page.locator(`tr[data-session="${before[0]!.id}"]`);
     assert.match(await first.innerText(), /pwd\s+acr pwd/);
     assert.match(await first.innerText(), /127\.0\.0\.1/);
@@ -106,7 +110,10 @@ describe('console screens: sessions, directory, events, overview, administrators
     await page.getByText('The session was ended.').waitFor();
     await first.waitFor({ state: 'detached' });
     const left = (await api('GET', `/users/${userId}/sessions`)).json().data as Array<{ id: string }>;
-    assert.deepEqual(left.map((x) => x.id), [before[1]!.id]);
+    assert.deepEqual(
+      left.map((x) => x.id),
+      [before[1]!.id],
+    );
     const revoked = (await api('GET', '/events?types=session.revoked&order=desc&limit=1')).json().data[0];
     assert.deepEqual(revoked.actor, { type: 'user', id: adminId });
     assert.equal(revoked.data.session_id, before[0]!.id);
@@ -133,26 +140,43 @@ describe('console screens: sessions, directory, events, overview, administrators
     dir = await createDirectory(s, { orgId: org.json().id, name: 'Okta' });
     // 22 users: more than the screen's page of 20.
     for (let i = 0; i < 22; i++) {
-      const r = await dir.scim('POST', '/Users', { schemas: [USER], userName: `emp${String(i).padStart(2, '0')}@initech.test`, displayName: `Employee ${i}`, externalId: `ext-${i}`, emails: [{ value: `emp${String(i).padStart(2, '0')}@initech.test`, type: 'work', primary: true }] });
+      const r = await dir.scim('POST', '/Users', {
+        schemas: [USER],
+        userName: `emp${String(i).padStart(2, '0')}@initech.test`,
+        displayName: `Employee ${i}`,
+        externalId: `ext-${i}`,
+        emails: [{ value: `emp${String(i).padStart(2, '0')}@initech.test`, type: 'work', primary: true }],
+      });
       assert.equal(r.status, 201, r.text);
       scimUsers.push(r.json().id);
     }
     const provisioned = await all<{ id: string; user_id: string }>(api, `/organizations/${dir.orgId}/directory/connections/${dir.connectionId}/users`);
     assert.equal(provisioned.length, 22);
     const tenantUserOf = new Map(provisioned.map((u) => [u.id, u.user_id]));
-    const engineering = await dir.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Engineering', members: scimUsers.slice(0, 3).map((value) => ({ value })) });
+    const engineering = await dir.scim('POST', '/Groups', {
+      schemas: [GROUP],
+      displayName: 'Engineering',
+      members: scimUsers.slice(0, 3).map((value) => ({ value })),
+    });
     assert.equal(engineering.status, 201, engineering.text);
     const admins = await dir.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Keyhall Admins', members: [{ value: scimUsers[5] }] });
     assert.equal(admins.status, 201, admins.text);
     // A deactivated user shows as such.
-    const off = await dir.scim('PATCH', `/Users/${scimUsers[21]}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] });
+    const off = await dir.scim('PATCH', `/Users/${scimUsers[21]}`, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+      Operations: [{ op: 'replace', value: { active: false } }],
+    });
     assert.equal(off.status, 200, off.text);
 
     await nav('Directory');
     await page.getByLabel('Organization').selectOption({ label: 'Initech' });
     await page.getByRole('heading', { level: 2, name: 'Okta' }).waitFor();
     const users = page.getByRole('region', { name: 'Provisioned users' });
-    await rowsBecome(page, 'user', provisioned.slice(0, 20).map((u) => u.user_id));
+    await rowsBecome(
+      page,
+      'user',
+      provisioned.slice(0, 20).map((u) => u.user_id),
+    );
     const groups = page.getByRole('region', { name: 'Provisioned groups' });
     assert.match(await groups.getByRole('row').filter({ hasText: 'Engineering' }).innerText(), /Engineering\s+3\s+—/);
     assert.match(await groups.getByRole('row').filter({ hasText: 'Keyhall Admins' }).innerText(), /Keyhall Admins\s+1\s+—/);
@@ -160,7 +184,11 @@ describe('console screens: sessions, directory, events, overview, administrators
     await accessible(page, 'directory provisioned');
     await users.getByRole('button', { name: 'Next page' }).click();
     await users.getByRole('button', { name: 'Previous page' }).waitFor();
-    await rowsBecome(page, 'user', provisioned.slice(20).map((u) => u.user_id));
+    await rowsBecome(
+      page,
+      'user',
+      provisioned.slice(20).map((u) => u.user_id),
+    );
     assert.match(await users.locator(`tr[data-user="${tenantUserOf.get(scimUsers[21]!)}"]`).innerText(), /deactivated/);
 
     // The mapping: rows added and removed, saved as a whole and applied at once.
@@ -192,7 +220,11 @@ describe('console screens: sessions, directory, events, overview, administrators
     await nav('Events');
     // Newest first by default.
     const newest = (await api('GET', '/events?order=desc&limit=25')).json().data as Array<{ id: string }>;
-    await rowsBecome(page, 'event', newest.map((e) => e.id));
+    await rowsBecome(
+      page,
+      'event',
+      newest.map((e) => e.id),
+    );
 
     // The SCIM connection's events: more than a page of 25.
     await page.getByLabel('Actor type').selectOption('scim');
@@ -202,27 +234,51 @@ describe('console screens: sessions, directory, events, overview, administrators
     const desc = await all<{ id: string; actor: { type: string; id: string } }>(api, `/events?${q}&order=desc`);
     assert.ok(desc.length > 25, `${desc.length} SCIM events`);
     assert.ok(desc.every((e) => e.actor.type === 'scim' && e.actor.id === dir.connectionId));
-    await rowsBecome(page, 'event', desc.slice(0, 25).map((e) => e.id));
+    await rowsBecome(
+      page,
+      'event',
+      desc.slice(0, 25).map((e) => e.id),
+    );
     await page.getByRole('button', { name: 'Next page' }).click();
-    await rowsBecome(page, 'event', desc.slice(25, 50).map((e) => e.id));
+    await rowsBecome(
+      page,
+      'event',
+      desc.slice(25, 50).map((e) => e.id),
+    );
     await shot(page, '23-events-actor');
     await accessible(page, 'events by actor');
 
     // Oldest first: back to the first page, the same events the other way round.
     await page.getByRole('radio', { name: 'Oldest first' }).check();
     const asc = [...desc].reverse();
-    await rowsBecome(page, 'event', asc.slice(0, 25).map((e) => e.id));
+    await rowsBecome(
+      page,
+      'event',
+      asc.slice(0, 25).map((e) => e.id),
+    );
     await page.getByRole('button', { name: 'Next page' }).click();
-    await rowsBecome(page, 'event', asc.slice(25, 50).map((e) => e.id));
+    await rowsBecome(
+      page,
+      'event',
+      asc.slice(25, 50).map((e) => e.id),
+    );
     await page.getByRole('button', { name: 'Previous page' }).click();
-    await rowsBecome(page, 'event', asc.slice(0, 25).map((e) => e.id));
+    await rowsBecome(
+      page,
+      'event',
+      asc.slice(0, 25).map((e) => e.id),
+    );
 
     // The administrator's own actions: every row's actor is them.
     await page.getByLabel('Actor type').selectOption('user');
     await page.getByLabel('Actor id (with a type)').fill(adminId);
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const mine = await all<{ id: string }>(api, `/events?actor_type=user&actor_id=${adminId}`);
-    await rowsBecome(page, 'event', mine.slice(0, 25).map((e) => e.id));
+    await rowsBecome(
+      page,
+      'event',
+      mine.slice(0, 25).map((e) => e.id),
+    );
     for (const actor of await page.locator('tr[data-event] td:nth-child(3)').allInnerTexts()) assert.equal(actor.trim(), `user ${adminId}`);
 
     // Bad input shows the API's error_description.
@@ -236,7 +292,8 @@ describe('console screens: sessions, directory, events, overview, administrators
 
   it('shows exact counts past a page of 100', async () => {
     for (let i = 0; i < 80; i++) assert.equal((await api('POST', '/users', { email: `bulk${i}@screens2.test` })).status, 201);
-    for (const name of ['Shop', 'Backoffice']) assert.equal((await api('POST', '/clients', { client_name: name, grant_types: ['client_credentials'] })).status, 201);
+    for (const name of ['Shop', 'Backoffice'])
+      assert.equal((await api('POST', '/clients', { client_name: name, grant_types: ['client_credentials'] })).status, 201);
     assert.equal((await api('POST', '/api_keys', { name: 'ci', scopes: ['users:read'] })).status, 201);
     const hook = await api('POST', `/organizations/${dir.orgId}/webhooks`, { url: receiver.url, events: ['member.removed'] });
     assert.equal(hook.status, 201, hook.text);
@@ -286,7 +343,10 @@ describe('console screens: sessions, directory, events, overview, administrators
     const granted = (await api('GET', '/events?types=tenant_admin.granted&order=desc&limit=1')).json().data[0];
     assert.deepEqual(granted.actor, { type: 'user', id: adminId });
     const listed = await page.context().request.get(`${s.tenant.tenant.issuer}/console/api/admins`);
-    assert.deepEqual(((await listed.json()) as { data: Array<{ email: string }> }).data.map((a) => a.email), [ADMIN, 'grace@screens2.test']);
+    assert.deepEqual(
+      ((await listed.json()) as { data: Array<{ email: string }> }).data.map((a) => a.email),
+      [ADMIN, 'grace@screens2.test'],
+    );
     await shot(page, '25-administrators');
     await accessible(page, 'administrators');
 
@@ -301,7 +361,10 @@ describe('console screens: sessions, directory, events, overview, administrators
     await grace.getByRole('button', { name: 'Yes, remove' }).click();
     await grace.waitFor({ state: 'detached' });
     const after = await page.context().request.get(`${s.tenant.tenant.issuer}/console/api/admins`);
-    assert.deepEqual(((await after.json()) as { data: Array<{ email: string }> }).data.map((a) => a.email), [ADMIN]);
+    assert.deepEqual(
+      ((await after.json()) as { data: Array<{ email: string }> }).data.map((a) => a.email),
+      [ADMIN],
+    );
     const revoked = (await api('GET', '/events?types=tenant_admin.revoked&order=desc&limit=1')).json().data[0];
     assert.deepEqual(revoked.actor, { type: 'user', id: adminId });
   });

@@ -22,7 +22,12 @@ describe('console setup: passkey and authenticator app in place', { skip }, () =
   let page: Page;
   const cspViolations: string[] = [];
   const v1 = (method: string, path: string, body?: unknown) =>
-    s.request({ method, path, headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    s.request({
+      method,
+      path,
+      headers: { authorization: `Bearer ${s.tenant.platformApiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   const issuer = () => s.tenant.tenant.issuer;
 
   const createAdmin = async (link: string, email: string) => {
@@ -84,7 +89,10 @@ describe('console setup: passkey and authenticator app in place', { skip }, () =
     // The factors are the hosted ones: the passkey in /v1, both enrolments audited as the user.
     const user = (await v1('GET', `/v1/users?email=${encodeURIComponent(ADMIN)}`)).json().data[0];
     const passkeys = (await v1('GET', `/v1/users/${user.id}/passkeys`)).json().data;
-    assert.deepEqual(passkeys.map((p: { name: string }) => p.name), ['Work laptop']);
+    assert.deepEqual(
+      passkeys.map((p: { name: string }) => p.name),
+      ['Work laptop'],
+    );
     const events = (await v1('GET', '/v1/events?types=passkey.registered,mfa.totp.enrolled')).json().data as Array<{ type: string; actor: unknown }>;
     assert.deepEqual(events.map((e) => e.type).sort(), ['mfa.totp.enrolled', 'passkey.registered']);
     for (const e of events) assert.deepEqual(e.actor, { type: 'user', id: user.id });

@@ -38,7 +38,13 @@ describe('console cookie (SameSite=Strict)', () => {
     const c = new ConsoleClient(s);
     await loginOnly(c);
     c.csrf = (await c.call('GET', `/console/api/setup?token=${'x'.repeat(43)}`)).json().csrf_token;
-    for (const [method, path] of [['GET', '/console/api/session'], ['GET', '/console/api/organizations'], ['POST', '/console/api/organizations'], ['GET', '/console/api/mfa'], ['POST', '/console/api/mfa/totp']] as const) {
+    for (const [method, path] of [
+      ['GET', '/console/api/session'],
+      ['GET', '/console/api/organizations'],
+      ['POST', '/console/api/organizations'],
+      ['GET', '/console/api/mfa'],
+      ['POST', '/console/api/mfa/totp'],
+    ] as const) {
       const r = await c.call(method, path, method === 'POST' && path.endsWith('organizations') ? { name: 'Nope' } : undefined);
       assert.equal(r.status, 401, `${method} ${path}: ${r.text}`);
       assert.equal(r.json().error, 'login_required');
@@ -72,7 +78,9 @@ describe('console cookie (SameSite=Strict)', () => {
     await b.signIn(ADMIN);
     assert.equal((await a.call('GET', '/console/api/session')).status, 200);
     // b's console cookie with a's session: bound to another session.
-    const foreign = await a.call('GET', '/console/api/session', undefined, { cookie: `keyhall_session=${a.browser.cookies.get('keyhall_session')}; ${CONSOLE_COOKIE}=${b.browser.cookies.get(CONSOLE_COOKIE)}` });
+    const foreign = await a.call('GET', '/console/api/session', undefined, {
+      cookie: `keyhall_session=${a.browser.cookies.get('keyhall_session')}; ${CONSOLE_COOKIE}=${b.browser.cookies.get(CONSOLE_COOKIE)}`,
+    });
     assert.equal(foreign.status, 401);
     assert.equal(foreign.json().error, 'login_required');
     a.browser.cookies.set(CONSOLE_COOKIE, 'A'.repeat(43));
@@ -101,7 +109,10 @@ describe('console cookie (SameSite=Strict)', () => {
     const stale = await c.call('GET', '/console/api/session');
     assert.equal(stale.status, 401);
     assert.equal(stale.json().error, 'login_required');
-    assert.ok((await loadConsole(c)).headers['set-cookie']?.some((h) => h.startsWith(`${CONSOLE_COOKIE}=`)), 're-minted for the new session');
+    assert.ok(
+      (await loadConsole(c)).headers['set-cookie']?.some((h) => h.startsWith(`${CONSOLE_COOKIE}=`)),
+      're-minted for the new session',
+    );
     assert.equal((await c.call('GET', '/console/api/session')).status, 200);
   });
 

@@ -23,7 +23,8 @@ export interface HolderKey {
 }
 
 export async function holderKey(alg: 'EdDSA' | 'ES256' = 'EdDSA'): Promise<HolderKey> {
-  const { publicKey, privateKey } = alg === 'EdDSA' ? await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true }) : await generateKeyPair('ES256', { extractable: true });
+  const { publicKey, privateKey } =
+    alg === 'EdDSA' ? await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true }) : await generateKeyPair('ES256', { extractable: true });
   const publicJwk = await exportJWK(publicKey);
   return { alg, publicJwk, privateKey, didKey: didKeyOf(publicJwk), didJwk: didJwkOf(publicJwk) };
 }
@@ -80,7 +81,14 @@ export async function membershipOffer(o: Org, txCode = true) {
     ...(txCode ? { tx_code: { length: 6, input_mode: 'numeric' } } : {}),
   });
   if (r.status !== 201) throw new Error(r.text);
-  return r.json() as { offer_id: string; credential_offer_uri: string; credential_offer_link: string; credential_offer: Record<string, unknown>; tx_code: string | null; expires_in: number };
+  return r.json() as {
+    offer_id: string;
+    credential_offer_uri: string;
+    credential_offer_link: string;
+    credential_offer: Record<string, unknown>;
+    tx_code: string | null;
+    expires_in: number;
+  };
 }
 
 const walletProgram = path.join(import.meta.dirname, 'wallet-process.ts');

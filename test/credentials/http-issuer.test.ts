@@ -70,6 +70,9 @@ describe('credentials on the quick start tenant (http://localhost:<port>, `keyha
     assert.equal((verified.payload as Record<string, unknown>).email, 'ada@example.com');
     assert.deepEqual((verified.payload.cnf as { jwk: Record<string, unknown> }).jwk, { kty: 'EC', crv: 'P-256', x: key.publicJwk.x, y: key.publicJwk.y });
     const listed = (await api('GET', `/organizations/${orgId}/credentials`)).data as Array<{ subject: string; status: string }>;
-    assert.deepEqual(listed.map((c) => [c.subject, c.status]), [[key.didJwk, 'valid']]);
+    assert.deepEqual(
+      listed.map((c) => [c.subject, c.status]),
+      [[key.didJwk, 'valid']],
+    );
   });
 });

@@ -31,7 +31,11 @@ describe('credentials outlive a key rotation', () => {
     clock.advance(s.config.keyOverlapSeconds * 1000 + DAY * 3);
 
     const jwks = (await (await fetchVia(s.port)(`${s.tenant.tenant.issuer}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> };
-    assert.equal(jwks.keys.some((k) => k.kid === signer), false, 'the token JWKS dropped the key after its overlap');
+    assert.equal(
+      jwks.keys.some((k) => k.kid === signer),
+      false,
+      'the token JWKS dropped the key after its overlap',
+    );
     const { meta } = await verifierFor(s.tenant.tenant.issuer, fetchVia(s.port));
     const published = meta.jwks.keys.find((k) => k.kid === signer);
     assert.ok(published, 'jwt-vc-issuer still lists the key that signed a live credential');
@@ -44,7 +48,10 @@ describe('credentials outlive a key rotation', () => {
     // The membership credential lives a year; a day after it expired the key is gone.
     clock.advance(366 * DAY);
     const later = await verifierFor(s.tenant.tenant.issuer, fetchVia(s.port));
-    assert.equal(later.meta.jwks.keys.some((k) => k.kid === signer), false);
+    assert.equal(
+      later.meta.jwks.keys.some((k) => k.kid === signer),
+      false,
+    );
     assert.equal(later.meta.jwks.keys.length, 2);
   });
 });

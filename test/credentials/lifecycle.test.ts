@@ -60,7 +60,14 @@ describe('credential lifecycle: webhooks, status lists, membership revocation', 
     await until(() => delivered('credential.revoked').some((e) => e.data.vc_id === record.id));
     const revoked = delivered('credential.revoked').filter((e) => e.data.vc_id === record.id);
     const sl = record.status_list as { uri: string; idx: number };
-    assert.deepEqual(revoked[0]!.data, { vc_id: record.id, type: 'OrganizationMembership', format: 'dc+sd-jwt', subject: key.didJwk, status_list_uri: sl.uri, index: sl.idx });
+    assert.deepEqual(revoked[0]!.data, {
+      vc_id: record.id,
+      type: 'OrganizationMembership',
+      format: 'dc+sd-jwt',
+      subject: key.didJwk,
+      status_list_uri: sl.uri,
+      index: sl.idx,
+    });
     await new Promise((x) => setTimeout(x, 300));
     assert.equal(delivered('credential.revoked').filter((e) => e.data.vc_id === record.id).length, 1, 'one event: the second revoke changed nothing');
   });
@@ -104,7 +111,12 @@ describe('credential lifecycle: webhooks, status lists, membership revocation', 
 
   it('revokes the membership credential when the member is removed through SCIM', async () => {
     const d = await createDirectory(s);
-    const created = await d.scim('POST', '/Users', { schemas: [USER], userName: `scim-${Date.now()}@acme.example`, active: true, emails: [{ value: `scim-${Date.now()}@acme.example`, primary: true }] });
+    const created = await d.scim('POST', '/Users', {
+      schemas: [USER],
+      userName: `scim-${Date.now()}@acme.example`,
+      active: true,
+      emails: [{ value: `scim-${Date.now()}@acme.example`, primary: true }],
+    });
     assert.equal(created.status, 201, created.text);
     const members = (await d.api('GET', `/organizations/${d.orgId}/members`)).json().data as Array<{ user_id: string; user: { email: string } }>;
     const o: Org = { api: d.api, orgId: d.orgId, userId: members[0]!.user_id, email: members[0]!.user.email };
@@ -120,7 +132,10 @@ describe('credential lifecycle: webhooks, status lists, membership revocation', 
     assert.equal(now.json().status, 'revoked');
     await assert.rejects(sdjwt.verify(credential), /Status is not valid/);
     await until(() => delivered('credential.revoked').some((e) => e.data.vc_id === record.id));
-    const ev = (await o.api('GET', `/events?organization_id=${o.orgId}&types=credential.revoked`)).json().data as Array<{ actor: { type: string }; data: { vc_id: string } }>;
+    const ev = (await o.api('GET', `/events?organization_id=${o.orgId}&types=credential.revoked`)).json().data as Array<{
+      actor: { type: string };
+      data: { vc_id: string };
+    }>;
     assert.equal(ev.find((e) => e.data.vc_id === record.id)!.actor.type, 'scim');
   });
 
@@ -158,11 +173,35 @@ describe('credential types and offers through /v1', () => {
       lifetime_seconds: 86_400,
     });
     assert.equal(t.status, 201, t.text);
-    expectError(await api('POST', '/credential_types', { ...t.json(), built_in: undefined, display_name: 'x', claims: { a: { type: 'string' } }, id: 'EmployeeBadge' }), 409, 'conflict');
-    expectError(await api('POST', '/credential_types', { id: 'OrganizationMembership', vct: 'x', display_name: 'x', claims: { a: { type: 'string' } }, lifetime_seconds: 60 }), 409, 'conflict');
-    expectError(await api('POST', '/credential_types', { id: 'Bad', vct: 'x', display_name: 'x', claims: { iss: { type: 'string' } }, lifetime_seconds: 60 }), 400, 'invalid_request');
+    expectError(
+      await api('POST', '/credential_types', { ...t.json(), built_in: undefined, display_name: 'x', claims: { a: { type: 'string' } }, id: 'EmployeeBadge' }),
+      409,
+      'conflict',
+    );
+    expectError(
+      await api('POST', '/credential_types', {
+        id: 'OrganizationMembership',
+        vct: 'x',
+        display_name: 'x',
+        claims: { a: { type: 'string' } },
+        lifetime_seconds: 60,
+      }),
+      409,
+      'conflict',
+    );
+    expectError(
+      await api('POST', '/credential_types', { id: 'Bad', vct: 'x', display_name: 'x', claims: { iss: { type: 'string' } }, lifetime_seconds: 60 }),
+      400,
+      'invalid_request',
+    );
     const types = (await api('GET', '/credential_types')).json().data as Array<{ id: string; built_in: boolean }>;
-    assert.deepEqual(types.map((x) => [x.id, x.built_in]), [['OrganizationMembership', true], ['EmployeeBadge', false]]);
+    assert.deepEqual(
+      types.map((x) => [x.id, x.built_in]),
+      [
+        ['OrganizationMembership', true],
+        ['EmployeeBadge', false],
+      ],
+    );
     const meta = (await s.request({ path: '/.well-known/openid-credential-issuer' })).json();
     assert.equal(meta.credential_issuer, s.tenant.tenant.issuer);
     assert.equal(meta.authorization_servers, undefined);
@@ -172,11 +211,30 @@ describe('credential types and offers through /v1', () => {
     assert.deepEqual(cfg.credential_metadata.claims[0], { path: ['badge_no'], mandatory: true, display: [{ name: 'Badge' }] });
 
     const orgId = (await api('POST', '/organizations', { name: 'Acme' })).json().id;
-    expectError(await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'EmployeeBadge', subject: { claims: { floor: 3 } } }), 400, 'invalid_request');
-    expectError(await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'EmployeeBadge', subject: { claims: { badge_no: 7 } } }), 400, 'invalid_request');
-    expectError(await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'Nope', subject: { claims: {} } }), 400, 'invalid_request');
-    expectError(await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'OrganizationMembership', subject: { claims: {} } }), 400, 'invalid_request');
-    const offer = await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'EmployeeBadge', subject: { claims: { badge_no: 'B-7', floor: 3 } } });
+    expectError(
+      await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'EmployeeBadge', subject: { claims: { floor: 3 } } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'EmployeeBadge', subject: { claims: { badge_no: 7 } } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'Nope', subject: { claims: {} } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await api('POST', `/organizations/${orgId}/credentials/offers`, { credential_configuration_id: 'OrganizationMembership', subject: { claims: {} } }),
+      400,
+      'invalid_request',
+    );
+    const offer = await api('POST', `/organizations/${orgId}/credentials/offers`, {
+      credential_configuration_id: 'EmployeeBadge',
+      subject: { claims: { badge_no: 'B-7', floor: 3 } },
+    });
     assert.equal(offer.status, 201, offer.text);
     assert.equal(offer.json().tx_code, null);
     assert.equal(offer.json().expires_in, 120, 'KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS');
@@ -201,13 +259,27 @@ describe('credential types and offers through /v1', () => {
     const mint = await api('POST', `/organizations/${o.orgId}/api_keys`, { name: 'reader', scopes: ['credentials:read'] });
     assert.equal(mint.status, 201, mint.text);
     const reader = v1(s, mint.json().key);
-    expectError(await reader('POST', `/organizations/${o.orgId}/credentials/offers`, { credential_configuration_id: 'OrganizationMembership', subject: { user_id: o.userId } }), 403, 'insufficient_scope');
+    expectError(
+      await reader('POST', `/organizations/${o.orgId}/credentials/offers`, {
+        credential_configuration_id: 'OrganizationMembership',
+        subject: { user_id: o.userId },
+      }),
+      403,
+      'insufficient_scope',
+    );
     expectError(await reader('GET', `/organizations/${other}/credentials`), 403, 'forbidden');
     assert.equal((await reader('GET', `/organizations/${o.orgId}/credentials`)).status, 200);
     expectError(await reader('POST', `/organizations/${o.orgId}/credentials/vc_00000000000000000000000000/revoke`), 403, 'insufficient_scope');
     expectError(await api('POST', `/organizations/${o.orgId}/credentials/vc_00000000000000000000000000/revoke`), 404, 'not_found');
     expectError(await api('GET', `/organizations/${o.orgId}/credentials/nope`), 404, 'not_found');
     const outsider = (await api('POST', '/users', { email: 'outsider@acme.example' })).json().id;
-    expectError(await api('POST', `/organizations/${o.orgId}/credentials/offers`, { credential_configuration_id: 'OrganizationMembership', subject: { user_id: outsider } }), 400, 'invalid_request');
+    expectError(
+      await api('POST', `/organizations/${o.orgId}/credentials/offers`, {
+        credential_configuration_id: 'OrganizationMembership',
+        subject: { user_id: outsider },
+      }),
+      400,
+      'invalid_request',
+    );
   });
 });

@@ -19,7 +19,9 @@ describe('credential races (several callers at once)', () => {
   it('redeems a code exactly once under 10 parallel requests', async () => {
     const o = await orgWithMember(s);
     const offer = await membershipOffer(o);
-    const answers = await Promise.all(Array.from({ length: 10 }, () => s.post('/token', { grant_type: PRE_AUTH, 'pre-authorized_code': codeOf(offer), tx_code: offer.tx_code! })));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => s.post('/token', { grant_type: PRE_AUTH, 'pre-authorized_code': codeOf(offer), tx_code: offer.tx_code! })),
+    );
     assert.equal(answers.filter((a) => a.status === 200).length, 1);
     assert.ok(answers.filter((a) => a.status !== 200).every((a) => a.status === 400 && a.json().error === 'invalid_grant'));
   });
@@ -28,7 +30,9 @@ describe('credential races (several callers at once)', () => {
     const o = await orgWithMember(s);
     const offer = await membershipOffer(o);
     const wrong = offer.tx_code === '000000' ? '111111' : '000000';
-    const answers = await Promise.all(Array.from({ length: 12 }, () => s.post('/token', { grant_type: PRE_AUTH, 'pre-authorized_code': codeOf(offer), tx_code: wrong })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => s.post('/token', { grant_type: PRE_AUTH, 'pre-authorized_code': codeOf(offer), tx_code: wrong })),
+    );
     assert.ok(answers.every((a) => a.status === 400 && a.json().error === 'invalid_grant'));
     const right = await s.post('/token', { grant_type: PRE_AUTH, 'pre-authorized_code': codeOf(offer), tx_code: offer.tx_code! });
     assert.equal(right.json().error, 'invalid_grant');

@@ -24,7 +24,8 @@ describe('OID4VCI refusals', () => {
 
   const codeOf = (offer: { credential_offer: Record<string, unknown> }) =>
     (offer.credential_offer.grants as Record<string, Record<string, string>>)[PRE_AUTH]!['pre-authorized_code']!;
-  const redeem = (code: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}) => s.post('/token', { grant_type: PRE_AUTH, 'pre-authorized_code': code, ...extra }, headers);
+  const redeem = (code: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}) =>
+    s.post('/token', { grant_type: PRE_AUTH, 'pre-authorized_code': code, ...extra }, headers);
   const nonce = async () => {
     const r = await s.request({ method: 'POST', path: '/credentials/nonce' });
     assert.equal(r.status, 200, r.text);
@@ -50,7 +51,8 @@ describe('OID4VCI refusals', () => {
     assert.equal(r.status, 200, r.text);
     return r.json().access_token as string;
   };
-  const events = async (type: string) => (await o.api('GET', `/events?organization_id=${o.orgId}&types=${type}&limit=100`)).json().data as Array<{ data: Record<string, unknown> }>;
+  const events = async (type: string) =>
+    (await o.api('GET', `/events?organization_id=${o.orgId}&types=${type}&limit=100`)).json().data as Array<{ data: Record<string, unknown> }>;
 
   it('redeems a code once: a replay is invalid_grant', async () => {
     const offer = await membershipOffer(o);
@@ -114,7 +116,11 @@ describe('OID4VCI refusals', () => {
     assert.equal(expired[0]!.data.reason, 'expired');
     const r = await redeem(codeOf(offer), { tx_code: offer.tx_code! });
     expectError(r, 400, 'invalid_grant');
-    assert.equal((await events('credential.offer.expired')).filter((e) => e.data.offer_id === offer.offer_id).length, 1, 'presenting the dead code adds no second event');
+    assert.equal(
+      (await events('credential.offer.expired')).filter((e) => e.data.offer_id === offer.offer_id).length,
+      1,
+      'presenting the dead code adds no second event',
+    );
   });
 
   it('takes a nonce once: a reused nonce is invalid_nonce', async () => {
@@ -141,7 +147,11 @@ describe('OID4VCI refusals', () => {
     const other = await holderKey();
     expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, {}, key, other.privateKey))), 400, 'invalid_proof');
     // The same with the key named as a did:key.
-    expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: undefined, kid: `${key.didKey}#0` }, key, other.privateKey))), 400, 'invalid_proof');
+    expectError(
+      await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: undefined, kid: `${key.didKey}#0` }, key, other.privateKey))),
+      400,
+      'invalid_proof',
+    );
   });
 
   it('refuses a proof with another typ, alg none or a stale iat (invalid_proof)', async () => {
@@ -167,10 +177,18 @@ describe('OID4VCI refusals', () => {
     }
     // Any private or symmetric member, not only d; and a did:jwk naming a private key.
     for (const extra of [{ p: 'AQAB' }, { k: 'AQAB' }, { dp: 'AQAB' }]) {
-      expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: { ...key.publicJwk, ...extra } }))), 400, 'invalid_proof');
+      expectError(
+        await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: { ...key.publicJwk, ...extra } }))),
+        400,
+        'invalid_proof',
+      );
     }
     const privateDid = `did:jwk:${Buffer.from(JSON.stringify(await exportJWK(key.privateKey))).toString('base64url')}`;
-    expectError(await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: undefined, kid: `${privateDid}#0` }))), 400, 'invalid_proof');
+    expectError(
+      await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: undefined, kid: `${privateDid}#0` }))),
+      400,
+      'invalid_proof',
+    );
     const after = (await events('credential.issued')).length;
     assert.equal(after - before, 2, 'only the two proper proofs issued a credential');
   });
@@ -219,7 +237,10 @@ describe('OID4VCI refusals', () => {
 
   it('binds to did:key and ES256 holder keys; the subject is the holder DID', async () => {
     const es = await holderKey('ES256');
-    const r: HttpResponse = await credential(await token(), await request(await proof({ nonce: await nonce() }, { jwk: undefined, kid: `${es.didKey}#${es.didKey.slice(8)}` }, es)));
+    const r: HttpResponse = await credential(
+      await token(),
+      await request(await proof({ nonce: await nonce() }, { jwk: undefined, kid: `${es.didKey}#${es.didKey.slice(8)}` }, es)),
+    );
     assert.equal(r.status, 200, r.text);
     const issued = await events('credential.issued');
     assert.equal(issued.at(-1)!.data.subject, es.didKey);

@@ -41,7 +41,11 @@ export async function runWallet(input: { link: string; txCode: string | null; ke
   });
   const offer = await w.resolveCredentialOffer(input.link);
   const issuerMetadata = await w.resolveIssuerMetadata(offer.credential_issuer);
-  const { accessTokenResponse } = await w.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer: offer, issuerMetadata, ...(input.txCode ? { txCode: input.txCode } : {}) });
+  const { accessTokenResponse } = await w.retrievePreAuthorizedCodeAccessTokenFromOffer({
+    credentialOffer: offer,
+    issuerMetadata,
+    ...(input.txCode ? { txCode: input.txCode } : {}),
+  });
   const { c_nonce } = await w.requestNonce({ issuerMetadata });
   const configurationId = offer.credential_configuration_ids[0]!;
   const { jwt } = await w.createCredentialRequestJwtProof({
@@ -50,8 +54,16 @@ export async function runWallet(input: { link: string; txCode: string | null; ke
     signer: { method: 'jwk', alg: key.alg, publicJwk: key.publicJwk as never },
     nonce: c_nonce,
   });
-  const res = await w.retrieveCredentials({ issuerMetadata, accessToken: accessTokenResponse.access_token, credentialConfigurationId: configurationId, proofs: { jwt: [jwt] } });
+  const res = await w.retrieveCredentials({
+    issuerMetadata,
+    accessToken: accessTokenResponse.access_token,
+    credentialConfigurationId: configurationId,
+    proofs: { jwt: [jwt] },
+  });
   return res.ok
     ? { ok: true, credentialResponse: res.credentialResponse as WalletResult['credentialResponse'] }
-    : { ok: false, credentialErrorResponse: (res as { credentialErrorResponse?: Record<string, unknown> }).credentialErrorResponse ?? { status: res.response.status } };
+    : {
+        ok: false,
+        credentialErrorResponse: (res as { credentialErrorResponse?: Record<string, unknown> }).credentialErrorResponse ?? { status: res.response.status },
+      };
 }

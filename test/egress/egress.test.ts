@@ -65,7 +65,11 @@ describe('parseEgressAllowlist', () => {
   });
   it('refuses what is not a dotted-quad address or CIDR, naming the entry', () => {
     for (const bad of ['localhost', '127.1/32', '0x7f000001', '10.0.0.0/33', '::1/129', '::ffff:10.0.0.0/104', '1.2.3.4/x']) {
-      assert.throws(() => parseEgressAllowlist(`127.0.0.1/32,${bad}`), (e: unknown) => e instanceof EgressConfigError && e.message.includes(bad), bad);
+      assert.throws(
+        () => parseEgressAllowlist(`127.0.0.1/32,${bad}`),
+        (e: unknown) => e instanceof EgressConfigError && e.message.includes(bad),
+        bad,
+      );
     }
   });
 });
@@ -158,16 +162,44 @@ describe('checkEgressUrl (registration, syntactic)', () => {
   it('refuses every SSRF literal of SECURITY-CHECKLIST §13 with one code and reason', () => {
     const vectors = [
       // odd IPv4 spellings of loopback and "this host"
-      'https://127.1/', 'https://0/', 'https://0.0.0.0/', 'https://2130706433/', 'https://0x7f000001/', 'https://017700000001/',
-      'https://127.0.0.1/', 'https://127.000.000.001/', 'https://0x7f.1/', 'https://127.0.0.1./', 'https://%31%32%37.0.0.1/',
-      'https://１２７.０.０.１/', 'https://①②⑦.0.0.1/',
+      'https://127.1/',
+      'https://0/',
+      'https://0.0.0.0/',
+      'https://2130706433/',
+      'https://0x7f000001/',
+      'https://017700000001/',
+      'https://127.0.0.1/',
+      'https://127.000.000.001/',
+      'https://0x7f.1/',
+      'https://127.0.0.1./',
+      'https://%31%32%37.0.0.1/',
+      'https://１２７.０.０.１/',
+      'https://①②⑦.0.0.1/',
       // IPv6 loopback, unspecified and IPv4-mapped forms
-      'https://[::1]/', 'https://[::]/', 'https://[::ffff:127.0.0.1]/', 'https://[::ffff:7f00:1]/', 'https://[0:0:0:0:0:ffff:7f00:1]/',
+      'https://[::1]/',
+      'https://[::]/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://[::ffff:7f00:1]/',
+      'https://[0:0:0:0:0:ffff:7f00:1]/',
       // private, CGNAT, link-local / metadata, ULA, NAT64, 6to4, benchmarking, multicast, broadcast
-      'https://10.0.0.1/', 'https://172.16.0.1/', 'https://192.168.1.1/', 'https://100.64.0.1/', 'https://169.254.169.254/latest/meta-data/',
-      'https://[fd00:ec2::254]/', 'https://[fe80::1]/', 'https://[fc00::1]/', 'https://[64:ff9b::a9fe:a9fe]/', 'https://[2002:a9fe:a9fe::]/',
-      'https://198.18.0.1/', 'https://198.19.0.1/', 'https://224.0.0.1/', 'https://[ff02::1]/', 'https://255.255.255.255/',
-      'https://[2001:0:808:808::80ff:fffe]/', 'https://[::ffff:169.254.169.254]/', 'https://0xa9fea9fe/',
+      'https://10.0.0.1/',
+      'https://172.16.0.1/',
+      'https://192.168.1.1/',
+      'https://100.64.0.1/',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://[fd00:ec2::254]/',
+      'https://[fe80::1]/',
+      'https://[fc00::1]/',
+      'https://[64:ff9b::a9fe:a9fe]/',
+      'https://[2002:a9fe:a9fe::]/',
+      'https://198.18.0.1/',
+      'https://198.19.0.1/',
+      'https://224.0.0.1/',
+      'https://[ff02::1]/',
+      'https://255.255.255.255/',
+      'https://[2001:0:808:808::80ff:fffe]/',
+      'https://[::ffff:169.254.169.254]/',
+      'https://0xa9fea9fe/',
     ];
     for (const v of vectors) assertRefused(checkEgressUrl(v, none), address, v);
   });
@@ -179,7 +211,16 @@ describe('checkEgressUrl (registration, syntactic)', () => {
   });
 
   it('refuses other schemes and plain http', () => {
-    for (const v of ['file:///etc/passwd', 'gopher://example.com:70/_x', 'data:text/plain,hi', 'ftp://example.com/', 'ws://example.com/', 'javascript:alert(1)', 'http://hooks.example.com/', 'http://93.184.215.14/']) {
+    for (const v of [
+      'file:///etc/passwd',
+      'gopher://example.com:70/_x',
+      'data:text/plain,hi',
+      'ftp://example.com/',
+      'ws://example.com/',
+      'javascript:alert(1)',
+      'http://hooks.example.com/',
+      'http://93.184.215.14/',
+    ]) {
       assertRefused(checkEgressUrl(v, none), 'url: only https URLs are allowed', v);
     }
   });
@@ -214,7 +255,13 @@ describe('checkEgressUrl (registration, syntactic)', () => {
   });
 
   it('lets the allowlist permit its addresses, over http and on any port', () => {
-    for (const v of ['http://127.0.0.1:4000/hook', 'https://127.0.0.1:6379/', 'http://[::1]:8080/', 'http://2130706433:4000/', 'http://[::ffff:127.0.0.1]:4000/']) {
+    for (const v of [
+      'http://127.0.0.1:4000/hook',
+      'https://127.0.0.1:6379/',
+      'http://[::1]:8080/',
+      'http://2130706433:4000/',
+      'http://[::ffff:127.0.0.1]:4000/',
+    ]) {
       assert.ok(checkEgressUrl(v, loopbackAllowed).ok, v);
     }
     assertRefused(checkEgressUrl('http://127.0.0.2:4000/', loopbackAllowed), addressRefused('url'), '127.0.0.2');
@@ -255,7 +302,11 @@ describe('checkEgressUrlResolved (registration, with DNS)', () => {
     assertRefused(await checkEgressUrlResolved('https://nxdomain.example.com/', none, { resolver }), 'url: host could not be resolved', 'nx');
     assertRefused(await checkEgressUrlResolved('https://empty.example.com/', none, { resolver }), 'url: host could not be resolved', 'empty');
     const hang: EgressResolver = () => new Promise(() => {});
-    assertRefused(await checkEgressUrlResolved('https://slow.example.com/', none, { resolver: hang, timeoutMs: 30 }), 'url: host could not be resolved', 'slow');
+    assertRefused(
+      await checkEgressUrlResolved('https://slow.example.com/', none, { resolver: hang, timeoutMs: 30 }),
+      'url: host could not be resolved',
+      'slow',
+    );
   });
 
   it('resolves localhost with the system resolver and refuses it', async () => {
@@ -280,7 +331,10 @@ describe('checkEgressUrlResolved (registration, with DNS)', () => {
 
   it('assertEgressUrl throws the 400 AppError or returns the normalised URL', async () => {
     assert.equal(await assertEgressUrl('HTTPS://HOOKS.example.com', none, { resolver }), 'https://hooks.example.com/');
-    await assert.rejects(assertEgressUrl('https://127.0.0.1.nip.io/', none, { resolver }), (e: unknown) => e instanceof AppError && e.status === 400 && e.code === 'invalid_request');
+    await assert.rejects(
+      assertEgressUrl('https://127.0.0.1.nip.io/', none, { resolver }),
+      (e: unknown) => e instanceof AppError && e.status === 400 && e.code === 'invalid_request',
+    );
   });
 });
 
@@ -382,7 +436,12 @@ describe('createEgressAgent (connect-time guard)', () => {
 
   it('refuses loopback without the allowlist, and no TCP connection reaches the listener', async () => {
     const before = plain.connections;
-    for (const url of [`http://127.0.0.1:${plain.port}/`, `https://127.0.0.1:${plain.port}/`, `http://[::ffff:127.0.0.1]:${plain.port}/`, `http://2130706433:${plain.port}/`]) {
+    for (const url of [
+      `http://127.0.0.1:${plain.port}/`,
+      `https://127.0.0.1:${plain.port}/`,
+      `http://[::ffff:127.0.0.1]:${plain.port}/`,
+      `http://2130706433:${plain.port}/`,
+    ]) {
       const err = refusedError(await fetchVia(url, none));
       assert.equal(err.reason, 'destination address is not allowed', url);
     }

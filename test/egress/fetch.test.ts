@@ -85,7 +85,11 @@ describe('egressFetch (the one bounded outbound fetch)', () => {
 
   it('refuses what the egress policy refuses, without connecting', async () => {
     const before = requests;
-    await failsWith('refused', egressFetch(agent, `${base}/small`, { ...limits, policy: defaultEgressPolicy }), /egress policy \(destination address is not allowed\)/);
+    await failsWith(
+      'refused',
+      egressFetch(agent, `${base}/small`, { ...limits, policy: defaultEgressPolicy }),
+      /egress policy \(destination address is not allowed\)/,
+    );
     await failsWith('refused', egressFetch(agent, 'ftp://127.0.0.1/x', limits), /egress policy/);
     const strict = createEgressAgent(defaultEgressPolicy, { resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
     try {

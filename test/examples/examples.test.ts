@@ -23,7 +23,11 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
   const installed = new Map<string, Promise<string>>();
   before(async () => {
     const tarball = packSdk();
-    for (const name of ['webhook-receiver', 'protected-api']) installed.set(name, tarball.then((t) => installExample(name, t)));
+    for (const name of ['webhook-receiver', 'protected-api'])
+      installed.set(
+        name,
+        tarball.then((t) => installExample(name, t)),
+      );
     // The browser ones only where Chromium is.
     if (!noBrowser) for (const name of ['express-web-app', 'mcp-agent', 'react-spa']) installed.set(name, installExample(name));
     // Settled here, so a failed install fails its test, not the others.
@@ -47,7 +51,10 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const dir = await installed.get('webhook-receiver')!;
       const port = await freePort();
       const org = await api.post('/v1/organizations', { body: { name: 'Receivers' } });
-      const endpoint = await api.post('/v1/organizations/{orgId}/webhooks', { path: { orgId: org.id }, body: { url: `http://127.0.0.1:${port}/webhooks`, events: ['member.added'] } });
+      const endpoint = await api.post('/v1/organizations/{orgId}/webhooks', {
+        path: { orgId: org.id },
+        body: { url: `http://127.0.0.1:${port}/webhooks`, events: ['member.added'] },
+      });
       const receiver = start(dir, 'receiver.ts', { WEBHOOK_SECRET: endpoint.secret, PORT: String(port) });
       await receiver.waitFor(/Receiving webhooks on http:\/\/127\.0\.0\.1:\d+\/webhooks/);
 
@@ -55,13 +62,25 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       await receiver.waitFor(new RegExp(`verified ping ${ping.event_id} \\(whd_\\w+\\): \\{"endpoint_id":"${endpoint.endpoint_id}"\\}`));
       const user = await api.post('/v1/users', { body: { email: 'grace@example.com' } });
       await api.post('/v1/organizations/{orgId}/members', { path: { orgId: org.id }, body: { user_id: user.id } });
-      await receiver.waitFor(new RegExp(`verified member\\.added evt_\\w+ \\(whd_\\w+\\): \\{"organization_id":"${org.id}","user_id":"${user.id}","role":"member"\\}`));
+      await receiver.waitFor(
+        new RegExp(`verified member\\.added evt_\\w+ \\(whd_\\w+\\): \\{"organization_id":"${org.id}","user_id":"${user.id}","role":"member"\\}`),
+      );
 
       // A retry of the ping delivery (same webhook-id, fresh timestamp) is acknowledged and ignored.
       const webhookId = /verified ping \S+ \((whd_\w+)\)/.exec(receiver.output())![1]!;
-      const body = JSON.stringify({ id: ping.event_id, type: 'ping', created: Math.floor(Date.now() / 1000), organization_id: org.id, data: { endpoint_id: endpoint.endpoint_id } });
+      const body = JSON.stringify({
+        id: ping.event_id,
+        type: 'ping',
+        created: Math.floor(Date.now() / 1000),
+        organization_id: org.id,
+        data: { endpoint_id: endpoint.endpoint_id },
+      });
       const post = (signature: string) =>
-        fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'webhook-id': webhookId, 'webhook-signature': signature }, body });
+        fetch(`http://127.0.0.1:${port}/webhooks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'webhook-id': webhookId, 'webhook-signature': signature },
+          body,
+        });
       assert.equal((await post(signWebhook(endpoint.secret, body, Math.floor(Date.now() / 1000)))).status, 204);
       await receiver.waitFor(new RegExp(`duplicate ${webhookId} ignored`));
       assert.equal((await post(signWebhook('whsec_forged', body, Math.floor(Date.now() / 1000)))).status, 400);
@@ -89,7 +108,13 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const pair = await generateKeyPair('ES256', { extractable: true });
       const jwk: JWK = await exportJWK(pair.publicKey);
       const proof = (htm: string, htu: string, accessToken?: string) =>
-        new SignJWT({ htm, htu, jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000), ...(accessToken ? { ath: createHash('sha256').update(accessToken).digest('base64url') } : {}) })
+        new SignJWT({
+          htm,
+          htu,
+          jti: crypto.randomUUID(),
+          iat: Math.floor(Date.now() / 1000),
+          ...(accessToken ? { ath: createHash('sha256').update(accessToken).digest('base64url') } : {}),
+        })
           .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
           .sign(pair.privateKey);
       async function token(c: { client_id: string; client_secret?: string | null }, dpop: boolean): Promise<string> {
@@ -111,7 +136,10 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const ok = await fetch(url, { headers: { authorization: `Bearer ${at}` } });
       assert.deepEqual([ok.status, await ok.json()], [200, { reports: [{ id: 'r1', title: 'Daily sign-ups' }], caller: reader.client_id }]);
       const write = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${at}` } });
-      assert.deepEqual([write.status, write.headers.get('www-authenticate'), ((await write.json()) as { error: string }).error], [403, 'Bearer error="insufficient_scope" scope="reports:write"', 'insufficient_scope']);
+      assert.deepEqual(
+        [write.status, write.headers.get('www-authenticate'), ((await write.json()) as { error: string }).error],
+        [403, 'Bearer error="insufficient_scope" scope="reports:write"', 'insufficient_scope'],
+      );
       const forged = await fetch(url, { headers: { authorization: `Bearer ${at.slice(0, -4)}AAAA` } });
       assert.deepEqual([forged.status, ((await forged.json()) as { error: string }).error], [401, 'invalid_token']);
 
@@ -135,7 +163,12 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const port = await freePort();
       const appUrl = `http://localhost:${port}`;
       const c = await api.post('/v1/clients', {
-        body: { client_name: 'Example web app', redirect_uris: [`${appUrl}/callback`], post_logout_redirect_uris: [`${appUrl}/`], grant_types: ['authorization_code', 'refresh_token'] },
+        body: {
+          client_name: 'Example web app',
+          redirect_uris: [`${appUrl}/callback`],
+          post_logout_redirect_uris: [`${appUrl}/`],
+          grant_types: ['authorization_code', 'refresh_token'],
+        },
       });
       await api.post('/v1/users', { body: { email: 'ada@example.com', name: 'Ada Lovelace', password: 'correct horse battery staple' } });
       const app = start(dir, 'app.ts', { CLIENT_ID: c.client_id, CLIENT_SECRET: c.client_secret!, KEYHALL_ISSUER: k.issuer, PORT: String(port) });
@@ -173,7 +206,9 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
 
     it('registers itself, has the user sign in with PKCE on a loopback redirect, and calls tools as that user', async () => {
       const dir = await installed.get('mcp-agent')!;
-      await api.post('/v1/resource_servers', { body: { name: 'MCP', identifier: `${k.issuer}/mcp`, scopes: ['mcp:read', 'mcp:connected_accounts', 'mcp:credentials'] } });
+      await api.post('/v1/resource_servers', {
+        body: { name: 'MCP', identifier: `${k.issuer}/mcp`, scopes: ['mcp:read', 'mcp:connected_accounts', 'mcp:credentials'] },
+      });
       await api.put('/v1/mcp/settings', { body: { client_registration: 'open' } });
       const user = await api.post('/v1/users', { body: { email: 'lin@example.com', name: 'Lin', password: 'correct horse battery staple' } });
       const org = await api.post('/v1/organizations', { body: { name: 'Agents Inc' } });
@@ -210,7 +245,13 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const port = await freePort();
       const origin = `http://localhost:${port}`;
       const c = await api.post('/v1/clients', {
-        body: { client_name: 'React app', token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], redirect_uris: [`${origin}/callback`], allowed_origins: [origin] },
+        body: {
+          client_name: 'React app',
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code'],
+          redirect_uris: [`${origin}/callback`],
+          allowed_origins: [origin],
+        },
       });
       const user = await api.post('/v1/users', { body: { email: 'joan@example.com', name: 'Joan Clarke', password: 'correct horse battery staple' } });
       const app = start(dir, 'server.ts', { CLIENT_ID: c.client_id, KEYHALL_ISSUER: k.issuer, PORT: String(port) });
@@ -226,7 +267,12 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const crossOrigin: Array<{ url: string; method: string; origin?: string; allowOrigin?: string }> = [];
       page.on('response', async (r) => {
         if (!r.url().startsWith(k.issuer) || !['/token', '/userinfo'].includes(new URL(r.url()).pathname)) return;
-        crossOrigin.push({ url: new URL(r.url()).pathname, method: r.request().method(), origin: (await r.request().headerValue('origin')) ?? undefined, allowOrigin: (await r.headerValue('access-control-allow-origin')) ?? undefined });
+        crossOrigin.push({
+          url: new URL(r.url()).pathname,
+          method: r.request().method(),
+          origin: (await r.request().headerValue('origin')) ?? undefined,
+          allowOrigin: (await r.headerValue('access-control-allow-origin')) ?? undefined,
+        });
       });
       const authorize: URL[] = [];
       page.on('request', (r) => {
@@ -237,15 +283,24 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL(`${k.issuer}/login**`);
       await signInOnKeyhall(page, 'joan@example.com', 'correct horse battery staple');
-      await page.getByRole('heading', { name: 'Signed in as joan@example.com' }).waitFor({ timeout: 15_000 }).catch(async (err) => {
-        throw new Error(`${String(err)}; page: ${await page.locator('h1').textContent()}; ${problems.join('; ')}`);
-      });
+      await page
+        .getByRole('heading', { name: 'Signed in as joan@example.com' })
+        .waitFor({ timeout: 15_000 })
+        .catch(async (err) => {
+          throw new Error(`${String(err)}; page: ${await page.locator('h1').textContent()}; ${problems.join('; ')}`);
+        });
       assert.equal(page.url(), `${origin}/`);
       const claims = JSON.parse((await page.locator('#claims').textContent())!) as Record<string, unknown>;
       assert.deepEqual([claims.sub, claims.email, claims.name], [user.id, 'joan@example.com', 'Joan Clarke']);
       assert.equal(authorize[0]!.searchParams.get('code_challenge_method'), 'S256');
       const calls = crossOrigin.filter((x) => x.method !== 'OPTIONS');
-      assert.deepEqual(calls.map((x) => [x.url, x.method, x.origin, x.allowOrigin]), [['/token', 'POST', origin, origin], ['/userinfo', 'GET', origin, origin]]);
+      assert.deepEqual(
+        calls.map((x) => [x.url, x.method, x.origin, x.allowOrigin]),
+        [
+          ['/token', 'POST', origin, origin],
+          ['/userinfo', 'GET', origin, origin],
+        ],
+      );
       assert.deepEqual(problems, []);
       await page.getByRole('button', { name: 'Forget me' }).click();
       await page.getByRole('button', { name: 'Sign in' }).waitFor();

@@ -47,6 +47,11 @@ const TSX = import.meta.resolve('tsx');
 
 /** Starts `<file>` of an installed example (in its own process group). */
 export function startExample(dir: string, file: string, env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['--import', TSX, file], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, ['--import', TSX, file], {
+    cwd: dir,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   return track(child, `${path.basename(dir)}/${file}`);
 }

@@ -41,7 +41,10 @@ describe('the API reference and the home page in a browser', { skip }, () => {
     await page.locator('.opblock').first().waitFor();
     const paths = await page.locator('.opblock-summary-path').allInnerTexts();
     assert.ok(paths.length > 50, `${paths.length} operations`);
-    assert.ok(paths.some((p) => p.replace(/\u200b/g, '') === '/v1/organizations'), 'lists /v1/organizations');
+    assert.ok(
+      paths.some((p) => p.replace(/\u200b/g, '') === '/v1/organizations'),
+      'lists /v1/organizations',
+    );
     assert.match(await page.locator('.info .title').innerText(), /Keyhall management API/);
     // An operation opens with its parameters and responses.
     await page.locator('.opblock-summary-path', { hasText: '/v1/organizations' }).first().click();

@@ -41,7 +41,7 @@ describe('keyhall CLI', () => {
     assert.equal(r.status, 0, r.stderr);
     const rows = JSON.parse(r.stdout) as Array<{ host: string }>;
     assert.deepEqual(rows.map((t) => t.host).sort(), ['auth.acme.test', 'localhost:4100']);
-    assert.ok(!r.stdout.includes('sk_live_'), '!r.stdout.includes(\'sk_live_\')');
+    assert.ok(!r.stdout.includes('sk_live_'), "!r.stdout.includes('sk_live_')");
   });
 
   it('exits 2 with a clear message for bad arguments', () => {

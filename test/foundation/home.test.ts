@@ -17,7 +17,15 @@ describe('the home page, the favicon and the API reference page', () => {
     assert.match(String(r.headers['content-type']), /^text\/html/);
     assert.match(String(r.headers['content-security-policy']), /default-src 'none'/);
     assert.equal(r.headers['x-frame-options'], 'DENY');
-    for (const href of ['/console/', '/.well-known/openid-configuration', '/.well-known/jwks.json', '/v1/docs', '/v1/openapi.json', '/openapi/oauth.json', '/openapi/scim.json']) {
+    for (const href of [
+      '/console/',
+      '/.well-known/openid-configuration',
+      '/.well-known/jwks.json',
+      '/v1/docs',
+      '/v1/openapi.json',
+      '/openapi/oauth.json',
+      '/openapi/scim.json',
+    ]) {
       assert.ok(r.text.includes(`href="${href}"`), `links to ${href}`);
     }
     assert.ok(r.text.includes(s.tenant.tenant.issuer), 'names the issuer');

@@ -74,6 +74,9 @@ describe('Lru (second chance)', () => {
     assert.equal(lru.size, 4);
     lru.set('hot', 1);
     assert.equal(lru.get('hot'), 1);
-    assert.deepEqual([...lru.entries()].find(([k]) => k === 'hot'), ['hot', 1]);
+    assert.deepEqual(
+      [...lru.entries()].find(([k]) => k === 'hot'),
+      ['hot', 1],
+    );
   });
 });

@@ -153,7 +153,10 @@ describe('key rotation is audited (signing_key.rotated)', () => {
       // The event's kid is the active key, published in the JWKS; the retired one stays published.
       assert.equal(await activeKid(alg), kid);
       const j = await servedAndSigning(alg, kid!);
-      assert.ok(j.keys.some((k) => k.kid === previous), 'the retired key is still published');
+      assert.ok(
+        j.keys.some((k) => k.kid === previous),
+        'the retired key is still published',
+      );
       assert.equal(await activeKid(other), otherBefore, 'the other algorithm was not rotated');
     });
   }
@@ -204,7 +207,10 @@ describe('key rotation is audited (signing_key.rotated)', () => {
     assert.equal(r.status, 0, r.stderr);
     const [kid] = (JSON.parse(r.stdout) as { new_kids: string[] }).new_kids;
     const events = await rotatedEvents(v1(s, other.platformApiKey, 'rotated.test'));
-    assert.deepEqual(events.map((e) => e.data), [{ kid, alg: 'RS256', retired_kid: null }]);
+    assert.deepEqual(
+      events.map((e) => e.data),
+      [{ kid, alg: 'RS256', retired_kid: null }],
+    );
     assert.equal(await activeKid('RS256', other.tenant.id), kid);
     // The main tenant's feed does not show the other tenant's rotation.
     assert.ok(!(await rotatedEvents()).some((e) => e.data.kid === kid), 'the event belongs to the rotated tenant only');

@@ -56,7 +56,13 @@ describe('readiness', () => {
       assert.equal(notReady.headers['retry-after'], '5');
       const alive = await request(port, { host: 'any.test', path: '/healthz' });
       assert.equal(alive.status, 200);
-      const token = await request(port, { method: 'POST', host: `127.0.0.1:${port}`, path: '/token', body: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const token = await request(port, {
+        method: 'POST',
+        host: `127.0.0.1:${port}`,
+        path: '/token',
+        body: 'grant_type=client_credentials',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       assert.equal(token.status, 503);
       assert.equal(token.json().error, 'temporarily_unavailable');
       // Still starting: the migration cannot begin while the lock is held.
@@ -80,14 +86,24 @@ describe('readiness', () => {
     try {
       const db = s.server.ctx.db.kysely;
       // As if another instance were still migrating: the newest migration is not applied yet.
-      const last = await db.selectFrom('kysely_migration' as never).select(['name' as never, 'timestamp' as never]).orderBy('name' as never, 'desc').executeTakeFirstOrThrow() as { name: string; timestamp: string };
-      await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', last.name as never).execute();
+      const last = (await db
+        .selectFrom('kysely_migration' as never)
+        .select(['name' as never, 'timestamp' as never])
+        .orderBy('name' as never, 'desc')
+        .executeTakeFirstOrThrow()) as { name: string; timestamp: string };
+      await db
+        .deleteFrom('kysely_migration' as never)
+        .where('name' as never, '=', last.name as never)
+        .execute();
       const pending = await request(s.port, { host: 'any.test', path: '/readyz' });
       assert.equal(pending.status, 503);
       assert.equal(pending.json().error, 'temporarily_unavailable');
       assert.match(pending.json().error_description, new RegExp(`migrations pending: ${last.name}`));
       assert.equal((await request(s.port, { host: 'any.test', path: '/healthz' })).status, 200, 'alive all the same');
-      await db.insertInto('kysely_migration' as never).values(last as never).execute();
+      await db
+        .insertInto('kysely_migration' as never)
+        .values(last as never)
+        .execute();
       const ready = await request(s.port, { host: 'any.test', path: '/readyz' });
       assert.equal(ready.status, 200, ready.text);
     } finally {

@@ -44,12 +44,17 @@ describe('lint boundaries', () => {
       assert.deepEqual(await errorsOf(`${line}\nexport const used = [${name}];\n`, file), ['import-x/no-restricted-paths'], `${file}: ${line}`);
     }
     assert.deepEqual(await errorsOf("import { send } from '../http/scim.js';\nexport const used = [send];\n", 'src/scim/violation-routes.ts'), []);
-    assert.deepEqual(await errorsOf("import { normalizeEmail } from '../users/emails.js';\nexport const used = [normalizeEmail];\n", 'src/sso/violation.ts'), []);
+    assert.deepEqual(
+      await errorsOf("import { normalizeEmail } from '../users/emails.js';\nexport const used = [normalizeEmail];\n", 'src/sso/violation.ts'),
+      [],
+    );
   });
 
   it('finds nothing in src/', async () => {
     const results = await eslint.lintFiles(['src']);
-    const problems = results.flatMap((r) => r.messages.filter((m) => m.severity === 2).map((m) => `${path.relative(root, r.filePath)}:${m.line} ${m.ruleId}: ${m.message}`));
+    const problems = results.flatMap((r) =>
+      r.messages.filter((m) => m.severity === 2).map((m) => `${path.relative(root, r.filePath)}:${m.line} ${m.ruleId}: ${m.message}`),
+    );
     assert.deepEqual(problems, []);
     assert.ok(results.length > 200, `linted ${results.length} files`);
   });

@@ -10,7 +10,11 @@ import { signIn, type SigninTestServer, startSigninServer } from '../signin/help
 
 const TOKEN = 'metrics-token-0123456789abcdef0123456789';
 
-async function scrape(port: number, headers: Record<string, string> = {}, host = `127.0.0.1:${port}`): Promise<{ text: string; families: Map<string, Family> }> {
+async function scrape(
+  port: number,
+  headers: Record<string, string> = {},
+  host = `127.0.0.1:${port}`,
+): Promise<{ text: string; families: Map<string, Family> }> {
   const r = await request(port, { host, path: '/metrics', headers });
   assert.equal(r.status, 200, r.text);
   assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
@@ -42,7 +46,9 @@ describe('Prometheus metrics on their own port', () => {
   let rx: Receiver;
   let metricsPort: number;
   before(async () => {
-    s = await startSigninServer({ config: { metricsPort: 0, egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookRetrySchedule: '0,600', databasePoolSize: 4 } });
+    s = await startSigninServer({
+      config: { metricsPort: 0, egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookRetrySchedule: '0,600', databasePoolSize: 4 },
+    });
     metricsPort = s.server.metricsPort!;
     rx = await startReceiver(fail500);
   });
@@ -89,7 +95,12 @@ describe('Prometheus metrics on their own port', () => {
     assert.equal(delta('keyhall_http_requests_total', { family: 'token', status_class: '2xx' }), 2);
     assert.equal(delta('keyhall_http_requests_total', { family: 'token', status_class: '4xx' }), 2);
     const labels = 'family="token",status_class="2xx"';
-    assert.equal(histogramCount(after.text, 'keyhall_http_request_duration_seconds', labels) - histogramCount(before.text, 'keyhall_http_request_duration_seconds', labels), 2, 'histogram count');
+    assert.equal(
+      histogramCount(after.text, 'keyhall_http_request_duration_seconds', labels) -
+        histogramCount(before.text, 'keyhall_http_request_duration_seconds', labels),
+      2,
+      'histogram count',
+    );
     assert.ok(delta('keyhall_http_requests_total', { family: 'management', status_class: '2xx' }) >= 3);
     assert.equal(value(f, 'keyhall_tokens_issued_total', { grant_type: 'client_credentials' }), 2);
     assert.equal(f.get('keyhall_tokens_issued_total')!.metrics.length, 1, 'only grants that issued');
@@ -108,9 +119,35 @@ describe('Prometheus metrics on their own port', () => {
     }
 
     // Labels are fixed vocabularies: no secret, token, client id, host or path anywhere.
-    const secrets = [app.client_secret!, app.client_id, ...tokens, s.tenant.platformApiKey, hook.json().secret, 'urn:secret:grant', s.tenant.tenant.host, s.tenant.tenant.id, 'not the password', 'ada@example.com'];
+    const secrets = [
+      app.client_secret!,
+      app.client_id,
+      ...tokens,
+      s.tenant.platformApiKey,
+      hook.json().secret,
+      'urn:secret:grant',
+      s.tenant.tenant.host,
+      s.tenant.tenant.id,
+      'not the password',
+      'ada@example.com',
+    ];
     for (const secret of secrets) assert.ok(!after.text.includes(secret), `the exposition does not contain ${secret.slice(0, 12)}…`);
-    const families = new Set(['token', 'introspect', 'revoke', 'par', 'authorize', 'userinfo', 'health', 'metrics', 'discovery', 'management', 'scim', 'screens', 'other', 'unmatched']);
+    const families = new Set([
+      'token',
+      'introspect',
+      'revoke',
+      'par',
+      'authorize',
+      'userinfo',
+      'health',
+      'metrics',
+      'discovery',
+      'management',
+      'scim',
+      'screens',
+      'other',
+      'unmatched',
+    ]);
     for (const m of f.get('keyhall_http_requests_total')!.metrics) {
       assert.deepEqual(Object.keys(m.labels!).sort(), ['family', 'status_class']);
       assert.ok(families.has(m.labels!.family!), m.labels!.family);

@@ -60,7 +60,20 @@ describe('README and docs cover every setting and command', () => {
 
   it('every command of `keyhall help`, with its flags, is in README.md and docs/cli.md', async () => {
     const all = await commands();
-    for (const expected of ['serve', 'migrate', 'tenant create', 'tenant list', 'tenant update', 'tenant delete', 'api-keys create', 'keys rotate', 'admin create', 'admin list', 'admin remove', 'help']) {
+    for (const expected of [
+      'serve',
+      'migrate',
+      'tenant create',
+      'tenant list',
+      'tenant update',
+      'tenant delete',
+      'api-keys create',
+      'keys rotate',
+      'admin create',
+      'admin list',
+      'admin remove',
+      'help',
+    ]) {
       assert.ok(all.has(expected), `keyhall help lists ${expected}`);
     }
     for (const file of ['README.md', 'docs/cli.md']) {

@@ -91,7 +91,7 @@ describe('keyhall serve (a real process)', () => {
       assert.ok(!out.includes('sk_live_'), 'no second banner');
       await until(() => out.includes(issuer));
       assert.match(out, /Serving 1 tenant:/);
-      assert.ok(!out.includes('no tenant is served'), 'no warning on the tenant\'s own port');
+      assert.ok(!out.includes('no tenant is served'), "no warning on the tenant's own port");
       const jwks = await getJson(`${issuer}/.well-known/jwks.json`);
       assert.deepEqual(jwks.keys.map((k: { kid: string }) => k.kid).sort(), [...kids].sort());
     } finally {
@@ -129,7 +129,13 @@ describe('keyhall serve (a real process)', () => {
       // A request whose body is still arriving when the signal comes.
       const response = new Promise<number>((resolve, reject) => {
         const req = http.request(
-          { host: '127.0.0.1', port, method: 'POST', path: '/healthz', headers: { host: new URL(issuer).host, 'content-type': 'application/json', 'content-length': '2' } },
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/healthz',
+            headers: { host: new URL(issuer).host, 'content-type': 'application/json', 'content-length': '2' },
+          },
           (res) => {
             res.resume();
             resolve(res.statusCode ?? 0);

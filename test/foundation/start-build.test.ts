@@ -13,7 +13,10 @@ describe('npm start builds only a stale dist/', () => {
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.mkdirSync(path.join(dir, 'src'));
   fs.writeFileSync(path.join(dir, 'src/main.ts'), 'export const answer: number = 42;\n');
-  fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { outDir: 'dist', rootDir: 'src', module: 'NodeNext', target: 'ES2023', types: [] }, include: ['src/**/*.ts'] }));
+  fs.writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { outDir: 'dist', rootDir: 'src', module: 'NodeNext', target: 'ES2023', types: [] }, include: ['src/**/*.ts'] }),
+  );
   fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
   const run = () => spawnSync(process.execPath, [script], { cwd: dir, encoding: 'utf8' });
 

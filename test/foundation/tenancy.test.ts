@@ -23,7 +23,10 @@ describe('tenants by host', () => {
     const kidsB = kb.keys.map((k: { kid: string }) => k.kid);
     assert.equal(kidsA.length, 2);
     assert.equal(kidsB.length, 2);
-    assert.deepEqual(kidsA.filter((k: string) => kidsB.includes(k)), []);
+    assert.deepEqual(
+      kidsA.filter((k: string) => kidsB.includes(k)),
+      [],
+    );
   });
 
   it('answers an unknown host with 404 unknown_tenant, never a default tenant', async () => {

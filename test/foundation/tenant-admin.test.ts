@@ -43,11 +43,20 @@ describe('tenant administration (keyhall tenant update/delete)', () => {
     await sleep(400);
     assert.equal((await s.request({ host: 'old.acme.test', path: '/.well-known/openid-configuration' })).json().error, 'unknown_tenant');
 
-    const feed = (await v1(s, t.platformApiKey, 'new.acme.test')('GET', '/events?limit=100')).json().data as Array<{ type: string; actor: { type: string }; data: Record<string, string> }>;
+    const feed = (await v1(s, t.platformApiKey, 'new.acme.test')('GET', '/events?limit=100')).json().data as Array<{
+      type: string;
+      actor: { type: string };
+      data: Record<string, string>;
+    }>;
     const ev = feed.find((e) => e.type === 'tenant.updated');
     assert.ok(ev, 'tenant.updated recorded');
     assert.equal(ev.actor.type, 'system');
-    assert.deepEqual(ev.data, { host: 'new.acme.test', issuer: 'https://new.acme.test', previous_host: 'old.acme.test', previous_issuer: 'https://old.acme.test' });
+    assert.deepEqual(ev.data, {
+      host: 'new.acme.test',
+      issuer: 'https://new.acme.test',
+      previous_host: 'old.acme.test',
+      previous_issuer: 'https://old.acme.test',
+    });
 
     // --issuer alone keeps the host.
     const iss = runCli(['tenant', 'update', t.tenant.id, '--issuer', 'https://NEW.acme.test/', '--json'], s.env);

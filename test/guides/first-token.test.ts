@@ -29,7 +29,10 @@ describe('guide: your first token (client credentials)', () => {
     const t = await guide.json('token', creds);
     assert.deepEqual({ token_type: t.token_type, expires_in: t.expires_in, scope: t.scope }, { token_type: 'Bearer', expires_in: 600, scope: 'reports:read' });
     const { payload } = await verify(t.access_token);
-    assert.deepEqual({ sub: payload.sub, client_id: payload.client_id, scope: payload.scope }, { sub: c.client_id, client_id: c.client_id, scope: 'reports:read' });
+    assert.deepEqual(
+      { sub: payload.sub, client_id: payload.client_id, scope: payload.scope },
+      { sub: c.client_id, client_id: c.client_id, scope: 'reports:read' },
+    );
 
     const i = await guide.json('introspect', { ...creds, ACCESS_TOKEN: t.access_token });
     assert.deepEqual({ active: i.active, client_id: i.client_id, scope: i.scope }, { active: true, client_id: c.client_id, scope: 'reports:read' });

@@ -109,7 +109,11 @@ export class Guide {
 
   /** Runs a `test:` block with bash (errors stop it) and returns what it printed. */
   sh(name: string, env: Record<string, string>): Promise<string> {
-    const child = spawn('bash', ['-euo', 'pipefail', '-c', this.command(name)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', this.command(name)], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

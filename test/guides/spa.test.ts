@@ -69,16 +69,23 @@ describe('guide: a single-page app (oauth4webapi, PKCE, CORS)', { skip: noBrowse
     page.on('response', async (r) => {
       if (r.url() !== `${k.issuer}/token` || r.request().method() !== 'POST') return;
       const req = r.request();
-      token.push({ origin: await req.headerValue('origin') ?? undefined, body: new URLSearchParams(req.postData() ?? ''), allowOrigin: await r.headerValue('access-control-allow-origin') ?? undefined });
+      token.push({
+        origin: (await req.headerValue('origin')) ?? undefined,
+        body: new URLSearchParams(req.postData() ?? ''),
+        allowOrigin: (await r.headerValue('access-control-allow-origin')) ?? undefined,
+      });
     });
 
     await page.goto(`${origin}/`);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${k.issuer}/login**`);
     await signInOnKeyhall(page, 'ada@example.com', 'correct horse battery staple');
-    await page.getByRole('heading', { name: 'Signed in as ada@example.com' }).waitFor({ timeout: 15_000 }).catch(async (err) => {
-      throw new Error(`${String(err)}; page says ${await page.locator('#greeting').textContent()}; ${problems.join('; ')}`);
-    });
+    await page
+      .getByRole('heading', { name: 'Signed in as ada@example.com' })
+      .waitFor({ timeout: 15_000 })
+      .catch(async (err) => {
+        throw new Error(`${String(err)}; page says ${await page.locator('#greeting').textContent()}; ${problems.join('; ')}`);
+      });
     assert.equal(page.url(), `${origin}/`, 'the spent code left the address bar');
     const claims = JSON.parse((await page.locator('#claims').textContent())!) as Record<string, unknown>;
     assert.deepEqual({ sub: claims.sub, email: claims.email }, { sub: user.id, email: 'ada@example.com' });

@@ -37,7 +37,12 @@ describe('guide: receive webhooks locally', () => {
     // The restart as the guide writes it: its settings, then `npm start`.
     const restart = /^((?:[A-Z_]+=\S+ )+)npm start\n$/.exec(guide.command('restart-keyhall'));
     assert.ok(restart, 'the restart step sets variables and runs npm start');
-    const settings = Object.fromEntries(restart[1]!.trim().split(' ').map((kv) => kv.split('=') as [string, string]));
+    const settings = Object.fromEntries(
+      restart[1]!
+        .trim()
+        .split(' ')
+        .map((kv) => kv.split('=') as [string, string]),
+    );
     assert.deepEqual(settings, { KEYHALL_EGRESS_ALLOW: '127.0.0.1/32' });
     await k.restart(settings);
 
@@ -65,9 +70,9 @@ describe('guide: receive webhooks locally', () => {
       if (i > 0) await new Promise((r) => setTimeout(r, 200));
       log = (await guide.json('deliveries', env)).data;
     }
-    assert.deepEqual(
-      log.map((d) => [d.event_type, d.status, d.attempts.map((a) => a.status_code)]).sort(),
-      [['member.added', 'delivered', [204]], ['ping', 'delivered', [204]]],
-    );
+    assert.deepEqual(log.map((d) => [d.event_type, d.status, d.attempts.map((a) => a.status_code)]).sort(), [
+      ['member.added', 'delivered', [204]],
+      ['ping', 'delivered', [204]],
+    ]);
   });
 });

@@ -18,18 +18,15 @@ export function request(
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | string[]> = { ...(opts.headers ?? {}) };
     if (opts.host !== undefined) headers.host = opts.host;
-    const req = http.request(
-      { host: '127.0.0.1', port, method: opts.method ?? 'GET', path: opts.path, headers, setHost: opts.host === undefined },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
-        });
-        res.on('error', reject);
-      },
-    );
+    const req = http.request({ host: '127.0.0.1', port, method: opts.method ?? 'GET', path: opts.path, headers, setHost: opts.host === undefined }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
+      });
+      res.on('error', reject);
+    });
     req.on('error', reject);
     if (opts.body !== undefined) req.write(opts.body);
     req.end();

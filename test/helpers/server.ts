@@ -61,9 +61,15 @@ export async function startTestServer(
     logLevel: process.env.KEYHALL_TEST_LOG_LEVEL ?? 'silent',
     ...opts.config,
   });
-  const server = await startServer(config, { clock: opts.clock, egressResolver: opts.egressResolver, txtResolver: opts.txtResolver, logStream: opts.logStream });
+  const server = await startServer(config, {
+    clock: opts.clock,
+    egressResolver: opts.egressResolver,
+    txtResolver: opts.txtResolver,
+    logStream: opts.logStream,
+  });
   const port = server.port;
-  const tenant = opts.shareDatabaseWith?.tenant ?? (await server.ctx.tenants.create({ host: opts.tenantHost ?? `${opts.localhost ? 'localhost' : '127.0.0.1'}:${port}` }));
+  const tenant =
+    opts.shareDatabaseWith?.tenant ?? (await server.ctx.tenants.create({ host: opts.tenantHost ?? `${opts.localhost ? 'localhost' : '127.0.0.1'}:${port}` }));
   return {
     port,
     server,

@@ -126,7 +126,13 @@ describe('/v1 authentication and API keys', () => {
     assert.equal(r.json().organization_id, null);
     expectError(await platform('POST', '/api_keys', { name: 'x', scopes: ['users:read'], organization_id: orgA }), 400, 'invalid_request');
     expectError(await platform('POST', `/organizations/${orgA}/api_keys`, { name: 'x', scopes: ['users:read'], platform: true }), 400, 'invalid_request');
-    for (const body of [{ scopes: ['users:read'] }, { name: 'x' }, { name: 'x', scopes: 'users:read' }, { name: '', scopes: ['users:read'] }, { name: 'x'.repeat(101), scopes: ['users:read'] }]) {
+    for (const body of [
+      { scopes: ['users:read'] },
+      { name: 'x' },
+      { name: 'x', scopes: 'users:read' },
+      { name: '', scopes: ['users:read'] },
+      { name: 'x'.repeat(101), scopes: ['users:read'] },
+    ]) {
       const bad = await platform('POST', '/api_keys', body);
       expectError(bad, 400, 'invalid_request');
       assert.ok(bad.json().error_description, 'names the field');

@@ -59,10 +59,20 @@ describe('/v1 conventions: validation messages, JSON bodies, lists', () => {
 
     it('an id of the right prefix that names nothing is unknown, not a format error', async () => {
       expectMessage(await api('GET', '/organizations/org_abc'), 404, 'not_found', 'organization not found');
-      expectMessage(await api('DELETE', `/organizations/${orgId}/members/${orgId}`), 404, 'not_found', `no such resource: "${orgId}" must be an id starting with user_`);
+      expectMessage(
+        await api('DELETE', `/organizations/${orgId}/members/${orgId}`),
+        404,
+        'not_found',
+        `no such resource: "${orgId}" must be an id starting with user_`,
+      );
       expectMessage(await api('POST', `/organizations/${orgId}/members`, { user_id: 'user_abc' }), 400, 'invalid_request', 'user_id: no such user');
       // Another kind of id in its place is a client mistake, named as such.
-      expectMessage(await api('POST', `/organizations/${orgId}/members`, { user_id: orgId }), 400, 'invalid_request', 'user_id: must be an id starting with user_');
+      expectMessage(
+        await api('POST', `/organizations/${orgId}/members`, { user_id: orgId }),
+        400,
+        'invalid_request',
+        'user_id: must be an id starting with user_',
+      );
     });
   });
 
@@ -77,7 +87,11 @@ describe('/v1 conventions: validation messages, JSON bodies, lists', () => {
 
     it('refuses a __proto__ member by name, at the top level and nested', async () => {
       expectMessage(await raw('{"name":"x","__proto__":{"admin":true}}'), 400, 'invalid_request', '__proto__: "__proto__" is not allowed as a member name');
-      const nested = await api('POST', '/clients', '{"client_name":"x","redirect_uris":["https://a.example/cb"],"jwks":{"keys":[{"kty":"EC","__proto__":{}}]}}');
+      const nested = await api(
+        'POST',
+        '/clients',
+        '{"client_name":"x","redirect_uris":["https://a.example/cb"],"jwks":{"keys":[{"kty":"EC","__proto__":{}}]}}',
+      );
       expectMessage(nested, 400, 'invalid_request', 'jwks.keys[0].__proto__: "__proto__" is not allowed as a member name');
     });
 
@@ -128,13 +142,21 @@ describe('/v1 conventions: validation messages, JSON bodies, lists', () => {
           await api('POST', `/organizations/${orgId}/members`, { user_id: user });
         },
       },
-      { name: 'platform api keys', path: () => '/api_keys', make: async (i) => void (await api('POST', '/api_keys', { name: `k${i}`, scopes: ['events:read'] })) },
+      {
+        name: 'platform api keys',
+        path: () => '/api_keys',
+        make: async (i) => void (await api('POST', '/api_keys', { name: `k${i}`, scopes: ['events:read'] })),
+      },
       {
         name: 'organization api keys',
         path: () => `/organizations/${orgId}/api_keys`,
         make: async (i) => void (await api('POST', `/organizations/${orgId}/api_keys`, { name: `k${i}`, scopes: ['events:read'] })),
       },
-      { name: 'clients', path: () => '/clients', make: async (i) => void (await api('POST', '/clients', { client_name: `c${i}`, redirect_uris: ['https://c.example/cb'] })) },
+      {
+        name: 'clients',
+        path: () => '/clients',
+        make: async (i) => void (await api('POST', '/clients', { client_name: `c${i}`, redirect_uris: ['https://c.example/cb'] })),
+      },
       {
         name: 'resource servers',
         path: () => '/resource_servers',
@@ -155,7 +177,12 @@ describe('/v1 conventions: validation messages, JSON bodies, lists', () => {
           webhookId ??= r.json().endpoint_id as string;
         },
       },
-      { name: 'webhook deliveries', path: () => `/organizations/${orgId}/webhooks/${webhookId}/deliveries`, make: async (i) => void (await api('POST', `/organizations/${orgId}/members`, { user_id: (await api('POST', '/users', { email: `w${i}@list.example` })).json().id })) },
+      {
+        name: 'webhook deliveries',
+        path: () => `/organizations/${orgId}/webhooks/${webhookId}/deliveries`,
+        make: async (i) =>
+          void (await api('POST', `/organizations/${orgId}/members`, { user_id: (await api('POST', '/users', { email: `w${i}@list.example` })).json().id })),
+      },
     ];
 
     for (const list of lists) {

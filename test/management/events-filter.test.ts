@@ -57,15 +57,24 @@ describe('/v1/events actor filter and order', () => {
     const asc = await readAll(api, '', 4);
     const desc = await readAll(api, '&order=desc', 4);
     assert.ok(asc.length > 20);
-    assert.deepEqual(desc.map((e) => e.id), asc.map((e) => e.id).reverse());
-    assert.deepEqual((await readAll(api, '&order=asc', 5)).map((e) => e.id), asc.map((e) => e.id));
+    assert.deepEqual(
+      desc.map((e) => e.id),
+      asc.map((e) => e.id).reverse(),
+    );
+    assert.deepEqual(
+      (await readAll(api, '&order=asc', 5)).map((e) => e.id),
+      asc.map((e) => e.id),
+    );
   });
 
   it('order=desc after a cursor continues with older events; at the oldest, next_cursor stays the cursor', async () => {
     const asc = await readAll(api, '', 100);
     const middle = asc[10]!;
     const r = await api('GET', `/events?order=desc&limit=3&after=${middle.id}`);
-    assert.deepEqual(r.json().data.map((e: Ev) => e.id), [asc[9]!.id, asc[8]!.id, asc[7]!.id]);
+    assert.deepEqual(
+      r.json().data.map((e: Ev) => e.id),
+      [asc[9]!.id, asc[8]!.id, asc[7]!.id],
+    );
     assert.equal(r.json().next_cursor, asc[7]!.id);
     assert.equal(r.json().has_more, true);
     const oldest = await api('GET', `/events?order=desc&after=${asc[0]!.id}`);
@@ -77,7 +86,10 @@ describe('/v1/events actor filter and order', () => {
     assert.equal(byKey.length, 7);
     assert.ok(byKey.every((e) => e.actor.type === 'api_key' && e.actor.id === secondKeyId && e.type === 'user.created'));
     const byKeyDesc = await readAll(api, `&actor_type=api_key&actor_id=${secondKeyId}&order=desc`, 3);
-    assert.deepEqual(byKeyDesc.map((e) => e.id), byKey.map((e) => e.id).reverse());
+    assert.deepEqual(
+      byKeyDesc.map((e) => e.id),
+      byKey.map((e) => e.id).reverse(),
+    );
 
     const keys = await readAll(api, '&actor_type=api_key', 50);
     assert.ok(keys.length > byKey.length);

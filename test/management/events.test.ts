@@ -39,9 +39,7 @@ describe('/v1/events', () => {
   it('pages through 250 events with `after` without loss or duplicates', async () => {
     const expected = new Set<string>();
     for (let i = 0; i < 25; i++) {
-      const batch = await Promise.all(
-        Array.from({ length: 10 }, (_, j) => api('POST', '/users', { email: `u${i}-${j}@example.com` })),
-      );
+      const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => api('POST', '/users', { email: `u${i}-${j}@example.com` })));
       for (const r of batch) expected.add(r.json().id);
     }
     const events = await readAll(api, '&types=user.created');
@@ -98,11 +96,23 @@ describe('/v1/events', () => {
     const bEvent = (await readAll(api, `&organization_id=${orgB}`))[0]!.id;
     expectError(await orgApi('GET', `/events?after=${bEvent}`), 400, 'invalid_request');
     const platformView = await readAll(api, `&organization_id=${orgB}`);
-    assert.ok(platformView.some((e) => e.type === 'api_key.created'), 'platformView.some((e) => e.type === \'api_key.created\')');
+    assert.ok(
+      platformView.some((e) => e.type === 'api_key.created'),
+      "platformView.some((e) => e.type === 'api_key.created')",
+    );
   });
 
   it('rejects bad queries with 400 invalid_request', async () => {
-    for (const q of ['limit=0', 'limit=101', 'limit=x', 'types=nope.event', 'after=evt_00000000000000000000000000', 'after=bogus', 'organization_id=x', 'colour=blue']) {
+    for (const q of [
+      'limit=0',
+      'limit=101',
+      'limit=x',
+      'types=nope.event',
+      'after=evt_00000000000000000000000000',
+      'after=bogus',
+      'organization_id=x',
+      'colour=blue',
+    ]) {
       expectError(await api('GET', `/events?${q}`), 400, 'invalid_request');
     }
   });
@@ -121,12 +131,20 @@ describe('/v1/openapi.json', () => {
     const doc = r.json();
     assert.equal(doc.openapi, '3.1.0');
     assert.deepEqual(doc.servers, [{ url: s.tenant.tenant.issuer }]);
-    for (const path of ['/v1/organizations', '/v1/organizations/{orgId}', '/v1/users', '/v1/organizations/{orgId}/members', '/v1/organizations/{orgId}/api_keys', '/v1/api_keys', '/v1/events']) {
+    for (const path of [
+      '/v1/organizations',
+      '/v1/organizations/{orgId}',
+      '/v1/users',
+      '/v1/organizations/{orgId}/members',
+      '/v1/organizations/{orgId}/api_keys',
+      '/v1/api_keys',
+      '/v1/events',
+    ]) {
       assert.ok(doc.paths[path], path);
     }
     const create = doc.paths['/v1/organizations'].post;
-    assert.ok(create.requestBody.content['application/json'].schema.properties.name, 'create.requestBody.content[\'application/json\'].schema.properties.name');
-    assert.ok(create.responses['201'], 'create.responses[\'201\']');
+    assert.ok(create.requestBody.content['application/json'].schema.properties.name, "create.requestBody.content['application/json'].schema.properties.name");
+    assert.ok(create.responses['201'], "create.responses['201']");
     assert.equal(doc.paths['/v1/openapi.json'], undefined);
   });
 });

@@ -70,7 +70,10 @@ describe('the generated /v1 client walks the management flows', () => {
       if (data.next_cursor === null) break;
       after = data.next_cursor;
     }
-    assert.deepEqual(seen, created.map((o) => o.id));
+    assert.deepEqual(
+      seen,
+      created.map((o) => o.id),
+    );
 
     const first = created[0]!;
     const patched = await api.PATCH('/v1/organizations/{orgId}', { params: { path: { orgId: first.id } }, body: { brand_primary_color: '#0A66C2' } });
@@ -99,7 +102,10 @@ describe('the generated /v1 client walks the management flows', () => {
     const renamed = await api.PATCH('/v1/users/{userId}', { params: { path: { userId } }, body: { name: 'Ada Lovelace' } });
     assert.equal(renamed.data?.name, 'Ada Lovelace');
     const found = await api.GET('/v1/users', { params: { query: { email: 'ada@members.test' } } });
-    assert.deepEqual(found.data?.data.map((u) => u.id), [userId]);
+    assert.deepEqual(
+      found.data?.data.map((u) => u.id),
+      [userId],
+    );
 
     const orgId = org.id;
     const added = await api.POST('/v1/organizations/{orgId}/members', { params: { path: { orgId } }, body: { user_id: userId } });
@@ -111,7 +117,10 @@ describe('the generated /v1 client walks the management flows', () => {
     const promoted = await api.PATCH('/v1/organizations/{orgId}/members/{userId}', { params: { path: { orgId, userId } }, body: { role: 'admin' } });
     assert.equal(promoted.data?.role, 'admin');
     const members = await api.GET('/v1/organizations/{orgId}/members', { params: { path: { orgId } } });
-    assert.deepEqual(members.data?.data.map((m) => [m.user_id, m.role, m.user?.email]), [[userId, 'admin', 'ada@members.test']]);
+    assert.deepEqual(
+      members.data?.data.map((m) => [m.user_id, m.role, m.user?.email]),
+      [[userId, 'admin', 'ada@members.test']],
+    );
 
     const removed = await api.DELETE('/v1/organizations/{orgId}/members/{userId}', { params: { path: { orgId, userId } } });
     assert.equal(removed.response.status, 204);
@@ -136,7 +145,10 @@ describe('the generated /v1 client walks the management flows', () => {
     assert.equal(scope.response.status, 403);
 
     const listed = await api.GET('/v1/organizations/{orgId}/api_keys', { params: { path: { orgId } } });
-    assert.deepEqual(listed.data?.data.map((k) => [k.id, k.key_prefix]), [[minted.data.id, minted.data.key.slice(0, 12)]]);
+    assert.deepEqual(
+      listed.data?.data.map((k) => [k.id, k.key_prefix]),
+      [[minted.data.id, minted.data.key.slice(0, 12)]],
+    );
     const revoked = await api.DELETE('/v1/organizations/{orgId}/api_keys/{keyId}', { params: { path: { orgId, keyId: minted.data.id } } });
     assert.equal(revoked.response.status, 204);
     const after = await orgKey.GET('/v1/organizations/{orgId}/members', { params: { path: { orgId } } });
@@ -154,7 +166,10 @@ describe('the generated /v1 client walks the management flows', () => {
     const webhookId = created.data.endpoint_id;
 
     const list = await api.GET('/v1/organizations/{orgId}/webhooks', { params: { path: { orgId } } });
-    assert.deepEqual(list.data?.data.map((w) => [w.endpoint_id, w.url]), [[webhookId, url]]);
+    assert.deepEqual(
+      list.data?.data.map((w) => [w.endpoint_id, w.url]),
+      [[webhookId, url]],
+    );
     assert.equal(JSON.stringify(list.data).includes('whsec_'), false);
     const one = await api.GET('/v1/organizations/{orgId}/webhooks/{webhookId}', { params: { path: { orgId, webhookId } } });
     assert.deepEqual(one.data?.events, ['member.added']);

@@ -20,10 +20,24 @@ describe('/v1/openapi.json describes every operation for client generators', () 
   after(() => s.close());
 
   it('has an OPERATIONS entry for every /v1 route, and no entry without a route', () => {
-    const keys = operationsOf(doc).map((o) => o.key).sort();
-    assert.deepEqual(keys.filter((k) => !OPERATIONS[k]), [], 'routes without an entry in src/management/openapi/operations.ts');
-    assert.deepEqual(Object.keys(OPERATIONS).filter((k) => !keys.includes(k)), [], 'entries without a route');
-    assert.deepEqual(Object.keys(EXAMPLES).filter((k) => !keys.includes(k)), [], 'examples without a route');
+    const keys = operationsOf(doc)
+      .map((o) => o.key)
+      .sort();
+    assert.deepEqual(
+      keys.filter((k) => !OPERATIONS[k]),
+      [],
+      'routes without an entry in src/management/openapi/operations.ts',
+    );
+    assert.deepEqual(
+      Object.keys(OPERATIONS).filter((k) => !keys.includes(k)),
+      [],
+      'entries without a route',
+    );
+    assert.deepEqual(
+      Object.keys(EXAMPLES).filter((k) => !keys.includes(k)),
+      [],
+      'examples without a route',
+    );
   });
 
   it('gives each operation a unique camelCase operationId, a summary, a defined tag and real descriptions', () => {
@@ -47,7 +61,12 @@ describe('/v1/openapi.json describes every operation for client generators', () 
       assert.deepEqual(op.responses['429'], ref('TooManyRequests'), key);
     }
     const create = doc.paths['/v1/organizations']!.post!;
-    for (const [status, name] of [['400', 'BadRequest'], ['409', 'Conflict'], ['413', 'PayloadTooLarge'], ['415', 'UnsupportedMediaType']] as const) {
+    for (const [status, name] of [
+      ['400', 'BadRequest'],
+      ['409', 'Conflict'],
+      ['413', 'PayloadTooLarge'],
+      ['415', 'UnsupportedMediaType'],
+    ] as const) {
       assert.deepEqual(create.responses[status], ref(name));
     }
     assert.deepEqual(doc.paths['/v1/organizations/{orgId}']!.get!.responses['404'], ref('NotFound'));
@@ -64,7 +83,20 @@ describe('/v1/openapi.json describes every operation for client generators', () 
   });
 
   it('names the resources as component schemas and uses them', () => {
-    for (const name of ['Organization', 'User', 'Member', 'ApiKey', 'CreatedApiKey', 'Webhook', 'WebhookDelivery', 'Event', 'Client', 'ResourceServer', 'DirectoryConnection', 'Error']) {
+    for (const name of [
+      'Organization',
+      'User',
+      'Member',
+      'ApiKey',
+      'CreatedApiKey',
+      'Webhook',
+      'WebhookDelivery',
+      'Event',
+      'Client',
+      'ResourceServer',
+      'DirectoryConnection',
+      'Error',
+    ]) {
       assert.ok(doc.components.schemas![name], name);
     }
     const created = doc.paths['/v1/organizations']!.post!.responses['201'] as unknown as { content: Record<string, { schema: unknown; example: unknown }> };

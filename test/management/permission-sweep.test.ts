@@ -29,7 +29,12 @@ describe('every /v1 operation enforces the permission and the key binding its Op
     operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item)
         .filter(([m, op]) => METHODS.includes(m) && typeof op['x-keyhall-permission'] === 'string')
-        .map(([m, op]) => ({ method: m.toUpperCase(), template: path.slice('/v1'.length), permission: op['x-keyhall-permission'] as string, keys: op['x-keyhall-keys'] as Operation['keys'] })),
+        .map(([m, op]) => ({
+          method: m.toUpperCase(),
+          template: path.slice('/v1'.length),
+          permission: op['x-keyhall-permission'] as string,
+          keys: op['x-keyhall-keys'] as Operation['keys'],
+        })),
     );
     orgA = (await platform('POST', '/organizations', { name: 'A' })).json().id;
     orgB = (await platform('POST', '/organizations', { name: 'B' })).json().id;
@@ -45,7 +50,8 @@ describe('every /v1 operation enforces the permission and the key binding its Op
   after(() => s.close());
 
   const pathOf = (template: string, org: string) => template.replace('{orgId}', org).replace(/\{[A-Za-z]+\}/g, 'x_00000000000000000000000000');
-  const call = (api: Api, op: Operation, org: string) => api(op.method, pathOf(op.template, org), ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined);
+  const call = (api: Api, op: Operation, org: string) =>
+    api(op.method, pathOf(op.template, org), ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined);
 
   it('the document names a known permission and binding for every operation', () => {
     assert.ok(operations.length >= 80, `only ${operations.length} operations`);

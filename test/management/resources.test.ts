@@ -99,7 +99,7 @@ describe('/v1 organizations, users and members', () => {
     assert.match(user.id, /^user_/);
     assert.equal(user.email, 'ada@example.com');
     assert.equal(user.has_password, true);
-    assert.ok(!r.text.includes('correct horse'), '!r.text.includes(\'correct horse\')');
+    assert.ok(!r.text.includes('correct horse'), "!r.text.includes('correct horse')");
     assert.ok(!/password_hash|argon2/.test(r.text), '!/password_hash|argon2/.test(r.text)');
     const row = await s.server.ctx.db.kysely.selectFrom('users').select('password_hash').where('id', '=', user.id).executeTakeFirstOrThrow();
     assert.match(String(row.password_hash), /^\$argon2id\$/);
@@ -108,11 +108,14 @@ describe('/v1 organizations, users and members', () => {
     expectError(await api('POST', '/users', { email: 'b@example.com', password: 'short' }), 400, 'invalid_request');
     expectError(await api('POST', '/users', { email: 'b@example.com', password_hash: '$argon2id$x' }), 400, 'invalid_request');
     const byEmail = await api('GET', '/users?email=ADA@example.com');
-    assert.deepEqual(byEmail.json().data.map((u: { id: string }) => u.id), [user.id]);
+    assert.deepEqual(
+      byEmail.json().data.map((u: { id: string }) => u.id),
+      [user.id],
+    );
     const patched = await api('PATCH', `/users/${user.id}`, { name: 'Ada L.', password: 'another long password' });
     assert.equal(patched.status, 200);
     assert.equal(patched.json().name, 'Ada L.');
-    assert.ok(!patched.text.includes('another long password'), '!patched.text.includes(\'another long password\')');
+    assert.ok(!patched.text.includes('another long password'), "!patched.text.includes('another long password')");
     assert.equal((await api('GET', `/users/${user.id}`)).json().name, 'Ada L.');
     expectError(await api('GET', '/users/user_00000000000000000000000000'), 404, 'not_found');
   });
@@ -128,7 +131,10 @@ describe('/v1 organizations, users and members', () => {
     expectError(await api('POST', `/organizations/${org}/members`, { user_id: 'user_00000000000000000000000000' }), 400, 'invalid_request');
     expectError(await api('POST', '/organizations/org_00000000000000000000000000/members', { user_id: user }), 404, 'not_found');
     const list = await api('GET', `/organizations/${org}/members`);
-    assert.deepEqual(list.json().data.map((m: { user_id: string; role: string; user: { email: string } }) => [m.user_id, m.role, m.user.email]), [[user, 'admin', 'grace@example.com']]);
+    assert.deepEqual(
+      list.json().data.map((m: { user_id: string; role: string; user: { email: string } }) => [m.user_id, m.role, m.user.email]),
+      [[user, 'admin', 'grace@example.com']],
+    );
     const changed = await api('PATCH', `/organizations/${org}/members/${user}`, { role: 'member' });
     assert.equal(changed.json().role, 'member');
     assert.equal((await api('DELETE', `/organizations/${org}/members/${user}`)).status, 204);

@@ -24,7 +24,11 @@ describe('routes under an organization that does not exist', () => {
     const doc = (await s.request({ path: '/v1/openapi.json' })).json() as Doc;
     operations = Object.entries(doc.paths)
       .filter(([path]) => path === '/v1/organizations/{orgId}' || path.startsWith('/v1/organizations/{orgId}/'))
-      .flatMap(([path, item]) => Object.keys(item).filter((m) => METHODS.includes(m)).map((method) => ({ method: method.toUpperCase(), template: path.slice('/v1'.length) })));
+      .flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((m) => METHODS.includes(m))
+          .map((method) => ({ method: method.toUpperCase(), template: path.slice('/v1'.length) })),
+      );
     orgId = (await platform('POST', '/organizations', { name: 'Real' })).json().id;
   });
   after(() => s.close());
@@ -36,7 +40,12 @@ describe('routes under an organization that does not exist', () => {
   it('the sweep covers the organization routes, lists included', () => {
     const keys = operations.map((o) => `${o.method} ${o.template}`);
     assert.ok(operations.length >= 40, `only ${operations.length} operations`);
-    for (const k of ['GET /organizations/{orgId}/api_keys', 'GET /organizations/{orgId}/members', 'GET /organizations/{orgId}/webhooks', 'GET /organizations/{orgId}']) {
+    for (const k of [
+      'GET /organizations/{orgId}/api_keys',
+      'GET /organizations/{orgId}/members',
+      'GET /organizations/{orgId}/webhooks',
+      'GET /organizations/{orgId}',
+    ]) {
       assert.ok(keys.includes(k), k);
     }
   });
@@ -45,13 +54,18 @@ describe('routes under an organization that does not exist', () => {
     const wrong: string[] = [];
     for (const { method, template } of operations) {
       const r = await call(platform, method, pathOf(template, UNKNOWN_ORG));
-      if (r.status !== 404 || r.json().error !== 'not_found' || r.json().error_description !== 'organization not found') wrong.push(`${method} ${template}: ${r.status} ${r.text.slice(0, 120)}`);
+      if (r.status !== 404 || r.json().error !== 'not_found' || r.json().error_description !== 'organization not found')
+        wrong.push(`${method} ${template}: ${r.status} ${r.text.slice(0, 120)}`);
     }
     assert.deepEqual(wrong, []);
   });
 
   it('a key bound to another organization gets 403 forbidden on every one, whether that organization exists or not', async () => {
-    const bound = v1(s, (await platform('POST', `/organizations/${orgId}/api_keys`, { name: 'bound', scopes: ['organizations:read', 'members:read', 'api_keys:read'] })).json().key);
+    const bound = v1(
+      s,
+      (await platform('POST', `/organizations/${orgId}/api_keys`, { name: 'bound', scopes: ['organizations:read', 'members:read', 'api_keys:read'] })).json()
+        .key,
+    );
     const other = (await platform('POST', '/organizations', { name: 'Other' })).json().id as string;
     const wrong: string[] = [];
     for (const { method, template } of operations) {

@@ -73,7 +73,19 @@ describe('/v1/users/{id}/sessions', () => {
     assert.ok(Date.parse(first.expires_at) > Date.parse(first.created_at));
     assert.ok(Date.parse(first.idle_expires_at) > Date.parse(first.created_at));
     assert.equal(first.ip, '127.0.0.1');
-    assert.deepEqual(Object.keys(first).sort(), ['acr', 'amr', 'auth_time', 'created_at', 'expires_at', 'id', 'idle_expires_at', 'ip', 'last_seen_at', 'mfa_pending', 'user_agent']);
+    assert.deepEqual(Object.keys(first).sort(), [
+      'acr',
+      'amr',
+      'auth_time',
+      'created_at',
+      'expires_at',
+      'id',
+      'idle_expires_at',
+      'ip',
+      'last_seen_at',
+      'mfa_pending',
+      'user_agent',
+    ]);
     // Neither the cookie value nor anything like its hash is in the answer.
     for (const b of browsers) for (const value of b.cookies.values()) assert.ok(!r.text.includes(value));
     assert.ok(!/token|hash|cookie/i.test(r.text));
@@ -111,7 +123,10 @@ describe('/v1/users/{id}/sessions', () => {
 
     const r = await api('DELETE', `/users/${id}/sessions/${end.id}`);
     assert.equal(r.status, 204, r.text);
-    assert.deepEqual((await list(id)).data.map((x) => x.id), [keep.id]);
+    assert.deepEqual(
+      (await list(id)).data.map((x) => x.id),
+      [keep.id],
+    );
     assert.equal(await signedIn(browsers[1]!), false);
     assert.equal(await signedIn(browsers[0]!), true);
 

@@ -54,7 +54,11 @@ describe('/mcp with a client identified by a Client ID Metadata Document', () =>
   });
 
   it('signs in an SDK client whose client_id is its document URL, and calls whoami', async () => {
-    const url = serve('/agent/client.json', { client_id: `${base}/agent/client.json`, client_name: 'Loopback agent', redirect_uris: [MCP_REDIRECT], token_endpoint_auth_method: 'none' }, { 'cache-control': 'max-age=600' });
+    const url = serve(
+      '/agent/client.json',
+      { client_id: `${base}/agent/client.json`, client_name: 'Loopback agent', redirect_uris: [MCP_REDIRECT], token_endpoint_auth_method: 'none' },
+      { 'cache-control': 'max-age=600' },
+    );
     // The SDK only offers https document URLs itself; an agent that already has its URL client_id uses it as is.
     const provider = new MemoryProvider({ client_id: url });
     const first = connectClient(s.tenant.tenant.issuer, provider);

@@ -25,7 +25,13 @@ export class MemoryProvider implements OAuthClientProvider {
     return MCP_REDIRECT;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test agent', redirect_uris: [MCP_REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Test agent',
+      redirect_uris: [MCP_REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;
@@ -62,7 +68,11 @@ export function connectClient(issuer: string, provider: OAuthClientProvider) {
  * Follows an authorization URL through the hosted login (and consent) with a cookie jar, as a
  * browser would, and returns the redirect back to the client.
  */
-export async function signInThroughBrowser(port: number, authorizationUrl: URL, email: string): Promise<{ code: string; iss: string | null; consented: boolean }> {
+export async function signInThroughBrowser(
+  port: number,
+  authorizationUrl: URL,
+  email: string,
+): Promise<{ code: string; iss: string | null; consented: boolean }> {
   const b = new Browser(port, authorizationUrl.host);
   let r = await b.get(authorizationUrl.pathname + authorizationUrl.search);
   assert.equal(r.status, 303, r.text.slice(0, 300));

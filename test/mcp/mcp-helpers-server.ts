@@ -8,12 +8,27 @@ export const ACCEPT = 'application/json, text/event-stream';
  */
 export async function mcpUserToken(s: SigninTestServer, email: string, scope: string, resource = `${s.issuer}/mcp`): Promise<string> {
   const c = await s.publicClient({ scope: 'mcp:read mcp:connected_accounts mcp:credentials', allowed_resources: [resource, `${s.issuer}/other`] });
-  const params = new URLSearchParams({ client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, resource, code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+  const params = new URLSearchParams({
+    client_id: c.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope,
+    resource,
+    code_challenge: await S256(VERIFIER),
+    code_challenge_method: 'S256',
+  });
   const b = s.browser();
   const cb = await signIn(b, (await b.get(`/authorize?${params}`)).headers.location!, email);
   const code = new URL(cb.headers.location!).searchParams.get('code');
   if (!code) throw new Error(`no code: ${cb.status} ${cb.headers.location}`);
-  const t = await s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: c.client_id, resource });
+  const t = await s.post('/token', {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: REDIRECT,
+    code_verifier: VERIFIER,
+    client_id: c.client_id,
+    resource,
+  });
   if (t.status !== 200) throw new Error(`token: ${t.status} ${t.text}`);
   return t.json().access_token as string;
 }
@@ -21,7 +36,13 @@ export async function mcpUserToken(s: SigninTestServer, email: string, scope: st
 let id = 0;
 
 /** One JSON-RPC request to /mcp, as an MCP client sends it. */
-export function rpc(s: SigninTestServer, authorization: string | undefined, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+export function rpc(
+  s: SigninTestServer,
+  authorization: string | undefined,
+  method: string,
+  params: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
   return s.request({
     method: 'POST',
     path: '/mcp',

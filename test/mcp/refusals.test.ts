@@ -47,7 +47,7 @@ describe('/mcp refusals: no token, another audience, missing scope, DPoP binding
     expectError(await rpc(s, `Bearer ${plain}`, 'tools/list'), 401, 'invalid_token');
   });
 
-  it('refuses a tool call without the tool\'s scope with 403 insufficient_scope naming it', async () => {
+  it("refuses a tool call without the tool's scope with 403 insufficient_scope naming it", async () => {
     const t = await mcpUserToken(s, 'ada@example.com', 'mcp:read');
     assert.equal((await callTool(s, t, 'whoami')).isError, false);
     const r = await rpc(s, `Bearer ${t}`, 'tools/call', { name: 'get_connected_account_token', arguments: { account_id: 'acct_00000000000000000000000000' } });
@@ -62,7 +62,11 @@ describe('/mcp refusals: no token, another audience, missing scope, DPoP binding
     const c = await s.createClient({ grant_types: ['client_credentials'], scope: 'mcp:read', allowed_resources: [`${s.issuer}/mcp`] });
     const key = await proofKey();
     const proof = await makeProof(key, { htm: 'POST', htu: `${s.issuer}/token` });
-    const bound = await s.post('/token', { grant_type: 'client_credentials', resource: `${s.issuer}/mcp` }, { authorization: basic(c.client_id, c.client_secret!), dpop: proof });
+    const bound = await s.post(
+      '/token',
+      { grant_type: 'client_credentials', resource: `${s.issuer}/mcp` },
+      { authorization: basic(c.client_id, c.client_secret!), dpop: proof },
+    );
     assert.equal(bound.json().token_type, 'DPoP', bound.text);
     const token = bound.json().access_token as string;
     const r = await rpc(s, `Bearer ${token}`, 'tools/list');
@@ -74,7 +78,7 @@ describe('/mcp refusals: no token, another audience, missing scope, DPoP binding
     assert.equal(ok.json().result.tools.length, 5);
   });
 
-  it('refuses a browser request from a foreign Origin (DNS rebinding) and accepts the tenant\'s own', async () => {
+  it("refuses a browser request from a foreign Origin (DNS rebinding) and accepts the tenant's own", async () => {
     const t = await mcpUserToken(s, 'ada@example.com', 'mcp:read');
     expectError(await rpc(s, `Bearer ${t}`, 'tools/list', {}, { origin: 'http://evil.example' }), 403, 'forbidden');
     assert.equal((await rpc(s, `Bearer ${t}`, 'tools/list', {}, { origin: new URL(s.issuer).origin })).status, 200);
@@ -82,7 +86,9 @@ describe('/mcp refusals: no token, another audience, missing scope, DPoP binding
 
   it('refuses a metadata document at a loopback URL unless the egress allow setting allows it', async () => {
     const clientId = 'http://127.0.0.1:9/agent/client.json';
-    const r = await s.request({ path: `/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:9/callback' })}` });
+    const r = await s.request({
+      path: `/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:9/callback' })}`,
+    });
     assert.equal(r.status, 400);
     assert.equal(/data-error="([^"]+)"/.exec(r.text)?.[1], 'invalid_client');
     assert.match(r.text, /client metadata document: refused by the egress policy/);
@@ -97,7 +103,13 @@ describe('/mcp refusals: no token, another audience, missing scope, DPoP binding
 describe('/register (RFC 7591): policy, inputs, echo, listing, rate limit', () => {
   let s: SigninTestServer;
   let api: Api;
-  const body = { client_name: 'Agent', redirect_uris: ['http://127.0.0.1:7777/cb'], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  const body = {
+    client_name: 'Agent',
+    redirect_uris: ['http://127.0.0.1:7777/cb'],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
   before(async () => {
     s = await startSigninServer();
     api = v1(s, s.tenant.platformApiKey);
@@ -105,7 +117,12 @@ describe('/register (RFC 7591): policy, inputs, echo, listing, rate limit', () =
   after(() => s.close());
 
   const register = (b: unknown, headers: Record<string, string> = {}, ip?: string) =>
-    s.request({ method: 'POST', path: '/register', headers: { 'content-type': 'application/json', ...(ip ? { 'x-forwarded-for': ip } : {}), ...headers }, body: typeof b === 'string' ? b : JSON.stringify(b) });
+    s.request({
+      method: 'POST',
+      path: '/register',
+      headers: { 'content-type': 'application/json', ...(ip ? { 'x-forwarded-for': ip } : {}), ...headers },
+      body: typeof b === 'string' ? b : JSON.stringify(b),
+    });
 
   it('needs an initial access token by default: a platform API key holding clients:register', async () => {
     assert.deepEqual((await api('GET', '/mcp/settings')).json(), { client_registration: 'initial_access_token', client_id_metadata_documents: true });
@@ -124,7 +141,16 @@ describe('/register (RFC 7591): policy, inputs, echo, listing, rate limit', () =
     const r = await register({ ...body, scope: 'mcp:read offline_access', logo_uri: 'https://x.example/logo.png' });
     assert.equal(r.status, 201, r.text);
     const c = r.json();
-    assert.deepEqual(Object.keys(c).sort(), ['client_id', 'client_id_issued_at', 'client_name', 'grant_types', 'redirect_uris', 'response_types', 'scope', 'token_endpoint_auth_method']);
+    assert.deepEqual(Object.keys(c).sort(), [
+      'client_id',
+      'client_id_issued_at',
+      'client_name',
+      'grant_types',
+      'redirect_uris',
+      'response_types',
+      'scope',
+      'token_endpoint_auth_method',
+    ]);
     assert.deepEqual(c.redirect_uris, body.redirect_uris);
     assert.equal(c.scope, 'mcp:read');
     assert.equal(c.token_endpoint_auth_method, 'none');

@@ -70,8 +70,15 @@ describe('/mcp with the MCP SDK client: 401 → discovery → DCR → hosted log
     // The retrieval is audited by the vault with the MCP client as the actor.
     const api = v1(bed.s, bed.s.tenant.platformApiKey);
     const calls = (await api('GET', '/events?types=mcp.tool.called&limit=100')).json().data as Array<{ data: Record<string, unknown> }>;
-    assert.ok(calls.some((e) => e.data.tool === 'get_connected_account_token' && e.data.outcome === 'error' && e.data.error === 'forbidden' && e.data.user_id === u.userId));
-    const retrieved = (await api('GET', '/events?types=connected_account.token_retrieved&limit=100')).json().data as Array<{ actor: { type: string; id: string }; data: { account_id: string; caller: Record<string, unknown> } }>;
+    assert.ok(
+      calls.some(
+        (e) => e.data.tool === 'get_connected_account_token' && e.data.outcome === 'error' && e.data.error === 'forbidden' && e.data.user_id === u.userId,
+      ),
+    );
+    const retrieved = (await api('GET', '/events?types=connected_account.token_retrieved&limit=100')).json().data as Array<{
+      actor: { type: string; id: string };
+      data: { account_id: string; caller: Record<string, unknown> };
+    }>;
     const mine = retrieved.find((e) => e.data.account_id === accountId && e.actor.type === 'oauth_client');
     assert.equal(mine?.actor.id, clientId);
     assert.deepEqual(mine?.data.caller, { type: 'oauth_client', client_id: clientId, user_id: u.userId, act: null });

@@ -21,7 +21,11 @@ describe('/mcp tools: scopes, memberships, tool errors and audit', () => {
     const carol = await s.createUser('carol@example.com');
     orgA = (await api('POST', '/organizations', { name: 'A' })).json().id;
     orgB = (await api('POST', '/organizations', { name: 'B' })).json().id;
-    for (const [org, user, role] of [[orgA, ada.id, 'admin'], [orgA, bob.id, 'member'], [orgB, carol.id, 'admin']] as const) {
+    for (const [org, user, role] of [
+      [orgA, ada.id, 'admin'],
+      [orgA, bob.id, 'member'],
+      [orgB, carol.id, 'admin'],
+    ] as const) {
       const m = await api('POST', `/organizations/${org}/members`, { user_id: user, role });
       assert.equal(m.status, 201, m.text);
     }
@@ -41,11 +45,19 @@ describe('/mcp tools: scopes, memberships, tool errors and audit', () => {
 
   it('creates a credential offer only for an admin of the organization', async () => {
     const adaToken = await mcpUserToken(s, 'ada@example.com', ALL);
-    const made = await callTool(s, adaToken, 'create_credential_offer', { organization_id: orgA, credential_configuration_id: 'OrganizationMembership', user_id: bob.id });
+    const made = await callTool(s, adaToken, 'create_credential_offer', {
+      organization_id: orgA,
+      credential_configuration_id: 'OrganizationMembership',
+      user_id: bob.id,
+    });
     assert.equal(made.isError, false, made.text);
     assert.ok(String(made.body.credential_offer_uri).startsWith(`${s.issuer}/credentials/offers/`), made.text);
     const bobToken = await mcpUserToken(s, 'bob@example.com', ALL);
-    const refused = await callTool(s, bobToken, 'create_credential_offer', { organization_id: orgA, credential_configuration_id: 'OrganizationMembership', user_id: bob.id });
+    const refused = await callTool(s, bobToken, 'create_credential_offer', {
+      organization_id: orgA,
+      credential_configuration_id: 'OrganizationMembership',
+      user_id: bob.id,
+    });
     assert.equal(refused.isError, true);
     assert.equal(refused.body.error, 'forbidden');
   });
@@ -64,10 +76,19 @@ describe('/mcp tools: scopes, memberships, tool errors and audit', () => {
     assert.match(r.text, /org_ id/);
     assert.doesNotMatch(r.text, /\n\s+at /);
     // The SDK refuses it before the tool runs; the call is audited all the same, never its arguments.
-    const events = (await api('GET', '/events?types=mcp.tool.called&limit=100')).json().data as Array<{ organization_id: string | null; data: Record<string, unknown> }>;
+    const events = (await api('GET', '/events?types=mcp.tool.called&limit=100')).json().data as Array<{
+      organization_id: string | null;
+      data: Record<string, unknown>;
+    }>;
     const refused = events.filter((e) => e.data.tool === 'list_members' && e.data.error === 'invalid_request');
     assert.equal(refused.length, 1, JSON.stringify(events));
-    assert.deepEqual(refused[0]!.data, { tool: 'list_members', client_id: refused[0]!.data.client_id, user_id: ada.id, outcome: 'error', error: 'invalid_request' });
+    assert.deepEqual(refused[0]!.data, {
+      tool: 'list_members',
+      client_id: refused[0]!.data.client_id,
+      user_id: ada.id,
+      outcome: 'error',
+      error: 'invalid_request',
+    });
     assert.equal(refused[0]!.organization_id, null);
     assert.ok(!JSON.stringify(events).includes('not-an-org'), 'the arguments are not recorded');
   });
@@ -90,7 +111,11 @@ describe('/mcp tools: scopes, memberships, tool errors and audit', () => {
     const t = await mcpUserToken(s, 'bob@example.com', ALL);
     await callTool(s, t, 'whoami');
     await callTool(s, t, 'create_credential_offer', { organization_id: orgA, credential_configuration_id: 'OrganizationMembership', user_id: bob.id });
-    const events = (await api('GET', '/events?types=mcp.tool.called&limit=100')).json().data as Array<{ actor: { type: string }; organization_id: string | null; data: Record<string, unknown> }>;
+    const events = (await api('GET', '/events?types=mcp.tool.called&limit=100')).json().data as Array<{
+      actor: { type: string };
+      organization_id: string | null;
+      data: Record<string, unknown>;
+    }>;
     const bobs = events.filter((e) => e.data.user_id === bob.id);
     const whoami = bobs.find((e) => e.data.tool === 'whoami')!;
     assert.equal(whoami.data.outcome, 'success');

@@ -110,7 +110,7 @@ describe('passkey attestation verified against trust anchors (chromium)', { skip
     await page.close();
   });
 
-  it("KEYHALL_WEBAUTHN_MDS_FILE: refused when the BLOB lists other roots for the AAGUID", async () => {
+  it('KEYHALL_WEBAUTHN_MDS_FILE: refused when the BLOB lists other roots for the AAGUID', async () => {
     const { api, user, page } = await registerUnderMds([OTHER_ROOT], 'mds-untrusted');
     assert.match((await page.locator('#mfa-error').textContent()) ?? '', /could not be verified/);
     assert.equal((await api('GET', `/users/${user.id}/passkeys`)).json().data.length, 0);

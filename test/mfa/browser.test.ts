@@ -50,14 +50,26 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     // Signed out, the passkey alone signs in (discoverable credential, user verification).
     await browser.context.clearCookies();
     const web = await s.webClient({ redirect_uris: [redirectUri] });
-    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'st', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    const params = new URLSearchParams({
+      client_id: web.client_id,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'st',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+    });
     await page.goto(`${s.issuer}/authorize?${params}`);
     assert.match(page.url(), /\/login\?flow=flw_/);
     await Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`)), page.click('#passkey-login').catch(() => undefined)]);
     const callback = new URL(page.url());
     assert.equal(callback.searchParams.get('state'), 'st');
     const tokens = (
-      await s.post('/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) })
+      await s.post(
+        '/token',
+        { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER },
+        { authorization: basic(web.client_id, web.client_secret) },
+      )
     ).json();
     const jwks = createRemoteJWKSet(new URL(`${s.issuer}/.well-known/jwks.json`), { [Symbol.for('jose.allowInsecure')]: true } as never);
     const { payload } = await jwtVerify(tokens.id_token, jwks, { issuer: s.issuer, audience: web.client_id });
@@ -80,7 +92,15 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     await browser.context.clearCookies();
     await virtualAuthenticator(browser.context, page);
     const web = await s.webClient({ redirect_uris: [redirectUri] });
-    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'en', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    const params = new URLSearchParams({
+      client_id: web.client_id,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'en',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+    });
     await page.goto(`${s.issuer}/authorize?${params}`);
     await page.fill('#email', user.email);
     await page.fill('#password', PASSWORD);
@@ -90,20 +110,34 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
     const callback = new URL(page.url());
     assert.equal(callback.searchParams.get('state'), 'en');
     const tokens = (
-      await s.post('/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) })
+      await s.post(
+        '/token',
+        { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER },
+        { authorization: basic(web.client_id, web.client_secret) },
+      )
     ).json();
     const amr = decodeJwt(tokens.id_token).amr as string[];
     assert.equal(amr[0], 'pwd');
     assert.ok(amr.includes('hwk') || amr.includes('swk'), JSON.stringify(amr));
     assert.ok(amr.includes('mfa'));
-    assert.deepEqual((await api('GET', `/users/${user.id}/passkeys`)).json().data.map((p: { name: string }) => p.name), ['Enrolled at sign-in']);
+    assert.deepEqual(
+      (await api('GET', `/users/${user.id}/passkeys`)).json().data.map((p: { name: string }) => p.name),
+      ['Enrolled at sign-in'],
+    );
     await page.close();
   });
 
   it('a copy of a used passkey whose counter starts again at 0 is refused as a clone, audited, and the passkey disabled', { timeout: 120_000 }, async () => {
     const user = await s.createUser('clone-chromium@example.com');
     const api = v1(s, s.tenant.platformApiKey);
-    const options = { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true } as const;
+    const options = {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    } as const;
     /** A CDP WebAuthn.Credential: with its private key, so it can be copied to another authenticator. */
     type Credential = { credentialId: string; isResidentCredential: boolean; rpId?: string; privateKey: string; userHandle?: string; signCount: number };
     /**
@@ -116,7 +150,9 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
      */
     const authenticatorPage = async (credential?: Credential) => {
       const page = await step('new page', () => browser.context.newPage());
-      await step('autofill off', () => page.addInitScript('if (window.PublicKeyCredential) PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);'));
+      await step('autofill off', () =>
+        page.addInitScript('if (window.PublicKeyCredential) PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);'),
+      );
       const cdp = await step('CDP session', () => browser.context.newCDPSession(page));
       await step('WebAuthn.enable', () => cdp.send('WebAuthn.enable'));
       const { authenticatorId } = await step('WebAuthn.addVirtualAuthenticator', () => cdp.send('WebAuthn.addVirtualAuthenticator', { options }));
@@ -125,14 +161,25 @@ describe('passkeys in a real browser (chromium, CDP virtual authenticator)', { s
       return { page, stored };
     };
     const web = await s.webClient({ redirect_uris: [redirectUri] });
-    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    const params = new URLSearchParams({
+      client_id: web.client_id,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+    });
     /** Signed out, signs in through /authorize with the passkey alone (one assertion): where it lands, and the authenticator's credential after. */
     const passkeySignIn = async (credential: Credential) => {
       await step('clear cookies', () => browser.context.clearCookies());
       const { page, stored } = await authenticatorPage(credential);
       await step('/authorize', () => page.goto(`${s.issuer}/authorize?${params}`));
-      await step('passkey sign-in', () => Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`) || u.pathname === '/login/passkey'), page.click('#passkey-login')]));
-      const landed = page.url().startsWith(redirectUri) ? 'signed in' : ((await step('read the refusal', () => page.locator('[role=alert]').textContent())) ?? '');
+      await step('passkey sign-in', () =>
+        Promise.all([page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`) || u.pathname === '/login/passkey'), page.click('#passkey-login')]),
+      );
+      const landed = page.url().startsWith(redirectUri)
+        ? 'signed in'
+        : ((await step('read the refusal', () => page.locator('[role=alert]').textContent())) ?? '');
       const after = await stored();
       assert.equal(after.signCount, credential.signCount + 1, 'one assertion per sign-in');
       await step('close page', () => page.close());

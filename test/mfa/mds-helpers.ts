@@ -34,7 +34,10 @@ export async function testMds(opts: { now?: number; leafNotAfter?: number; inter
     notAfter,
     keys: rootKeys,
     signingAlgorithm: ALG,
-    extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true)],
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+    ],
   });
   const ca = await x509.X509CertificateGenerator.create({
     serialNumber: '02',
@@ -64,7 +67,17 @@ export async function testMds(opts: { now?: number; leafNotAfter?: number; inter
     x5c,
     signerKey: leafKeys.privateKey,
     blob: async (entries, o = {}) =>
-      new CompactSign(new TextEncoder().encode(JSON.stringify({ legalHeader: 'test', no: o.no ?? 1, nextUpdate: o.nextUpdate ?? new Date(now + 30 * DAY).toISOString().slice(0, 10), entries, ...o.payload })))
+      new CompactSign(
+        new TextEncoder().encode(
+          JSON.stringify({
+            legalHeader: 'test',
+            no: o.no ?? 1,
+            nextUpdate: o.nextUpdate ?? new Date(now + 30 * DAY).toISOString().slice(0, 10),
+            entries,
+            ...o.payload,
+          }),
+        ),
+      )
         .setProtectedHeader({ alg: 'ES256', typ: 'JWT', x5c })
         .sign(leafKeys.privateKey),
   };
@@ -124,7 +137,13 @@ export async function testAttestationCa(now = Date.now()) {
         ['sig', new Uint8Array(sig)],
         ['x5c', [new Uint8Array(batch.rawData)]],
       ]);
-      const attestationObject = isoCBOR.encode(new Map<string, unknown>([['fmt', 'packed'], ['attStmt', attStmt], ['authData', authData]]) as never);
+      const attestationObject = isoCBOR.encode(
+        new Map<string, unknown>([
+          ['fmt', 'packed'],
+          ['attStmt', attStmt],
+          ['authData', authData],
+        ]) as never,
+      );
       return { ...response, response: { ...response.response, attestationObject: isoBase64URL.fromBuffer(attestationObject) } };
     },
   };

@@ -24,7 +24,8 @@ const ATTESTED = '4e49442d-4155-5448-2d33-313431353934';
 const MISMATCHED = '4e49442d-4155-5448-2d33-313431353935';
 const UNLISTED = '4e49442d-4155-5448-2d33-313431353936';
 const aaguidBytes = (a: string) => new Uint8Array(Buffer.from(a.replace(/-/g, ''), 'hex'));
-const emulator = (aaguid: string) => new WebAuthnEmulator(new AuthenticatorEmulator({ aaguid: aaguidBytes(aaguid), credentialsRepository: new PasskeysCredentialsMemoryRepository() }));
+const emulator = (aaguid: string) =>
+  new WebAuthnEmulator(new AuthenticatorEmulator({ aaguid: aaguidBytes(aaguid), credentialsRepository: new PasskeysCredentialsMemoryRepository() }));
 const csrfOf = (html: string) => decodeEntities(/name="csrf_token" value="([^"]+)"/.exec(html)![1]!);
 
 describe('FIDO MDS BLOB at registration (nid-webauthn-emulator)', () => {
@@ -41,7 +42,12 @@ describe('FIDO MDS BLOB at registration (nid-webauthn-emulator)', () => {
     writeFileSync(path.join(dir, 'root.pem'), mds.rootPem);
     writeFileSync(
       path.join(dir, 'blob.jwt'),
-      await mds.blob([entry(REVOKED, [], ['FIDO_CERTIFIED', 'REVOKED']), entry(FINE, []), entry(ATTESTED, [maker.rootPem]), entry(MISMATCHED, [unrelated.rootPem])]),
+      await mds.blob([
+        entry(REVOKED, [], ['FIDO_CERTIFIED', 'REVOKED']),
+        entry(FINE, []),
+        entry(ATTESTED, [maker.rootPem]),
+        entry(MISMATCHED, [unrelated.rootPem]),
+      ]),
     );
     s = await startSigninServer({ localhost: true, config: { webauthnMdsFile: path.join(dir, 'blob.jwt'), webauthnMdsRoot: path.join(dir, 'root.pem') } });
     const api = v1(s, s.tenant.platformApiKey);
@@ -72,9 +78,14 @@ describe('FIDO MDS BLOB at registration (nid-webauthn-emulator)', () => {
     const refused = await register('revoked@example.com', REVOKED);
     assert.equal(refused.status, 403);
     assert.match(refused.text, /reported revoked or compromised \(REVOKED\)/);
-    const rejected = (await api('GET', '/events?types=passkey.rejected')).json().data.filter((e: { data: { reason: string } }) => e.data.reason === 'authenticator_revoked');
+    const rejected = (await api('GET', '/events?types=passkey.rejected'))
+      .json()
+      .data.filter((e: { data: { reason: string } }) => e.data.reason === 'authenticator_revoked');
     assert.equal(rejected.length, 1);
-    assert.deepEqual({ ...rejected[0].data, user_id: undefined }, { user_id: undefined, aaguid: REVOKED, organization_id: null, reason: 'authenticator_revoked', status: 'REVOKED' });
+    assert.deepEqual(
+      { ...rejected[0].data, user_id: undefined },
+      { user_id: undefined, aaguid: REVOKED, organization_id: null, reason: 'authenticator_revoked', status: 'REVOKED' },
+    );
 
     const ok = await register('fine@example.com', FINE);
     assert.equal(ok.status, 303, ok.text.slice(0, 300));
@@ -89,7 +100,9 @@ describe('FIDO MDS BLOB at registration (nid-webauthn-emulator)', () => {
     const EMAIL = 'attested@example.com';
     const ok = await register(EMAIL, ATTESTED, { member: true, packed: true });
     assert.equal(ok.status, 303, ok.text.slice(0, 400));
-    const registered = (await api('GET', '/events?types=passkey.registered')).json().data.filter((e: { data: { aaguid: string } }) => e.data.aaguid === ATTESTED);
+    const registered = (await api('GET', '/events?types=passkey.registered'))
+      .json()
+      .data.filter((e: { data: { aaguid: string } }) => e.data.aaguid === ATTESTED);
     assert.equal(registered.length, 1);
     assert.equal(registered[0].data.attestation_format, 'packed');
     assert.equal(registered[0].data.attestation_verified, true);
@@ -113,7 +126,10 @@ describe('FIDO MDS BLOB at registration (nid-webauthn-emulator)', () => {
       ],
     );
     // Only the verified one was stored.
-    assert.deepEqual((await api('GET', `/users/${registered[0].data.user_id}/passkeys`)).json().data.map((p: { aaguid: string }) => p.aaguid), [ATTESTED]);
+    assert.deepEqual(
+      (await api('GET', `/users/${registered[0].data.user_id}/passkeys`)).json().data.map((p: { aaguid: string }) => p.aaguid),
+      [ATTESTED],
+    );
   });
 
   it('a BLOB that does not verify (another root, or tampered) is refused by the loader that stops the start', async () => {
@@ -126,8 +142,14 @@ describe('FIDO MDS BLOB at registration (nid-webauthn-emulator)', () => {
       /KEYHALL_WEBAUTHN_MDS_FILE .*does not verify to an MDS root/,
     );
     const [h, , sig] = (await mds.blob([entry(REVOKED, [])])).split('.');
-    writeFileSync(path.join(dir, 'tampered.jwt'), `${h}.${Buffer.from(JSON.stringify({ no: 9, nextUpdate: '2099-01-01', entries: [] })).toString('base64url')}.${sig}`);
-    await assert.rejects(loadMetadata({ webauthnMdsFile: path.join(dir, 'tampered.jwt'), webauthnMdsRoot: path.join(dir, 'root.pem') }, Date.now()), /KEYHALL_WEBAUTHN_MDS_FILE .*signature or contents are invalid/);
+    writeFileSync(
+      path.join(dir, 'tampered.jwt'),
+      `${h}.${Buffer.from(JSON.stringify({ no: 9, nextUpdate: '2099-01-01', entries: [] })).toString('base64url')}.${sig}`,
+    );
+    await assert.rejects(
+      loadMetadata({ webauthnMdsFile: path.join(dir, 'tampered.jwt'), webauthnMdsRoot: path.join(dir, 'root.pem') }, Date.now()),
+      /KEYHALL_WEBAUTHN_MDS_FILE .*signature or contents are invalid/,
+    );
     await assert.rejects(loadMetadata({ webauthnMdsFile: path.join(dir, 'missing.jwt') }, Date.now()), /ENOENT/);
     assert.equal(await loadMetadata({}, Date.now()), undefined);
   });

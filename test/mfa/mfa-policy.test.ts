@@ -40,7 +40,12 @@ describe('/v1 mfa_policy (tenant) and /v1 organizations/{orgId}/mfa_policy', () 
   });
 
   it("an organization's policy raises the tenant's, never lowers it (effective_policy); null clears it", async () => {
-    assert.deepEqual((await api('GET', `/organizations/${org}/mfa_policy`)).json(), { organization_id: org, policy: null, effective_policy: 'optional', updated_at: null });
+    assert.deepEqual((await api('GET', `/organizations/${org}/mfa_policy`)).json(), {
+      organization_id: org,
+      policy: null,
+      effective_policy: 'optional',
+      updated_at: null,
+    });
     const raised = await api('PUT', `/organizations/${org}/mfa_policy`, { policy: 'required' });
     assert.equal(raised.status, 200, raised.text);
     assert.equal(raised.json().policy, 'required');

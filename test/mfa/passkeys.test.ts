@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
-import { AuthenticatorEmulator, deserializeCredential, PasskeysCredentialsMemoryRepository, serializeCredential, WebAuthnEmulator } from 'nid-webauthn-emulator';
+import {
+  AuthenticatorEmulator,
+  deserializeCredential,
+  PasskeysCredentialsMemoryRepository,
+  serializeCredential,
+  WebAuthnEmulator,
+} from 'nid-webauthn-emulator';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { basic } from '../oauth/helpers.js';
 import { type Browser, decodeEntities, REDIRECT, S256, type SigninTestServer, signIn, startSigninServer, VERIFIER } from '../signin/helpers.js';
@@ -44,7 +50,10 @@ describe('passkeys (nid-webauthn-emulator)', () => {
   after(() => s.close());
 
   const events = async (type: string) =>
-    (await s.request({ path: `/v1/events?types=${type}&limit=100`, headers: { authorization: `Bearer ${s.tenant.platformApiKey}` } })).json().data as Array<{ data: Record<string, unknown>; organization_id: string | null }>;
+    (await s.request({ path: `/v1/events?types=${type}&limit=100`, headers: { authorization: `Bearer ${s.tenant.platformApiKey}` } })).json().data as Array<{
+      data: Record<string, unknown>;
+      organization_id: string | null;
+    }>;
 
   /**
    * A browser freshly signed in, on /mfa; returns it with its CSRF token. A user who already has a
@@ -56,7 +65,11 @@ describe('passkeys (nid-webauthn-emulator)', () => {
     if (passkey) {
       const login = await b.get('/login?return_to=%2Fmfa');
       const csrf = csrfOf(login.text);
-      r = await b.post('/login/passkey', { csrf_token: csrf, return_to: '/mfa', credential: JSON.stringify(passkey.getJSON(origin, await passkeyOptions(b, csrf))) });
+      r = await b.post('/login/passkey', {
+        csrf_token: csrf,
+        return_to: '/mfa',
+        credential: JSON.stringify(passkey.getJSON(origin, await passkeyOptions(b, csrf))),
+      });
     } else {
       r = await signIn(b, '/login?return_to=%2Fmfa', email);
     }
@@ -74,7 +87,14 @@ describe('passkeys (nid-webauthn-emulator)', () => {
 
   /** /authorize → login page; returns the browser, the flow and its CSRF token. */
   async function loginPage() {
-    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    const params = new URLSearchParams({
+      client_id: web.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+    });
     const b = s.browser();
     const page = await b.get((await b.get(`/authorize?${params}`)).headers.location!);
     return { b, flow: /name="flow" value="([^"]+)"/.exec(page.text)![1]!, csrf: csrfOf(page.text), page };
@@ -88,7 +108,11 @@ describe('passkeys (nid-webauthn-emulator)', () => {
 
   async function redeem(location: string) {
     const c = new URL(location).searchParams.get('code')!;
-    const t = await s.post('/token', { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) });
+    const t = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER },
+      { authorization: basic(web.client_id, web.client_secret) },
+    );
     assert.equal(t.status, 200, t.text);
     return decodeJwt(t.json().id_token);
   }
@@ -141,7 +165,7 @@ describe('passkeys (nid-webauthn-emulator)', () => {
     assert.match(replayed.text, /expired or was already used/);
   });
 
-  it("refuses a challenge issued to another browser session, and one older than 5 minutes", async () => {
+  it('refuses a challenge issued to another browser session, and one older than 5 minutes', async () => {
     const one = await loginPage();
     const two = await loginPage();
     const options = await passkeyOptions(one.b, one.csrf);
@@ -202,7 +226,11 @@ describe('passkeys (nid-webauthn-emulator)', () => {
     assert.equal((await register(b, csrf, zero)).answer.status, 303);
     for (let i = 0; i < 2; i++) {
       const p = await loginPage();
-      const r = await p.b.post('/login/passkey', { csrf_token: p.csrf, flow: p.flow, credential: JSON.stringify(zero.getJSON(origin, await passkeyOptions(p.b, p.csrf))) });
+      const r = await p.b.post('/login/passkey', {
+        csrf_token: p.csrf,
+        flow: p.flow,
+        credential: JSON.stringify(zero.getJSON(origin, await passkeyOptions(p.b, p.csrf))),
+      });
       assert.equal(r.status, 303, r.text.slice(0, 300));
       assert.equal((await redeem(r.headers.location!)).sub, zeroUser.id);
     }
@@ -266,7 +294,9 @@ describe('passkeys (nid-webauthn-emulator)', () => {
     expectError(await api('GET', '/users/user_00000000000000000000000000/passkeys'), 404, 'not_found');
     expectError(await api('DELETE', `/users/${userId}/passkeys/pk_00000000000000000000000000`), 404, 'not_found');
     expectError(await api('DELETE', `/users/${userId}/passkeys/not-an-id`), 404, 'not_found');
-    const orgKey = (await api('POST', `/organizations/${(await api('POST', '/organizations', { name: 'K' })).json().id}/api_keys`, { name: 'k', scopes: ['users:write'] })).json().key;
+    const orgKey = (
+      await api('POST', `/organizations/${(await api('POST', '/organizations', { name: 'K' })).json().id}/api_keys`, { name: 'k', scopes: ['users:write'] })
+    ).json().key;
     expectError(await v1(s, orgKey)('GET', `/users/${userId}/passkeys`), 403, 'forbidden');
     const reader = (await api('POST', '/api_keys', { name: 'r', scopes: ['users:read'] })).json().key;
     expectError(await v1(s, reader)('DELETE', `/users/${userId}/passkeys/${id}`), 403, 'insufficient_scope');
@@ -278,7 +308,11 @@ describe('passkeys (nid-webauthn-emulator)', () => {
     assert.equal(removed.at(-1)!.data.passkey_id, id);
     // The removed passkey no longer signs in.
     const p = await loginPage();
-    const r = await p.b.post('/login/passkey', { csrf_token: p.csrf, flow: p.flow, credential: JSON.stringify(em.getJSON(origin, await passkeyOptions(p.b, p.csrf))) });
+    const r = await p.b.post('/login/passkey', {
+      csrf_token: p.csrf,
+      flow: p.flow,
+      credential: JSON.stringify(em.getJSON(origin, await passkeyOptions(p.b, p.csrf))),
+    });
     assert.equal(r.status, 401);
   });
 });

@@ -41,7 +41,15 @@ describe('MFA policy at sign-in (required / optional, tenant and organization)',
 
   /** /authorize → password; returns the browser and the answer to the password POST. */
   async function passwordStep(email: string, extra: Record<string, string> = {}) {
-    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256', ...extra });
+    const params = new URLSearchParams({
+      client_id: web.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+      ...extra,
+    });
     const b = s.browser();
     const r = await signIn(b, (await b.get(`/authorize?${params}`)).headers.location!, email);
     assert.equal(r.status, 303, r.text.slice(0, 300));
@@ -51,7 +59,11 @@ describe('MFA policy at sign-in (required / optional, tenant and organization)',
   async function redeem(location: string) {
     assert.ok(location.startsWith(REDIRECT), location);
     const c = new URL(location).searchParams.get('code')!;
-    const t = await s.post('/token', { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) });
+    const t = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER },
+      { authorization: basic(web.client_id, web.client_secret) },
+    );
     assert.equal(t.status, 200, t.text);
     return decodeJwt(t.json().id_token);
   }
@@ -129,15 +141,29 @@ describe('MFA policy at sign-in (required / optional, tenant and organization)',
     assert.deepEqual(claims.amr, ['pwd', 'swk', 'mfa']);
     const registered = (await events('passkey.registered')).filter((e) => e.data.user_id === user.id);
     assert.equal(registered.length, 1);
-    assert.deepEqual((await api('GET', `/users/${user.id}/passkeys`)).json().data.map((p: { name: string }) => p.name), ['Phone']);
+    assert.deepEqual(
+      (await api('GET', `/users/${user.id}/passkeys`)).json().data.map((p: { name: string }) => p.name),
+      ['Phone'],
+    );
 
     // The passkey signs in on its own afterwards.
-    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    const params = new URLSearchParams({
+      client_id: web.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+    });
     const b2 = s.browser();
     const login = await b2.get((await b2.get(`/authorize?${params}`)).headers.location!);
     const c2 = csrfOf(login.text);
     const o2 = await b2.post('/login/passkey/options', { csrf_token: c2 });
-    const r2 = await b2.post('/login/passkey', { csrf_token: c2, flow: /name="flow" value="([^"]+)"/.exec(login.text)![1]!, credential: JSON.stringify(em.getJSON(origin, o2.json())) });
+    const r2 = await b2.post('/login/passkey', {
+      csrf_token: c2,
+      flow: /name="flow" value="([^"]+)"/.exec(login.text)![1]!,
+      credential: JSON.stringify(em.getJSON(origin, o2.json())),
+    });
     assert.equal(r2.status, 303, r2.text.slice(0, 300));
     assert.deepEqual((await redeem(r2.headers.location!)).amr, ['swk', 'user', 'mfa']);
 

@@ -20,7 +20,9 @@ describe('TOTP, recovery codes and the sign-in challenge', () => {
   const EMAIL = 'totp@example.com';
   const code = (offsetSteps = 0) => generate({ secret, epoch: Math.floor(clock.now() / 1000) + offsetSteps * 30 });
   const events = async (type: string) =>
-    (await s.request({ path: `/v1/events?types=${type}&limit=100`, headers: { authorization: `Bearer ${s.tenant.platformApiKey}` } })).json().data as Array<{ data: Record<string, unknown> }>;
+    (await s.request({ path: `/v1/events?types=${type}&limit=100`, headers: { authorization: `Bearer ${s.tenant.platformApiKey}` } })).json().data as Array<{
+      data: Record<string, unknown>;
+    }>;
 
   before(async () => {
     s = await startSigninServer({ clock });
@@ -55,7 +57,11 @@ describe('TOTP, recovery codes and the sign-in challenge', () => {
 
   async function redeem(location: string) {
     const c = new URL(location).searchParams.get('code')!;
-    const t = await s.post('/token', { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) });
+    const t = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER },
+      { authorization: basic(web.client_id, web.client_secret) },
+    );
     assert.equal(t.status, 200, t.text);
     return decodeJwt(t.json().id_token);
   }
@@ -174,7 +180,15 @@ describe('TOTP, recovery codes and the sign-in challenge', () => {
     assert.equal(page.status, 303);
     assert.equal(page.headers.location, '/sessions');
     // Signed in with two factors: a request with acr_values=mfa completes without a page.
-    const params = new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256', acr_values: 'mfa' });
+    const params = new URLSearchParams({
+      client_id: web.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+      acr_values: 'mfa',
+    });
     const direct = await b.get(`/authorize?${params}`);
     assert.ok(direct.headers.location!.startsWith(REDIRECT), direct.headers.location);
     assert.equal((await redeem(direct.headers.location!)).acr, 'mfa');

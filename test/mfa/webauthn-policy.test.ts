@@ -81,7 +81,11 @@ describe('/v1 organizations/{orgId}/webauthn_policy', () => {
     }
     expectError(await api('PUT', `/organizations/${org}/webauthn_policy`, '[]'), 400, 'invalid_request');
     expectError(await api('PUT', `/organizations/${org}/webauthn_policy`, '{"aaguid_allowlist": ['), 400, 'invalid_request');
-    expectError(await api('PUT', `/organizations/${org}/webauthn_policy`, 'aaguid_allowlist=', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+    expectError(
+      await api('PUT', `/organizations/${org}/webauthn_policy`, 'aaguid_allowlist=', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'unsupported_media_type',
+    );
     // A malformed id in the path names no resource (src/http/errors.ts).
     expectError(await api('PUT', '/organizations/not-an-id/webauthn_policy', { aaguid_allowlist: null }), 404, 'not_found');
     expectError(await api('GET', '/organizations/org_x/webauthn_policy'), 404, 'not_found');

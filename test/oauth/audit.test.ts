@@ -12,12 +12,20 @@ describe('OAuth audit events', () => {
   after(() => s.close());
 
   const events = async (type: string) =>
-    (await v1(s, s.tenant.platformApiKey)('GET', `/events?limit=100&types=${type}`)).json().data as Array<{ actor: { type: string; id: string }; data: Record<string, unknown> }>;
+    (await v1(s, s.tenant.platformApiKey)('GET', `/events?limit=100&types=${type}`)).json().data as Array<{
+      actor: { type: string; id: string };
+      data: Record<string, unknown>;
+    }>;
 
   it('records token exchange, refresh-token reuse and revocation in /v1/events', async () => {
     const app = await serviceClient(s, { grant_types: ['refresh_token', 'client_credentials'] });
     const auth = basic(app.client_id, app.client_secret!);
-    const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.client_id, sub: 'user_9', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
+    const rt = await startRefreshFamily(
+      s.tenant.tenant,
+      { clientId: app.client_id, sub: 'user_9', scopes: ['read'], resources: [], jkt: null },
+      s.server.ctx.oauth.ports,
+      Date.now(),
+    );
     const first = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth })).json();
     assert.ok(first.access_token, 'refreshed');
     const reuse = await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: auth });
@@ -44,7 +52,12 @@ describe('OAuth audit events', () => {
 
   it('records a refresh-token revocation at /revoke, with the family', async () => {
     const app = await serviceClient(s, { grant_types: ['refresh_token'] });
-    const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.client_id, sub: 'user_7', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
+    const rt = await startRefreshFamily(
+      s.tenant.tenant,
+      { clientId: app.client_id, sub: 'user_7', scopes: [], resources: [], jkt: null },
+      s.server.ctx.oauth.ports,
+      Date.now(),
+    );
     assert.equal((await s.post('/revoke', { token: rt }, { authorization: basic(app.client_id, app.client_secret!) })).status, 200);
     const revoked = (await events('token.revoked')).filter((e) => e.data.token_type === 'refresh_token' && e.actor.id === app.client_id);
     assert.equal(revoked.length, 1);
@@ -86,10 +99,22 @@ describe('OAuth audit events', () => {
     assert.equal((await api('PUT', '/oauth/settings', { access_token_ttl_seconds: 900, refresh_token_ttl_seconds: null })).status, 200);
     assert.equal((await api('DELETE', `/clients/${id}`)).status, 204);
 
-    const all = (await api('GET', '/events?limit=100')).json().data as Array<{ type: string; actor: { type: string }; organization_id: string | null; data: Record<string, unknown> }>;
+    const all = (await api('GET', '/events?limit=100')).json().data as Array<{
+      type: string;
+      actor: { type: string };
+      organization_id: string | null;
+      data: Record<string, unknown>;
+    }>;
     const of = (type: string) => all.filter((e) => e.type === type && (e.data.client_id === id || type === 'oauth_settings.updated'));
     const [c] = of('client.created');
-    assert.deepEqual(c!.data, { client_id: id, client_name: 'Audited', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic', redirect_uris: [], third_party: false });
+    assert.deepEqual(c!.data, {
+      client_id: id,
+      client_name: 'Audited',
+      grant_types: ['client_credentials'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      redirect_uris: [],
+      third_party: false,
+    });
     assert.equal(c!.actor.type, 'api_key');
     assert.equal(c!.organization_id, null);
     assert.deepEqual(of('client.updated')[0]!.data, { client_id: id, changed: ['client_name', 'third_party'], secret_issued: false });

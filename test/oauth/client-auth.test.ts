@@ -31,7 +31,13 @@ describe('client authentication', () => {
 
   it('accepts private_key_jwt from oauth4webapi (alg Ed25519, aud = issuer)', async () => {
     const client = { client_id: jwtClient };
-    const res = await oauth.clientCredentialsGrantRequest(s.as, client, oauth.PrivateKeyJwt({ key: key.privateKey, kid: 'k1' }), new URLSearchParams(), insecure);
+    const res = await oauth.clientCredentialsGrantRequest(
+      s.as,
+      client,
+      oauth.PrivateKeyJwt({ key: key.privateKey, kid: 'k1' }),
+      new URLSearchParams(),
+      insecure,
+    );
     const tokens = await oauth.processClientCredentialsResponse(s.as, client, res);
     assert.equal((await s.verifyAt(tokens.access_token)).client_id, jwtClient);
   });
@@ -45,7 +51,9 @@ describe('client authentication', () => {
     const es = await generateKeyPair('ES256', { extractable: true });
     const c = await serviceClient(s, { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(es.publicKey)), kid: 'e1' }] } });
     const now = Math.floor(Date.now() / 1000);
-    const a = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'j', exp: now + 60 }).setProtectedHeader({ alg: 'ES256', kid: 'e1' }).sign(es.privateKey);
+    const a = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'j', exp: now + 60 })
+      .setProtectedHeader({ alg: 'ES256', kid: 'e1' })
+      .sign(es.privateKey);
     assert.equal((await withAssertion(a)).status, 200);
   });
 
@@ -63,33 +71,45 @@ describe('client authentication', () => {
       ['no jti', () => assertion({ jti: undefined })],
       ['another key', async () => assertion({}, { key: (await generateKeyPair('EdDSA')).privateKey })],
       ['an unknown kid', () => assertion({}, { kid: 'nope' })],
-      ['HS256 keyed with the public key', async () => {
-        const t = Math.floor(Date.now() / 1000);
-        return new SignJWT({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'h', exp: t + 60 })
-          .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
-          .sign(new TextEncoder().encode(JSON.stringify(jwk)));
-      }],
-      ['alg none', async () => {
-        const t = Math.floor(Date.now() / 1000);
-        const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-        return `${enc({ alg: 'none' })}.${enc({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'n', exp: t + 60 })}.`;
-      }],
+      [
+        'HS256 keyed with the public key',
+        async () => {
+          const t = Math.floor(Date.now() / 1000);
+          return new SignJWT({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'h', exp: t + 60 })
+            .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+            .sign(new TextEncoder().encode(JSON.stringify(jwk)));
+        },
+      ],
+      [
+        'alg none',
+        async () => {
+          const t = Math.floor(Date.now() / 1000);
+          const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+          return `${enc({ alg: 'none' })}.${enc({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'n', exp: t + 60 })}.`;
+        },
+      ],
       // Only registered keys count: a key the assertion carries in its header (private members
       // and all, or public) is never used to verify it.
-      ['a key of its own in the header jwk (private)', async () => {
-        const own = await generateKeyPair('EdDSA', { extractable: true });
-        const t = Math.floor(Date.now() / 1000);
-        return new SignJWT({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'e', exp: t + 60 })
-          .setProtectedHeader({ alg: 'EdDSA', jwk: await exportJWK(own.privateKey) } as never)
-          .sign(own.privateKey);
-      }],
-      ['a key of its own in the header jwk, named by the registered kid', async () => {
-        const own = await generateKeyPair('EdDSA', { extractable: true });
-        const t = Math.floor(Date.now() / 1000);
-        return new SignJWT({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'f', exp: t + 60 })
-          .setProtectedHeader({ alg: 'EdDSA', kid: 'k1', jwk: await exportJWK(own.publicKey) })
-          .sign(own.privateKey);
-      }],
+      [
+        'a key of its own in the header jwk (private)',
+        async () => {
+          const own = await generateKeyPair('EdDSA', { extractable: true });
+          const t = Math.floor(Date.now() / 1000);
+          return new SignJWT({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'e', exp: t + 60 })
+            .setProtectedHeader({ alg: 'EdDSA', jwk: await exportJWK(own.privateKey) } as never)
+            .sign(own.privateKey);
+        },
+      ],
+      [
+        'a key of its own in the header jwk, named by the registered kid',
+        async () => {
+          const own = await generateKeyPair('EdDSA', { extractable: true });
+          const t = Math.floor(Date.now() / 1000);
+          return new SignJWT({ iss: jwtClient, sub: jwtClient, aud: s.issuer, jti: 'f', exp: t + 60 })
+            .setProtectedHeader({ alg: 'EdDSA', kid: 'k1', jwk: await exportJWK(own.publicKey) })
+            .sign(own.privateKey);
+        },
+      ],
       ['a value that is not a JWT', async () => 'not-a-jwt'],
     ];
     for (const [name, make] of cases) {
@@ -103,12 +123,16 @@ describe('client authentication', () => {
     it('rejects RS256 (only EdDSA, Ed25519, ES256 and PS256 are accepted)', async () => {
       const rsa = await generateKeyPair('RS256', { extractable: true });
       const c = await serviceClient(s, { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(rsa.publicKey)), kid: 'r1' }] } });
-      const a = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'r', exp: now() + 60 }).setProtectedHeader({ alg: 'RS256', kid: 'r1' }).sign(rsa.privateKey);
+      const a = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'r', exp: now() + 60 })
+        .setProtectedHeader({ alg: 'RS256', kid: 'r1' })
+        .sign(rsa.privateKey);
       const r = await withAssertion(a);
       assert.equal(r.status, 401);
       assert.equal(r.json().error, 'invalid_client');
       const psKey = await importJWK(await exportJWK(rsa.privateKey), 'PS256');
-      const ps = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'p', exp: now() + 60 }).setProtectedHeader({ alg: 'PS256', kid: 'r1' }).sign(psKey);
+      const ps = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'p', exp: now() + 60 })
+        .setProtectedHeader({ alg: 'PS256', kid: 'r1' })
+        .sign(psKey);
       assert.equal((await withAssertion(ps)).status, 200);
     });
 
@@ -122,7 +146,9 @@ describe('client authentication', () => {
 
     it('rejects an assertion for a client registered with a secret', async () => {
       const c = await serviceClient(s);
-      const a = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'x', exp: now() + 60 }).setProtectedHeader({ alg: 'EdDSA' }).sign(key.privateKey);
+      const a = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'x', exp: now() + 60 })
+        .setProtectedHeader({ alg: 'EdDSA' })
+        .sign(key.privateKey);
       const r = await withAssertion(a);
       assert.equal(r.status, 401);
       assert.equal(r.json().error, 'invalid_client');
@@ -169,7 +195,11 @@ describe('client authentication', () => {
       const strictBasic = await serviceClient(s, { token_endpoint_auth_method_strict: true });
       assert.equal(strictBasic.token_endpoint_auth_method_strict, true);
       // /v1 shows it (the console reads it back from there).
-      const shown = await s.request({ method: 'GET', path: `/v1/clients/${strictBasic.client_id}`, headers: { authorization: `Bearer ${s.tenant.platformApiKey}` } });
+      const shown = await s.request({
+        method: 'GET',
+        path: `/v1/clients/${strictBasic.client_id}`,
+        headers: { authorization: `Bearer ${s.tenant.platformApiKey}` },
+      });
       assert.equal(shown.json().token_endpoint_auth_method_strict, true, shown.text);
       const r = await s.post('/token', { grant_type: 'client_credentials', client_id: strictBasic.client_id, client_secret: strictBasic.client_secret! });
       assert.equal(r.status, 401);

@@ -13,7 +13,13 @@ describe('client_credentials grant', () => {
   it('issues an EdDSA at+jwt per RFC 9068 to a client_secret_basic client, with no refresh token', async () => {
     const c = await serviceClient(s);
     const client = { client_id: c.client_id };
-    const res = await oauth.clientCredentialsGrantRequest(s.as, client, oauth.ClientSecretBasic(c.client_secret!), new URLSearchParams({ scope: 'read' }), insecure);
+    const res = await oauth.clientCredentialsGrantRequest(
+      s.as,
+      client,
+      oauth.ClientSecretBasic(c.client_secret!),
+      new URLSearchParams({ scope: 'read' }),
+      insecure,
+    );
     assert.equal(res.headers.get('cache-control'), 'no-store');
     const tokens = await oauth.processClientCredentialsResponse(s.as, client, res);
     assert.equal(tokens.token_type, 'bearer');
@@ -39,11 +45,19 @@ describe('client_credentials grant', () => {
 
   it('puts an allowed resource indicator in aud (RFC 8707)', async () => {
     const c = await serviceClient(s, { allowed_resources: ['https://api.example/', 'https://other.example/'] });
-    const r = await s.post('/token', { grant_type: 'client_credentials', resource: 'https://api.example/' }, { authorization: basic(c.client_id, c.client_secret!) });
+    const r = await s.post(
+      '/token',
+      { grant_type: 'client_credentials', resource: 'https://api.example/' },
+      { authorization: basic(c.client_id, c.client_secret!) },
+    );
     assert.equal(r.status, 200);
     const claims = await s.verifyAt(r.json().access_token, 'https://api.example/');
     assert.equal(claims.aud, 'https://api.example/');
-    const two = await s.post('/token', { grant_type: 'client_credentials', resource: ['https://api.example/', 'https://other.example/'] }, { authorization: basic(c.client_id, c.client_secret!) });
+    const two = await s.post(
+      '/token',
+      { grant_type: 'client_credentials', resource: ['https://api.example/', 'https://other.example/'] },
+      { authorization: basic(c.client_id, c.client_secret!) },
+    );
     assert.deepEqual((await s.verifyAt(two.json().access_token, 'https://other.example/')).aud, ['https://api.example/', 'https://other.example/']);
   });
 
@@ -76,7 +90,12 @@ describe('client_credentials grant', () => {
     }
 
     it('rejects a JSON body', async () => {
-      const r = await s.request({ method: 'POST', path: '/token', headers: { 'content-type': 'application/json', authorization: auth }, body: JSON.stringify({ grant_type: 'client_credentials' }) });
+      const r = await s.request({
+        method: 'POST',
+        path: '/token',
+        headers: { 'content-type': 'application/json', authorization: auth },
+        body: JSON.stringify({ grant_type: 'client_credentials' }),
+      });
       assert.equal(r.status, 400);
       assert.equal(r.json().error, 'invalid_request');
     });

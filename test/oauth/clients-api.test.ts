@@ -59,28 +59,73 @@ describe('/v1/clients', () => {
 
   it('registers a private_key_jwt client with inline jwks and no secret', async () => {
     const { publicKey } = await generateKeyPair('EdDSA', { extractable: true });
-    const r = await api('POST', '/clients', { token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks: { keys: [await exportJWK(publicKey)] } });
+    const r = await api('POST', '/clients', {
+      token_endpoint_auth_method: 'private_key_jwt',
+      grant_types: ['client_credentials'],
+      jwks: { keys: [await exportJWK(publicKey)] },
+    });
     assert.equal(r.status, 201);
     assert.equal(r.json().client_secret, undefined);
   });
 
   describe('bad registrations', () => {
     const cases: Array<[string, () => Promise<unknown>, string]> = [
-      ['private_key_jwt without jwks or jwks_uri', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'] }), 'invalid_client_metadata'],
-      ['a jwks holding a private key', async () => {
-        const { privateKey } = await generateKeyPair('EdDSA', { extractable: true });
-        return { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [await exportJWK(privateKey)] } };
-      }, 'invalid_request'],
-      ['a jwks_uri on a loopback address', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'http://127.0.0.1/jwks' }), 'invalid_client_metadata'],
-      ['a jwks_uri at the metadata service', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'http://169.254.169.254/latest' }), 'invalid_client_metadata'],
-      ['a file: jwks_uri', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'file:///etc/passwd' }), 'invalid_client_metadata'],
-      ['a jwks_uri with credentials', async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'https://user@keys.example/jwks' }), 'invalid_client_metadata'],
-      ['both jwks and jwks_uri', async () => {
-        const { publicKey } = await generateKeyPair('EdDSA', { extractable: true });
-        return { token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks: { keys: [await exportJWK(publicKey)] }, jwks_uri: 'https://keys.example/jwks' };
-      }, 'invalid_client_metadata'],
-      ['a public client with client_credentials', async () => ({ token_endpoint_auth_method: 'none', grant_types: ['client_credentials'] }), 'invalid_client_metadata'],
-      ['a public client with token exchange', async () => ({ token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'] }), 'invalid_client_metadata'],
+      [
+        'private_key_jwt without jwks or jwks_uri',
+        async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'] }),
+        'invalid_client_metadata',
+      ],
+      [
+        'a jwks holding a private key',
+        async () => {
+          const { privateKey } = await generateKeyPair('EdDSA', { extractable: true });
+          return { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [await exportJWK(privateKey)] } };
+        },
+        'invalid_request',
+      ],
+      [
+        'a jwks_uri on a loopback address',
+        async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'http://127.0.0.1/jwks' }),
+        'invalid_client_metadata',
+      ],
+      [
+        'a jwks_uri at the metadata service',
+        async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'http://169.254.169.254/latest' }),
+        'invalid_client_metadata',
+      ],
+      [
+        'a file: jwks_uri',
+        async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'file:///etc/passwd' }),
+        'invalid_client_metadata',
+      ],
+      [
+        'a jwks_uri with credentials',
+        async () => ({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: 'https://user@keys.example/jwks' }),
+        'invalid_client_metadata',
+      ],
+      [
+        'both jwks and jwks_uri',
+        async () => {
+          const { publicKey } = await generateKeyPair('EdDSA', { extractable: true });
+          return {
+            token_endpoint_auth_method: 'private_key_jwt',
+            grant_types: ['client_credentials'],
+            jwks: { keys: [await exportJWK(publicKey)] },
+            jwks_uri: 'https://keys.example/jwks',
+          };
+        },
+        'invalid_client_metadata',
+      ],
+      [
+        'a public client with client_credentials',
+        async () => ({ token_endpoint_auth_method: 'none', grant_types: ['client_credentials'] }),
+        'invalid_client_metadata',
+      ],
+      [
+        'a public client with token exchange',
+        async () => ({ token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'] }),
+        'invalid_client_metadata',
+      ],
       ['authorization_code without redirect_uris', async () => ({ grant_types: ['authorization_code'] }), 'invalid_redirect_uri'],
       ['a redirect_uri with a fragment', async () => ({ redirect_uris: ['https://app.example/cb#x'] }), 'invalid_request'],
       ['a javascript: redirect_uri', async () => ({ redirect_uris: ['javascript:alert(1)'] }), 'invalid_request'],
@@ -89,8 +134,16 @@ describe('/v1/clients', () => {
       ['a redirect_uri with credentials', async () => ({ redirect_uris: ['https://u:p@app.example/cb'] }), 'invalid_request'],
       ['an unknown auth method', async () => ({ token_endpoint_auth_method: 'client_secret_jwt' }), 'invalid_request'],
       ['an unknown grant type', async () => ({ grant_types: ['password'] }), 'invalid_request'],
-      ['an allowed resource with a fragment', async () => ({ grant_types: ['client_credentials'], allowed_resources: ['https://api.example/#f'] }), 'invalid_request'],
-      ['a token_exchange policy without the grant', async () => ({ grant_types: ['client_credentials'], token_exchange: { subject_clients: ['*'], audiences: [] } }), 'invalid_client_metadata'],
+      [
+        'an allowed resource with a fragment',
+        async () => ({ grant_types: ['client_credentials'], allowed_resources: ['https://api.example/#f'] }),
+        'invalid_request',
+      ],
+      [
+        'a token_exchange policy without the grant',
+        async () => ({ grant_types: ['client_credentials'], token_exchange: { subject_clients: ['*'], audiences: [] } }),
+        'invalid_client_metadata',
+      ],
       ['an unknown field', async () => ({ grant_types: ['client_credentials'], secret_hash: 'x' }), 'invalid_request'],
     ];
     for (const [name, body, error] of cases) {

@@ -37,15 +37,30 @@ describe('CORS for browser apps', () => {
   after(() => s.close());
 
   async function code(clientId: string): Promise<string> {
-    const params = new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    const params = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid offline_access',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+    });
     const b = s.browser();
     const cb = await signIn(b, (await b.get(`/authorize?${params}`)).headers.location!, user.email);
     return new URL(cb.headers.location!).searchParams.get('code')!;
   }
   const redeem = async (clientId: string, origin?: string) =>
-    s.post('/token', { grant_type: 'authorization_code', code: await code(clientId), redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: clientId }, origin ? { origin } : {});
+    s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: await code(clientId), redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: clientId },
+      origin ? { origin } : {},
+    );
   const options = (path: string, origin: string, method = 'POST') =>
-    s.request({ method: 'OPTIONS', path, headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, dpop, content-type' } });
+    s.request({
+      method: 'OPTIONS',
+      path,
+      headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, dpop, content-type' },
+    });
 
   it('validates allowed_origins on create and PATCH, and returns it in the client resource', async () => {
     const api = v1(s, s.tenant.platformApiKey);
@@ -67,7 +82,11 @@ describe('CORS for browser apps', () => {
       expectError(r, 400, 'invalid_request'); // a shape error, like a bad redirect_uri
       assert.match(r.json().error_description, /^allowed_origins\[0\]: /, bad);
     }
-    const created = await api('POST', '/clients', { token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT], allowed_origins: ['https://app.example:8443', 'http://localhost:3000', 'http://[::1]:8080'] });
+    const created = await api('POST', '/clients', {
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [REDIRECT],
+      allowed_origins: ['https://app.example:8443', 'http://localhost:3000', 'http://[::1]:8080'],
+    });
     assert.equal(created.status, 201, created.text);
     assert.deepEqual(created.json().allowed_origins, ['https://app.example:8443', 'http://localhost:3000', 'http://[::1]:8080']);
     const id = created.json().client_id;
@@ -114,14 +133,26 @@ describe('CORS for browser apps', () => {
 
     // Registered on another client of the tenant: refused before the code is spent.
     const c = await code(spa.client_id);
-    const wrong = await s.post('/token', { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: spa.client_id }, { origin: OTHER_SPA });
+    const wrong = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: spa.client_id },
+      { origin: OTHER_SPA },
+    );
     expectError(wrong, 400, 'invalid_request');
     assertNoCors(wrong, 'token from another client’s origin');
-    const evil = await s.post('/token', { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: spa.client_id }, { origin: EVIL });
+    const evil = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: spa.client_id },
+      { origin: EVIL },
+    );
     expectError(evil, 400, 'invalid_request');
     assertNoCors(evil, 'token from an unregistered origin');
     // The code was not consumed by the refused attempts.
-    const good = await s.post('/token', { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: spa.client_id }, { origin: SPA });
+    const good = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: spa.client_id },
+      { origin: SPA },
+    );
     assert.equal(good.status, 200, good.text);
 
     // A server-side caller sends no Origin: no CORS headers, nothing refused.
@@ -130,7 +161,11 @@ describe('CORS for browser apps', () => {
     assertNoCors(server, 'no Origin');
 
     // Errors are readable by the page too.
-    const bad = await s.post('/token', { grant_type: 'authorization_code', code: 'nope', redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: spa.client_id }, { origin: SPA });
+    const bad = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: 'nope', redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: spa.client_id },
+      { origin: SPA },
+    );
     expectError(bad, 400, 'invalid_grant');
     assertCors(bad, SPA);
   });
@@ -149,7 +184,10 @@ describe('CORS for browser apps', () => {
     assert.equal(denied.status, 401);
     assertCors(denied, SPA);
     assert.match(String(denied.headers['access-control-expose-headers']), /WWW-Authenticate/i);
-    assertNoCors(await s.request({ path: '/userinfo', headers: { origin: EVIL, authorization: `Bearer ${tokens.access_token}` } }), 'userinfo from an unregistered origin');
+    assertNoCors(
+      await s.request({ path: '/userinfo', headers: { origin: EVIL, authorization: `Bearer ${tokens.access_token}` } }),
+      'userinfo from an unregistered origin',
+    );
 
     const wrong = await s.post('/revoke', { token: refreshed.json().refresh_token, client_id: spa.client_id }, { origin: EVIL });
     expectError(wrong, 400, 'invalid_request');
@@ -157,7 +195,11 @@ describe('CORS for browser apps', () => {
     const revoked = await s.post('/revoke', { token: refreshed.json().refresh_token, client_id: spa.client_id }, { origin: SPA });
     assert.equal(revoked.status, 200, revoked.text);
     assertCors(revoked, SPA);
-    const after = await s.post('/token', { grant_type: 'refresh_token', refresh_token: refreshed.json().refresh_token, client_id: spa.client_id }, { origin: SPA });
+    const after = await s.post(
+      '/token',
+      { grant_type: 'refresh_token', refresh_token: refreshed.json().refresh_token, client_id: spa.client_id },
+      { origin: SPA },
+    );
     expectError(after, 400, 'invalid_grant');
   });
 
@@ -206,9 +248,18 @@ describe('CORS for browser apps', () => {
 
   it('does not serve CORS to an origin registered in another tenant', async () => {
     const t2 = await s.createTenant('tenant2.localhost:1');
-    await s.server.ctx.management.clients.create(t2.tenant.id, { token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT], allowed_origins: ['https://t2.example'] });
+    await s.server.ctx.management.clients.create(t2.tenant.id, {
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [REDIRECT],
+      allowed_origins: ['https://t2.example'],
+    });
     assertNoCors(await options('/token', 'https://t2.example'), 'origin of another tenant');
-    const there = await s.request({ method: 'OPTIONS', path: '/token', host: 'tenant2.localhost:1', headers: { origin: 'https://t2.example', 'access-control-request-method': 'POST' } });
+    const there = await s.request({
+      method: 'OPTIONS',
+      path: '/token',
+      host: 'tenant2.localhost:1',
+      headers: { origin: 'https://t2.example', 'access-control-request-method': 'POST' },
+    });
     assertCors(there, 'https://t2.example');
     assert.ok(other.client_id);
   });

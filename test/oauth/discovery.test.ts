@@ -17,7 +17,8 @@ describe('discovery members of the token service', () => {
       assert.equal(m.revocation_endpoint, `${s.issuer}/revoke`);
       // Exactly the running server's grant table (the same table /token dispatches on).
       assert.deepEqual(m.grant_types_supported, [...s.server.ctx.oauth.grants.keys()]);
-      for (const g of ['client_credentials', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange']) assert.ok(m.grant_types_supported.includes(g));
+      for (const g of ['client_credentials', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange'])
+        assert.ok(m.grant_types_supported.includes(g));
       assert.deepEqual(m.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none']);
       assert.deepEqual(m.token_endpoint_auth_signing_alg_values_supported, ['EdDSA', 'Ed25519', 'ES256', 'PS256']);
       assert.deepEqual(m.dpop_signing_alg_values_supported, ['EdDSA', 'Ed25519', 'ES256', 'PS256']);

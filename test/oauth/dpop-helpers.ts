@@ -14,17 +14,10 @@ export async function proofKey(): Promise<ProofKey> {
 export const ath = (token: string) => createHash('sha256').update(token).digest('base64url');
 
 /** A DPoP proof with overridable claims (undefined removes one) and header members. */
-export async function makeProof(
-  key: ProofKey,
-  claims: Record<string, unknown>,
-  header: Record<string, unknown> = {},
-  signWith?: CryptoKey,
-): Promise<string> {
+export async function makeProof(key: ProofKey, claims: Record<string, unknown>, header: Record<string, unknown> = {}, signWith?: CryptoKey): Promise<string> {
   const base = { jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims };
   const payload = Object.fromEntries(Object.entries(base).filter(([, v]) => v !== undefined));
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk, ...header } as never)
-    .sign(signWith ?? key.pair.privateKey);
+  return new SignJWT(payload).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk, ...header } as never).sign(signWith ?? key.pair.privateKey);
 }
 
 /** An unsigned (`alg: none`) or arbitrarily-signed compact JWT. */

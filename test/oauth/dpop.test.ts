@@ -27,7 +27,10 @@ describe('DPoP at /token (RFC 9449)', () => {
     const client: oauth.Client = { client_id: c.client_id };
     const pair = await oauth.generateKeyPair('EdDSA');
     const DPoP = oauth.DPoP(client, pair);
-    const res = await oauth.clientCredentialsGrantRequest(s.as, client, oauth.ClientSecretBasic(c.client_secret!), new URLSearchParams(), { ...insecure, DPoP });
+    const res = await oauth.clientCredentialsGrantRequest(s.as, client, oauth.ClientSecretBasic(c.client_secret!), new URLSearchParams(), {
+      ...insecure,
+      DPoP,
+    });
     const tokens = await oauth.processClientCredentialsResponse(s.as, client, res);
     assert.equal(tokens.token_type, 'dpop');
     const claims = await s.verifyAt(tokens.access_token);
@@ -59,15 +62,21 @@ describe('DPoP at /token (RFC 9449)', () => {
       ['a proof that is not a JWT', async () => 'not-a-jwt'],
       ['typ other than dpop+jwt', () => makeProof(key, good(), { typ: 'JWT' })],
       ['alg none', async () => rawJwt({ alg: 'none', typ: 'dpop+jwt', jwk: key.jwk }, { ...good(), jti: 'n', iat: now() })],
-      ['alg HS256', async () => {
-        return new SignJWT({ ...good(), jti: 'h', iat: now() })
-          .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: key.jwk } as never)
-          .sign(new TextEncoder().encode('0123456789abcdef0123456789abcdef'));
-      }],
-      ['a private d in jwk', async () => {
-        const priv = await crypto.subtle.exportKey('jwk', key.pair.privateKey);
-        return makeProof(key, good(), { jwk: priv });
-      }],
+      [
+        'alg HS256',
+        async () => {
+          return new SignJWT({ ...good(), jti: 'h', iat: now() })
+            .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: key.jwk } as never)
+            .sign(new TextEncoder().encode('0123456789abcdef0123456789abcdef'));
+        },
+      ],
+      [
+        'a private d in jwk',
+        async () => {
+          const priv = await crypto.subtle.exportKey('jwk', key.pair.privateKey);
+          return makeProof(key, good(), { jwk: priv });
+        },
+      ],
       ['a bad signature', async () => makeProof(key, good(), {}, (await proofKey()).pair.privateKey)],
       ['no jti', () => makeProof(key, { ...good(), jti: undefined })],
       ['no htm', () => makeProof(key, { ...good(), htm: undefined })],

@@ -38,7 +38,13 @@ export async function startOAuthServer(
       return s.request({ method: 'POST', path, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: body.toString() });
     },
     verifyAt: async (token: string, audience = issuer) => {
-      const { payload } = await jwtVerify(token, jwks, { issuer, audience, typ: 'at+jwt', algorithms: ['EdDSA'], currentDate: opts.clock ? new Date(opts.clock.now()) : undefined });
+      const { payload } = await jwtVerify(token, jwks, {
+        issuer,
+        audience,
+        typ: 'at+jwt',
+        algorithms: ['EdDSA'],
+        currentDate: opts.clock ? new Date(opts.clock.now()) : undefined,
+      });
       return payload;
     },
   });

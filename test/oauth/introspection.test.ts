@@ -51,7 +51,12 @@ describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
   });
 
   it('describes a refresh token only to its own client', async () => {
-    const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
+    const rt = await startRefreshFamily(
+      s.tenant.tenant,
+      { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null },
+      s.server.ctx.oauth.ports,
+      Date.now(),
+    );
     const own = (await introspect(rt, {}, { authorization: app.auth })).json();
     assert.equal(own.active, true);
     assert.equal(own.token_type, 'refresh_token');
@@ -71,15 +76,21 @@ describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
       ['an expired token', () => forged({ iat: 1, exp: 2 })],
       ['an unknown token', async () => 'not-a-token'],
       ['an unknown refresh token', async () => 'rt_unknown'],
-      ['a token of another tenant', async () => {
-        const b = await s.createTenant('b.localhost');
-        return forged({ iss: b.tenant.issuer }, b.tenant.id);
-      }],
-      ['a revoked token', async () => {
-        const at = await token();
-        assert.equal((await s.post('/revoke', { token: at }, { authorization: app.auth })).status, 200);
-        return at;
-      }],
+      [
+        'a token of another tenant',
+        async () => {
+          const b = await s.createTenant('b.localhost');
+          return forged({ iss: b.tenant.issuer }, b.tenant.id);
+        },
+      ],
+      [
+        'a revoked token',
+        async () => {
+          const at = await token();
+          assert.equal((await s.post('/revoke', { token: at }, { authorization: app.auth })).status, 200);
+          return at;
+        },
+      ],
     ];
     for (const [name, make] of cases) {
       it(`for ${name}`, async () => {
@@ -108,7 +119,12 @@ describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
     });
 
     it("refuses a user's access token with 401 invalid_client", async () => {
-      const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
+      const rt = await startRefreshFamily(
+        s.tenant.tenant,
+        { clientId: app.id, sub: 'user_1', scopes: ['read'], resources: [], jkt: null },
+        s.server.ctx.oauth.ports,
+        Date.now(),
+      );
       const userToken = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: app.auth })).json().access_token;
       const r = await introspect(await token(), {}, { authorization: `Bearer ${userToken}` });
       assert.equal(r.status, 401);
@@ -147,7 +163,12 @@ describe('introspection (RFC 7662) and revocation (RFC 7009)', () => {
 
   describe('revocation', () => {
     it('revokes a refresh token family (oauth4webapi)', async () => {
-      const rt = await startRefreshFamily(s.tenant.tenant, { clientId: app.id, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
+      const rt = await startRefreshFamily(
+        s.tenant.tenant,
+        { clientId: app.id, sub: 'u', scopes: [], resources: [], jkt: null },
+        s.server.ctx.oauth.ports,
+        Date.now(),
+      );
       const rt2 = (await s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: app.auth })).json().refresh_token;
       const [id, secret] = Buffer.from(app.auth.slice(6), 'base64').toString().split(':') as [string, string];
       const client = { client_id: id };

@@ -41,7 +41,9 @@ describe('private_key_jwt with jwks_uri (fetched through the egress policy)', ()
 
   const assertion = async (k: GenerateKeyPairResult, kid: string, id = clientId) => {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ iss: id, sub: id, aud: s.issuer, jti: crypto.randomUUID(), exp: now + 60 }).setProtectedHeader({ alg: 'EdDSA', kid }).sign(k.privateKey);
+    return new SignJWT({ iss: id, sub: id, aud: s.issuer, jti: crypto.randomUUID(), exp: now + 60 })
+      .setProtectedHeader({ alg: 'EdDSA', kid })
+      .sign(k.privateKey);
   };
   const token = async (a: string) => s.post('/token', { grant_type: 'client_credentials', client_assertion_type: ASSERTION_TYPE, client_assertion: a });
 
@@ -49,7 +51,13 @@ describe('private_key_jwt with jwks_uri (fetched through the egress policy)', ()
     const client: oauth.Client = { client_id: clientId };
     const before = fetches;
     for (let i = 0; i < 2; i++) {
-      const res = await oauth.clientCredentialsGrantRequest(s.as, client, oauth.PrivateKeyJwt({ key: key.privateKey, kid: 'one' }), new URLSearchParams(), insecure);
+      const res = await oauth.clientCredentialsGrantRequest(
+        s.as,
+        client,
+        oauth.PrivateKeyJwt({ key: key.privateKey, kid: 'one' }),
+        new URLSearchParams(),
+        insecure,
+      );
       await oauth.processClientCredentialsResponse(s.as, client, res);
     }
     assert.equal(fetches - before, 1);
@@ -73,7 +81,11 @@ describe('private_key_jwt with jwks_uri (fetched through the egress policy)', ()
   });
 
   it('rejects the client when its jwks_uri cannot be fetched', async () => {
-    const broken = await s.createClient({ token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks_uri: jwksUrl.replace('/jwks', '/redirect') });
+    const broken = await s.createClient({
+      token_endpoint_auth_method: 'private_key_jwt',
+      grant_types: ['client_credentials'],
+      jwks_uri: jwksUrl.replace('/jwks', '/redirect'),
+    });
     const r = await token(await assertion(key, 'one', broken.client_id));
     assert.equal(r.status, 401);
     assert.equal(r.json().error, 'invalid_client');

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-type Doc = { servers: { url: string }[]; paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; requestBody?: unknown }>> };
+type Doc = {
+  servers: { url: string }[];
+  paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; requestBody?: unknown }>>;
+};
 
 describe('/openapi/oauth.json describes the protocol endpoints', () => {
   let s: TestServer;
@@ -37,7 +40,15 @@ describe('/openapi/oauth.json describes the protocol endpoints', () => {
 
   it('lists the endpoints discovery advertises', async () => {
     const metadata = (await s.request({ path: '/.well-known/openid-configuration' })).json();
-    for (const member of ['authorization_endpoint', 'token_endpoint', 'introspection_endpoint', 'revocation_endpoint', 'userinfo_endpoint', 'pushed_authorization_request_endpoint', 'jwks_uri']) {
+    for (const member of [
+      'authorization_endpoint',
+      'token_endpoint',
+      'introspection_endpoint',
+      'revocation_endpoint',
+      'userinfo_endpoint',
+      'pushed_authorization_request_endpoint',
+      'jwks_uri',
+    ]) {
       const path = new URL(metadata[member]).pathname;
       assert.ok(doc.paths[path], `${member} ${path}`);
     }
@@ -58,7 +69,9 @@ describe('/openapi/oauth.json describes the protocol endpoints', () => {
 
   it('documents the /token form per grant type and the JSON-body refusal', async () => {
     const token = doc.paths['/token']!.post!;
-    const form = (token.requestBody as { content: Record<string, { schema: { oneOf: unknown[]; discriminator: { propertyName: string } } }> }).content['application/x-www-form-urlencoded']!;
+    const form = (token.requestBody as { content: Record<string, { schema: { oneOf: unknown[]; discriminator: { propertyName: string } } }> }).content[
+      'application/x-www-form-urlencoded'
+    ]!;
     assert.equal(form.schema.discriminator.propertyName, 'grant_type');
     assert.equal(form.schema.oneOf.length, 4);
     const r = await s.request({ method: 'POST', path: '/token', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"client_credentials"}' });

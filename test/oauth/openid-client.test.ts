@@ -35,7 +35,12 @@ describe('token service with openid-client', () => {
   });
 
   it('refresh rotation, and revocation of the family', async () => {
-    const rt = await startRefreshFamily(s.tenant.tenant, { clientId, sub: 'user_1', scopes: ['read'], resources: [], jkt: null }, s.server.ctx.oauth.ports, Date.now());
+    const rt = await startRefreshFamily(
+      s.tenant.tenant,
+      { clientId, sub: 'user_1', scopes: ['read'], resources: [], jkt: null },
+      s.server.ctx.oauth.ports,
+      Date.now(),
+    );
     const first = await client.refreshTokenGrant(config, rt);
     assert.ok(first.refresh_token && first.refresh_token !== rt);
     await client.tokenRevocation(config, first.refresh_token!);

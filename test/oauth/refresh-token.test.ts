@@ -39,7 +39,10 @@ describe('refresh_token grant', () => {
     const client = { client_id: id };
     const rt = await grant(s, { clientId: id });
     assert.match(rt, /^rt_[\w-]{43}$/);
-    const res = await oauth.refreshTokenGrantRequest(s.as, client, oauth.ClientSecretBasic(secret), rt, { ...insecure, additionalParameters: { scope: 'read' } });
+    const res = await oauth.refreshTokenGrantRequest(s.as, client, oauth.ClientSecretBasic(secret), rt, {
+      ...insecure,
+      additionalParameters: { scope: 'read' },
+    });
     const tokens = await oauth.processRefreshTokenResponse(s.as, client, res);
     assert.equal(tokens.scope, 'read');
     assert.ok(tokens.refresh_token && tokens.refresh_token !== rt);
@@ -95,30 +98,55 @@ describe('refresh_token grant', () => {
       ['a wider scope', async () => refresh(await grant(s, { clientId: id }), { scope: 'read admin' }), 400, 'invalid_scope'],
       ['a resource outside the grant', async () => refresh(await grant(s, { clientId: id }), { resource: 'https://api.example/' }), 400, 'invalid_target'],
       ['a confidential client without authentication', async () => refresh(await grant(s, { clientId: id }), { client_id: id }, {}), 401, 'invalid_client'],
-      ['another client\'s refresh token', async () => {
-        const other = await serviceClient(s, { grant_types: ['refresh_token'] });
-        return refresh(await grant(s, { clientId: other.client_id }));
-      }, 400, 'invalid_grant'],
-      ['a refresh token of another tenant', async () => {
-        const b = await s.createTenant('b.localhost');
-        const c = await s.server.ctx.management.clients.create(b.tenant.id, { grant_types: ['refresh_token'] });
-        const rt = await startRefreshFamily(b.tenant, { clientId: c.client_id, sub: 'u', scopes: [], resources: [], jkt: null }, s.server.ctx.oauth.ports, clock.now());
-        return refresh(rt);
-      }, 400, 'invalid_grant'],
-      ['a revoked refresh token', async () => {
-        const rt = await grant(s, { clientId: id });
-        await s.post('/revoke', { token: rt, token_type_hint: 'refresh_token' }, { authorization: auth });
-        return refresh(rt);
-      }, 400, 'invalid_grant'],
-      ['an expired refresh token', async () => {
-        const rt = await grant(s, { clientId: id });
-        clock.advance(31 * 24 * 3600 * 1000);
-        try {
-          return await refresh(rt);
-        } finally {
-          clock.advance(-31 * 24 * 3600 * 1000);
-        }
-      }, 400, 'invalid_grant'],
+      [
+        "another client's refresh token",
+        async () => {
+          const other = await serviceClient(s, { grant_types: ['refresh_token'] });
+          return refresh(await grant(s, { clientId: other.client_id }));
+        },
+        400,
+        'invalid_grant',
+      ],
+      [
+        'a refresh token of another tenant',
+        async () => {
+          const b = await s.createTenant('b.localhost');
+          const c = await s.server.ctx.management.clients.create(b.tenant.id, { grant_types: ['refresh_token'] });
+          const rt = await startRefreshFamily(
+            b.tenant,
+            { clientId: c.client_id, sub: 'u', scopes: [], resources: [], jkt: null },
+            s.server.ctx.oauth.ports,
+            clock.now(),
+          );
+          return refresh(rt);
+        },
+        400,
+        'invalid_grant',
+      ],
+      [
+        'a revoked refresh token',
+        async () => {
+          const rt = await grant(s, { clientId: id });
+          await s.post('/revoke', { token: rt, token_type_hint: 'refresh_token' }, { authorization: auth });
+          return refresh(rt);
+        },
+        400,
+        'invalid_grant',
+      ],
+      [
+        'an expired refresh token',
+        async () => {
+          const rt = await grant(s, { clientId: id });
+          clock.advance(31 * 24 * 3600 * 1000);
+          try {
+            return await refresh(rt);
+          } finally {
+            clock.advance(-31 * 24 * 3600 * 1000);
+          }
+        },
+        400,
+        'invalid_grant',
+      ],
     ];
     for (const [name, run, status, error] of cases) {
       it(`rejects ${name}`, async () => {

@@ -63,7 +63,10 @@ describe('protocol refusals are logged with the OAuth error, the client_id and t
     assert.ok(codes.includes('invalid_client'));
     assert.ok(codes.includes('invalid_token'), 'the /userinfo refusal');
     assert.ok(codes.filter((c) => c === 'invalid_client').length >= 3, `introspect, revoke, par: ${codes.join(',')} ${paths.join(',')}`);
-    assert.ok(log.refusals().some((l) => l.client_id === c.client_id && l.oauth_error !== 'invalid_client'), `/authorize: ${JSON.stringify(log.refusals().slice(-1))}`);
+    assert.ok(
+      log.refusals().some((l) => l.client_id === c.client_id && l.oauth_error !== 'invalid_client'),
+      `/authorize: ${JSON.stringify(log.refusals().slice(-1))}`,
+    );
     for (const secret of ['at_secret_value', 'rt_secret_value', 'cs_bad']) assert.ok(!log.raw.includes(secret), secret);
   });
 

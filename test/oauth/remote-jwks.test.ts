@@ -16,7 +16,14 @@ describe('jwks_uri cache', () => {
   before(async () => {
     server = http.createServer((_req, res) => {
       fetches++;
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AA', kid: 'a' }, { kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'secret', kid: 'private' }] }));
+      res.writeHead(status, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          keys: [
+            { kty: 'OKP', crv: 'Ed25519', x: 'AA', kid: 'a' },
+            { kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'secret', kid: 'private' },
+          ],
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
@@ -32,7 +39,10 @@ describe('jwks_uri cache', () => {
     const c = cache();
     fetches = 0;
     const set = await c.keys(`${base}/a`, { refresh: false });
-    assert.deepEqual(set.keys.map((k) => k.kid), ['a']);
+    assert.deepEqual(
+      set.keys.map((k) => k.kid),
+      ['a'],
+    );
     await c.keys(`${base}/a`, { refresh: false });
     await c.keys(`${base}/a`, { refresh: true });
     assert.equal(fetches, 1);

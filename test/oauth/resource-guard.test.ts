@@ -59,7 +59,13 @@ describe('resource-server guard', () => {
     const c = await serviceClient(s, { allowed_resources: [RESOURCE] });
     const client: oauth.Client = { client_id: c.client_id };
     const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
-    const res = await oauth.clientCredentialsGrantRequest(s.as, client, oauth.ClientSecretBasic(c.client_secret!), new URLSearchParams({ resource: RESOURCE }), { ...insecure, DPoP });
+    const res = await oauth.clientCredentialsGrantRequest(
+      s.as,
+      client,
+      oauth.ClientSecretBasic(c.client_secret!),
+      new URLSearchParams({ resource: RESOURCE }),
+      { ...insecure, DPoP },
+    );
     const { access_token } = await oauth.processClientCredentialsResponse(s.as, client, res);
     for (let i = 0; i < 2; i++) {
       const r = await oauth.protectedResourceRequest(access_token, 'GET', new URL(url), new Headers(), null, { ...insecure, DPoP });
@@ -139,39 +145,54 @@ describe('resource-server guard', () => {
     };
     const cases: Array<[string, () => Promise<string>]> = [
       ['alg none', async () => rawJwt({ alg: 'none', typ: 'at+jwt' }, claims())],
-      ['HS256 keyed with the public key', async () => {
-        const jwk = (await s.server.ctx.keystore.jwks(s.tenant.tenant.id)).keys.find((k) => k.alg === 'EdDSA')!;
-        return new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: jwk.kid }).sign(new TextEncoder().encode(JSON.stringify(jwk)));
-      }],
+      [
+        'HS256 keyed with the public key',
+        async () => {
+          const jwk = (await s.server.ctx.keystore.jwks(s.tenant.tenant.id)).keys.find((k) => k.alg === 'EdDSA')!;
+          return new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: jwk.kid }).sign(new TextEncoder().encode(JSON.stringify(jwk)));
+        },
+      ],
       ['a jwk header naming its own key', async () => signed(claims(), { jwk: { kty: 'OKP', crv: 'Ed25519', x: 'AA' } })],
       ['a jku header', async () => signed(claims(), { jku: 'https://attacker.example/jwks' })],
-      ['a kid of another tenant', async () => {
-        const b = await s.createTenant('b.localhost');
-        const k = await s.server.ctx.keystore.activeKey(b.tenant.id, 'EdDSA');
-        return new SignJWT(claims()).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: k.kid }).sign(k.privateKey);
-      }],
-      ['a tampered payload', async () => {
-        const [h, , sig] = bearer.split('.');
-        return `${h}.${Buffer.from(JSON.stringify({ ...claims(), sub: 'admin' })).toString('base64url')}.${sig}`;
-      }],
+      [
+        'a kid of another tenant',
+        async () => {
+          const b = await s.createTenant('b.localhost');
+          const k = await s.server.ctx.keystore.activeKey(b.tenant.id, 'EdDSA');
+          return new SignJWT(claims()).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: k.kid }).sign(k.privateKey);
+        },
+      ],
+      [
+        'a tampered payload',
+        async () => {
+          const [h, , sig] = bearer.split('.');
+          return `${h}.${Buffer.from(JSON.stringify({ ...claims(), sub: 'admin' })).toString('base64url')}.${sig}`;
+        },
+      ],
       ['an expired token', async () => signed({ ...claims(), iat: now() - 600, exp: now() - 60 })],
       ['a token not yet valid', async () => signed({ ...claims(), nbf: now() + 600 })],
       ['a wrong iss', async () => signed({ ...claims(), iss: 'http://b.localhost' })],
-      ['a crit header', async () => {
-        const k = await s.server.ctx.keystore.activeKey(s.tenant.tenant.id, 'EdDSA');
-        const input = `${b64({ alg: 'EdDSA', typ: 'at+jwt', kid: k.kid, crit: ['x'], x: 1 })}.${b64(claims())}`;
-        return `${input}.${sign(null, Buffer.from(input), KeyObject.from(k.privateKey as CryptoKey)).toString('base64url')}`;
-      }],
+      [
+        'a crit header',
+        async () => {
+          const k = await s.server.ctx.keystore.activeKey(s.tenant.tenant.id, 'EdDSA');
+          const input = `${b64({ alg: 'EdDSA', typ: 'at+jwt', kid: k.kid, crit: ['x'], x: 1 })}.${b64(claims())}`;
+          return `${input}.${sign(null, Buffer.from(input), KeyObject.from(k.privateKey as CryptoKey)).toString('base64url')}`;
+        },
+      ],
       ['no kid', async () => signed(claims(), { kid: undefined })],
       ['a truncated signature', async () => bearer.slice(0, -4)],
       ['an issued-in-the-future token', async () => signed({ ...claims(), iat: now() + 600 })],
       ['a token without client_id', async () => signed({ ...claims(), client_id: undefined })],
       ['an ID token (typ JWT)', async () => signed(claims(), { typ: 'JWT' })],
-      ['a revoked token', async () => {
-        const t = (await s.post('/token', { grant_type: 'client_credentials', resource: RESOURCE }, { authorization: auth })).json().access_token;
-        assert.equal((await s.post('/revoke', { token: t }, { authorization: auth })).status, 200);
-        return t;
-      }],
+      [
+        'a revoked token',
+        async () => {
+          const t = (await s.post('/token', { grant_type: 'client_credentials', resource: RESOURCE }, { authorization: auth })).json().access_token;
+          assert.equal((await s.post('/revoke', { token: t }, { authorization: auth })).status, 200);
+          return t;
+        },
+      ],
     ];
     for (const [name, make] of cases) {
       it(`refuses ${name}`, async () => {

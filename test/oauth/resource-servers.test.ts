@@ -27,10 +27,20 @@ describe('resource servers (/v1/resource_servers) and their access-token algorit
 
   async function tokenFor(alg: string, extra: Record<string, unknown> = {}) {
     const identifier = `${API}${alg.toLowerCase()}/${Math.random().toString(36).slice(2)}`;
-    const created = await v1('POST', '/resource_servers', { name: `${alg} API`, identifier, access_token_signing_alg: alg, scopes: ['read', 'write'], ...extra });
+    const created = await v1('POST', '/resource_servers', {
+      name: `${alg} API`,
+      identifier,
+      access_token_signing_alg: alg,
+      scopes: ['read', 'write'],
+      ...extra,
+    });
     assert.equal(created.status, 201, created.text);
     const c = await serviceClient(s, { allowed_resources: [identifier] });
-    const r = await s.post('/token', { grant_type: 'client_credentials', resource: identifier, scope: 'read' }, { authorization: basic(c.client_id, c.client_secret!) });
+    const r = await s.post(
+      '/token',
+      { grant_type: 'client_credentials', resource: identifier, scope: 'read' },
+      { authorization: basic(c.client_id, c.client_secret!) },
+    );
     assert.equal(r.status, 200, r.text);
     return { token: r.json().access_token as string, identifier, expiresIn: r.json().expires_in as number, rs: created.json(), client: c };
   }
@@ -54,7 +64,8 @@ describe('resource servers (/v1/resource_servers) and their access-token algorit
   async function verifyWithFastJwt(token: string, audience: string): Promise<Record<string, unknown>> {
     const getJwks = buildGetJwks({ providerDiscovery: false });
     const verify = createVerifier({
-      key: async (decoded: { header: { kid?: string; alg?: string } }) => getJwks.getPublicKey({ kid: decoded.header.kid, alg: decoded.header.alg, domain: s.issuer }),
+      key: async (decoded: { header: { kid?: string; alg?: string } }) =>
+        getJwks.getPublicKey({ kid: decoded.header.kid, alg: decoded.header.alg, domain: s.issuer }),
       allowedAud: audience,
       allowedIss: s.issuer,
     });
@@ -186,9 +197,19 @@ describe('resource servers (/v1/resource_servers) and their access-token algorit
     assert.equal(r.json().error, 'not_found');
     const list = await s.request({ host, method: 'GET', path: '/v1/resource_servers', headers: oh });
     assert.deepEqual(list.json().data, []);
-    const patch = await s.request({ host, method: 'PATCH', path: `/v1/resource_servers/${created.id}`, headers: { ...oh, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
+    const patch = await s.request({
+      host,
+      method: 'PATCH',
+      path: `/v1/resource_servers/${created.id}`,
+      headers: { ...oh, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x' }),
+    });
     assert.equal(patch.status, 404);
-    const c = await s.server.ctx.management.clients.create(other.tenant.id, { grant_types: ['client_credentials'], scope: 'read', allowed_resources: [`${API}iso`] });
+    const c = await s.server.ctx.management.clients.create(other.tenant.id, {
+      grant_types: ['client_credentials'],
+      scope: 'read',
+      allowed_resources: [`${API}iso`],
+    });
     const form = new URLSearchParams({ grant_type: 'client_credentials', resource: `${API}iso` }).toString();
     const t = await s.request({
       host,

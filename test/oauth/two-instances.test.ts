@@ -48,8 +48,14 @@ describe('two instances on one database', () => {
     const key = await generateKeyPair('EdDSA', { extractable: true });
     const c = await serviceClient(s, { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(key.publicKey)), kid: 'k' }] } });
     const now = Math.floor(Date.now() / 1000);
-    const assertion = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'shared', exp: now + 60 }).setProtectedHeader({ alg: 'EdDSA', kid: 'k' }).sign(key.privateKey);
-    const form = { grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion };
+    const assertion = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: s.issuer, jti: 'shared', exp: now + 60 })
+      .setProtectedHeader({ alg: 'EdDSA', kid: 'k' })
+      .sign(key.privateKey);
+    const form = {
+      grant_type: 'client_credentials',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+    };
     assert.equal((await s.post('/token', form)).status, 200);
     const r = await post2('/token', form);
     assert.equal(r.status, 401);

@@ -12,9 +12,7 @@ describe('SCIM under concurrent requests', () => {
 
   it('creates a userName once when an IdP retries in parallel; the others get 409 uniqueness', async () => {
     const d = await createDirectory(s);
-    const results = await Promise.all(
-      Array.from({ length: 8 }, () => d.scim('POST', '/Users', { schemas: [USER], userName: 'race@acme.example' })),
-    );
+    const results = await Promise.all(Array.from({ length: 8 }, () => d.scim('POST', '/Users', { schemas: [USER], userName: 'race@acme.example' })));
     const statuses = results.map((r) => r.status).sort();
     assert.deepEqual(statuses, [201, 409, 409, 409, 409, 409, 409, 409], results.map((r) => r.text).join('\n'));
     for (const r of results.filter((x) => x.status === 409)) assert.equal(r.json().scimType, 'uniqueness');
@@ -30,12 +28,18 @@ describe('SCIM under concurrent requests', () => {
     const adds = await Promise.all(
       users.map((id) => d.scim('PATCH', `/Groups/${gid}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: id }] }] })),
     );
-    assert.ok(adds.every((r) => r.status === 200), adds.map((r) => r.text).join('\n'));
+    assert.ok(
+      adds.every((r) => r.status === 200),
+      adds.map((r) => r.text).join('\n'),
+    );
     assert.equal((await d.scim('GET', `/Groups/${gid}`)).json().members.length, 6);
     const titles = await Promise.all(
       ['a', 'b', 'c', 'd'].map((t) => d.scim('PATCH', `/Users/${users[0]}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'title', value: t }] })),
     );
-    assert.ok(titles.every((r) => r.status === 200), titles.map((r) => r.text).join('\n'));
+    assert.ok(
+      titles.every((r) => r.status === 200),
+      titles.map((r) => r.text).join('\n'),
+    );
     assert.equal((await d.scim('GET', `/Users/${users[0]}`)).headers.etag, 'W/"5"', 'writers of one resource queue; none is lost');
   });
 

@@ -37,8 +37,13 @@ describe('directory connections, SCIM tokens and SCIM authentication', () => {
     expectError(await api('POST', `/organizations/${org}/directory/scim_token`, { connection_id: 'dir_00000000000000000000000000' }), 404, 'not_found');
     assert.equal((await api('DELETE', `/organizations/${org}/directory/connections/${c.json().id}`)).status, 204);
     expectScimError(await scimClient(s, t.json().token)('GET', '/Users'), 401);
-    const events = (await api('GET', `/events?limit=100&organization_id=${org}&types=directory.connection.created,directory.token.created,directory.connection.deleted`)).json().data;
-    assert.deepEqual(events.map((e: { type: string }) => e.type), ['directory.connection.created', 'directory.token.created', 'directory.connection.deleted']);
+    const events = (
+      await api('GET', `/events?limit=100&organization_id=${org}&types=directory.connection.created,directory.token.created,directory.connection.deleted`)
+    ).json().data;
+    assert.deepEqual(
+      events.map((e: { type: string }) => e.type),
+      ['directory.connection.created', 'directory.token.created', 'directory.connection.deleted'],
+    );
   });
 
   it('needs directory:write and an org key of that organization', async () => {
@@ -67,7 +72,7 @@ describe('directory connections, SCIM tokens and SCIM authentication', () => {
     expectError(await v1(s, d.token)('GET', `/organizations/${d.orgId}/members`), 401, 'invalid_token');
   });
 
-  it('a new token revokes only that connection\'s previous token, at once', async () => {
+  it("a new token revokes only that connection's previous token, at once", async () => {
     const a = await createDirectory(s);
     const b = await createDirectory(s, { orgId: a.orgId, name: 'Second' });
     assert.equal((await a.scim('GET', '/Users')).status, 200);
@@ -89,7 +94,10 @@ describe('directory connections, SCIM tokens and SCIM authentication', () => {
     const u = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'lead@acme.example' })).json();
     await d.scim('POST', '/Users', { schemas: [USER], userName: 'other@acme.example' });
     await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Leads', members: [{ value: u.id }] });
-    assert.ok((await membersOf(d.api, d.orgId)).every((m) => m.role === 'member'), 'no mapping: roles untouched');
+    assert.ok(
+      (await membersOf(d.api, d.orgId)).every((m) => m.role === 'member'),
+      'no mapping: roles untouched',
+    );
     const p = await d.api('PATCH', `/organizations/${d.orgId}/directory/connections/${d.connectionId}`, { group_roles: { LEADS: 'admin' } });
     assert.equal(p.status, 200, p.text);
     const roles = Object.fromEntries((await membersOf(d.api, d.orgId)).map((m) => [m.user.email, m.role]));

@@ -62,7 +62,10 @@ describe('/v1 directory users and groups', () => {
     const r = await d.api('GET', `${base()}/users`);
     assert.equal(r.status, 200, r.text);
     const body = r.json() as { data: DirUser[]; has_more: boolean; next_cursor: string | null };
-    assert.deepEqual(body.data.map((u) => u.id), [ada, bob]);
+    assert.deepEqual(
+      body.data.map((u) => u.id),
+      [ada, bob],
+    );
     assert.equal(body.has_more, false);
     const [a, b] = body.data;
     assert.equal(a!.external_id, 'ext-ada');
@@ -85,7 +88,12 @@ describe('/v1 directory users and groups', () => {
     const u1 = await provisionUser(dir, 'u1@corp.example');
     const u2 = await provisionUser(dir, 'u2@corp.example');
     clock.advance(1000);
-    const eng = await dir.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Engineering', externalId: 'g-eng', members: [{ value: u1 }, { value: u2 }] });
+    const eng = await dir.scim('POST', '/Groups', {
+      schemas: [GROUP],
+      displayName: 'Engineering',
+      externalId: 'g-eng',
+      members: [{ value: u1 }, { value: u2 }],
+    });
     assert.equal(eng.status, 201, eng.text);
     clock.advance(1000);
     const empty = await dir.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Empty' });

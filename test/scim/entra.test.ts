@@ -88,7 +88,10 @@ describe('SCIM: an Entra ID-shaped provisioning sequence', () => {
     const remove = await d.scim('PATCH', `/Groups/${gid}`, { schemas: [PATCH], Operations: [{ op: 'Remove', path: 'members', value: [{ value: user.id }] }] });
     assert.deepEqual(remove.json().members, []);
     assert.equal((await membersOf(d.api, d.orgId))[0]?.role, 'member');
-    const rename = await d.scim('PATCH', `/Groups/${gid}`, { schemas: [PATCH], Operations: [{ op: 'Replace', path: 'displayName', value: 'Org Admins (renamed)' }] });
+    const rename = await d.scim('PATCH', `/Groups/${gid}`, {
+      schemas: [PATCH],
+      Operations: [{ op: 'Replace', path: 'displayName', value: 'Org Admins (renamed)' }],
+    });
     assert.equal(rename.json().displayName, 'Org Admins (renamed)');
 
     assert.equal((await d.scim('DELETE', `/Users/${user.id}`)).status, 204);
@@ -97,7 +100,10 @@ describe('SCIM: an Entra ID-shaped provisioning sequence', () => {
     assert.equal(groupAfter.json().members.length, 0);
 
     const events = await eventsOf(d.api, d.orgId, 'member.added,member.removed,member.role_changed,directory.user.deleted');
-    assert.deepEqual(events.map((e) => e.type), ['member.added', 'member.removed', 'member.added', 'member.role_changed', 'member.role_changed', 'member.removed', 'directory.user.deleted']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['member.added', 'member.removed', 'member.added', 'member.role_changed', 'member.role_changed', 'member.removed', 'directory.user.deleted'],
+    );
     assert.ok(events.every((e) => e.actor.type === 'scim' && e.actor.id === d.connectionId));
   });
 
@@ -117,7 +123,10 @@ describe('SCIM: an Entra ID-shaped provisioning sequence', () => {
     assert.deepEqual(r.json().emails, [{ type: 'work', value: 'no.email@contoso.com' }]);
     assert.deepEqual(r.json().addresses, [{ type: 'work', formatted: '1 Main St', locality: 'Redmond' }]);
     assert.equal(r.json().roles[0].primary, false);
-    const replaceMissing = await d.scim('PATCH', `/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'Replace', path: 'phoneNumbers[type eq "mobile"].value', value: '+1 555 0100' }] });
+    const replaceMissing = await d.scim('PATCH', `/Users/${u.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: 'Replace', path: 'phoneNumbers[type eq "mobile"].value', value: '+1 555 0100' }],
+    });
     assert.equal(replaceMissing.status, 400);
     assert.equal(replaceMissing.json().scimType, 'noTarget');
   });

@@ -11,7 +11,13 @@ describe('SCIM errors: filter injection and malformed input', () => {
   before(async () => {
     s = await startTestServer({ config: { bodyLimit: 64 * 1024 } });
     d = await createDirectory(s);
-    userId = (await d.scim('POST', '/Users', { schemas: [USER], userName: 'alice@acme.example', emails: [{ value: 'alice@acme.example', type: 'work', primary: true }] })).json().id;
+    userId = (
+      await d.scim('POST', '/Users', {
+        schemas: [USER],
+        userName: 'alice@acme.example',
+        emails: [{ value: 'alice@acme.example', type: 'work', primary: true }],
+      })
+    ).json().id;
     await d.scim('POST', '/Users', { schemas: [USER], userName: 'bob@acme.example' });
     groupId = (await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Staff' })).json().id;
   });
@@ -98,7 +104,11 @@ describe('SCIM errors: filter injection and malformed input', () => {
       assert.ok(scimType === 'invalidValue' || scimType === 'invalidSyntax', `${method} ${path}: ${r.text}`);
       expectScimError(r, 400, scimType);
     }
-    expectScimError(await d.scim('POST', '/Users', `{"schemas":["${USER}"],"userName":"deep@acme.example","x":${'['.repeat(100)}${']'.repeat(100)}}`), 400, 'invalidSyntax');
+    expectScimError(
+      await d.scim('POST', '/Users', `{"schemas":["${USER}"],"userName":"deep@acme.example","x":${'['.repeat(100)}${']'.repeat(100)}}`),
+      400,
+      'invalidSyntax',
+    );
     assert.equal((await d.scim('GET', `/Groups/${groupId}`)).json().displayName, 'Staff');
   });
 
@@ -117,16 +127,32 @@ describe('SCIM errors: filter injection and malformed input', () => {
 
   it('answers 400 invalidSyntax for a PatchOp without its schema or with a bad op', async () => {
     expectScimError(await d.scim('PATCH', `/Users/${userId}`, { Operations: [{ op: 'replace', path: 'title', value: 'x' }] }), 400, 'invalidSyntax');
-    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'frobnicate', path: 'title', value: 'x' }] }), 400, 'invalidSyntax');
-    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'merge', path: 'displayName', value: 'x' }] }), 400, 'invalidSyntax');
+    expectScimError(
+      await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'frobnicate', path: 'title', value: 'x' }] }),
+      400,
+      'invalidSyntax',
+    );
+    expectScimError(
+      await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'merge', path: 'displayName', value: 'x' }] }),
+      400,
+      'invalidSyntax',
+    );
   });
 
   it('answers 400 invalidValue for wrong types and missing required attributes', async () => {
     expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: 42 }), 400, 'invalidValue');
     expectScimError(await d.scim('POST', '/Users', { schemas: [USER], displayName: 'no userName' }), 400, 'invalidValue');
     expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: 'no-email-anywhere' }), 400, 'invalidValue');
-    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: 7 }] }), 400, 'invalidValue');
-    expectScimError(await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'G', members: [{ value: 'dsu_00000000000000000000000000' }] }), 400, 'invalidValue');
+    expectScimError(
+      await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: 7 }] }),
+      400,
+      'invalidValue',
+    );
+    expectScimError(
+      await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'G', members: [{ value: 'dsu_00000000000000000000000000' }] }),
+      400,
+      'invalidValue',
+    );
     expectScimError(await d.scim('GET', '/Users?count=abc'), 400, 'invalidValue');
     expectScimError(await d.scim('GET', '/Users?sortBy=password'), 400, 'invalidValue');
   });
@@ -134,7 +160,11 @@ describe('SCIM errors: filter injection and malformed input', () => {
   it('answers 400 invalidValue for over-long indexed strings', async () => {
     expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: `${'a'.repeat(600)}@acme.example` }), 400, 'invalidValue');
     expectScimError(await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'g'.repeat(600) }), 400, 'invalidValue');
-    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'displayName', value: 'g'.repeat(600) }] }), 400, 'invalidValue');
+    expectScimError(
+      await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'displayName', value: 'g'.repeat(600) }] }),
+      400,
+      'invalidValue',
+    );
   });
 
   it('accepts application/scim+json with a charset and plain application/json', async () => {
@@ -145,26 +175,58 @@ describe('SCIM errors: filter injection and malformed input', () => {
   });
 
   it('answers 400 invalidPath for an unknown or malformed path', async () => {
-    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'bogus', value: 'x' }] }), 400, 'invalidPath');
-    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'bogus', value: 'x' }] }), 400, 'invalidPath');
-    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members[display co "x"]' }] }), 400, 'invalidPath');
+    expectScimError(
+      await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'bogus', value: 'x' }] }),
+      400,
+      'invalidPath',
+    );
+    expectScimError(
+      await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'bogus', value: 'x' }] }),
+      400,
+      'invalidPath',
+    );
+    expectScimError(
+      await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members[display co "x"]' }] }),
+      400,
+      'invalidPath',
+    );
   });
 
   it('answers 400 noTarget when a value filter matches nothing or remove has no path', async () => {
-    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'emails[type eq "home"].value', value: 'x@y.z' }] }), 400, 'noTarget');
+    expectScimError(
+      await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'emails[type eq "home"].value', value: 'x@y.z' }] }),
+      400,
+      'noTarget',
+    );
     expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'remove' }] }), 400, 'noTarget');
     expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'remove' }] }), 400, 'noTarget');
   });
 
   it('answers 400 mutability for a change of id', async () => {
-    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'id', value: 'dsu_x' }] }), 400, 'mutability');
-    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'id', value: 'dsg_x' }] }), 400, 'mutability');
-    expectScimError(await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { id: 'dsg_other', displayName: 'x' } }] }), 400, 'mutability');
+    expectScimError(
+      await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'id', value: 'dsu_x' }] }),
+      400,
+      'mutability',
+    );
+    expectScimError(
+      await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'id', value: 'dsg_x' }] }),
+      400,
+      'mutability',
+    );
+    expectScimError(
+      await d.scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { id: 'dsg_other', displayName: 'x' } }] }),
+      400,
+      'mutability',
+    );
   });
 
   it('answers 409 uniqueness for a duplicate userName (any case) or group name', async () => {
     expectScimError(await d.scim('POST', '/Users', { schemas: [USER], userName: 'ALICE@acme.example' }), 409, 'uniqueness');
-    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'userName', value: 'bob@acme.example' }] }), 409, 'uniqueness');
+    expectScimError(
+      await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'userName', value: 'bob@acme.example' }] }),
+      409,
+      'uniqueness',
+    );
     expectScimError(await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'staff' }), 409, 'uniqueness');
   });
 
@@ -180,9 +242,17 @@ describe('SCIM errors: filter injection and malformed input', () => {
   it('answers 412 when If-Match does not match the ETag', async () => {
     const r = await d.scim('GET', `/Users/${userId}`);
     const etag = String(r.headers.etag);
-    expectScimError(await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'title', value: 'x' }] }, { 'if-match': 'W/"999"' }), 412);
+    expectScimError(
+      await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'title', value: 'x' }] }, { 'if-match': 'W/"999"' }),
+      412,
+    );
     expectScimError(await d.scim('DELETE', `/Groups/${groupId}`, undefined, { 'if-match': 'W/"999"' }), 412);
-    const ok = await d.scim('PATCH', `/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'title', value: 'x' }] }, { 'if-match': etag });
+    const ok = await d.scim(
+      'PATCH',
+      `/Users/${userId}`,
+      { schemas: [PATCH], Operations: [{ op: 'replace', path: 'title', value: 'x' }] },
+      { 'if-match': etag },
+    );
     assert.equal(ok.status, 200, ok.text);
     assert.notEqual(ok.headers.etag, etag);
     expectScimError(await d.scim('PUT', `/Users/${userId}`, { schemas: [USER], userName: 'alice@acme.example' }, { 'if-match': etag }), 412);

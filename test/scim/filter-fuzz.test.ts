@@ -15,13 +15,61 @@ function random(seed: number) {
 }
 
 const PIECES = [
-  'userName', 'externalId', 'emails', 'emails.value', 'members', 'name.givenName', 'active', 'meta.created', 'password', 'urn:x:y',
-  'eq', 'ne', 'co', 'sw', 'ew', 'gt', 'le', 'pr', 'and', 'or', 'not', '(', ')', '[', ']', '"a"', '"%_\\\\"', '"\\""', 'true', 'null',
-  '42', '-1e999', '"2020-01-01T00:00:00Z"', "'", ';', '--', '/*', '.', ' ',
+  'userName',
+  'externalId',
+  'emails',
+  'emails.value',
+  'members',
+  'name.givenName',
+  'active',
+  'meta.created',
+  'password',
+  'urn:x:y',
+  'eq',
+  'ne',
+  'co',
+  'sw',
+  'ew',
+  'gt',
+  'le',
+  'pr',
+  'and',
+  'or',
+  'not',
+  '(',
+  ')',
+  '[',
+  ']',
+  '"a"',
+  '"%_\\\\"',
+  '"\\""',
+  'true',
+  'null',
+  '42',
+  '-1e999',
+  '"2020-01-01T00:00:00Z"',
+  "'",
+  ';',
+  '--',
+  '/*',
+  '.',
+  ' ',
 ];
 
 const pick = <T>(next: () => number, list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
-const ATTRS = ['userName', 'externalId', 'displayName', 'name.familyName', 'emails.value', 'emails.type', 'active', 'meta.created', 'meta.lastModified', 'members.value', 'id'];
+const ATTRS = [
+  'userName',
+  'externalId',
+  'displayName',
+  'name.familyName',
+  'emails.value',
+  'emails.type',
+  'active',
+  'meta.created',
+  'meta.lastModified',
+  'members.value',
+  'id',
+];
 const OPS = ['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le'];
 const VALUES = ['"fuzz@acme.example"', '"F"', '""', '"%"', '"\\\\"', 'true', 'false', '7', '"2030-01-01T00:00:00Z"', '"dsu_00000000000000000000000000"'];
 

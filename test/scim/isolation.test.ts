@@ -73,6 +73,9 @@ describe('SCIM isolation between connections', () => {
     expectScimError(await d.scim('GET', `/Users/${u.id}`), 401);
     expectScimError(await d.scim('DELETE', `/Users/${u.id}`), 401);
     await d.api('DELETE', `/organizations/${d.orgId}/directory/connections/${d.connectionId}`);
-    assert.ok((await membersOf(d.api, d.orgId)).some((m) => m.user.email === 'rev@acme.example'), 'deleting a connection deprovisions nobody');
+    assert.ok(
+      (await membersOf(d.api, d.orgId)).some((m) => m.user.email === 'rev@acme.example'),
+      'deleting a connection deprovisions nobody',
+    );
   });
 });

@@ -38,30 +38,65 @@ describe('SCIM group members: at most 1000 per request', () => {
     assert.deepEqual(await membersOf(g.id), [alice], 'nothing changed');
   });
 
-  it('counts repeats and all of a PatchOp\'s operations against the cap', async () => {
+  it("counts repeats and all of a PatchOp's operations against the cap", async () => {
     const g = (await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Repeats' })).json();
     overCap(await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'R2', members: Array.from({ length: CAP + 1 }, () => ({ value: alice })) }));
-    overCap(await d.scim('PATCH', `/Groups/${g.id}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members', value: Array.from({ length: CAP + 1 }, () => ({ value: alice })) }] }));
+    overCap(
+      await d.scim('PATCH', `/Groups/${g.id}`, {
+        schemas: [PATCH],
+        Operations: [{ op: 'remove', path: 'members', value: Array.from({ length: CAP + 1 }, () => ({ value: alice })) }],
+      }),
+    );
     const half = (from: number) => Array.from({ length: 600 }, (_, i) => ({ value: fakeId(from + i) }));
-    overCap(await d.scim('PATCH', `/Groups/${g.id}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members', value: half(0) }, { op: 'remove', path: 'members', value: half(600) }] }));
+    overCap(
+      await d.scim('PATCH', `/Groups/${g.id}`, {
+        schemas: [PATCH],
+        Operations: [
+          { op: 'remove', path: 'members', value: half(0) },
+          { op: 'remove', path: 'members', value: half(600) },
+        ],
+      }),
+    );
   });
 
   it('accepts up to the cap, duplicates included, and stores each member once', async () => {
     const dup = Array.from({ length: CAP }, (_, i) => ({ value: i % 2 ? alice : bob }));
     const c = await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Dups', members: dup });
     assert.equal(c.status, 201, c.text);
-    assert.deepEqual(c.json().members.map((m: { value: string }) => m.value).sort(), [alice, bob].sort());
+    assert.deepEqual(
+      c
+        .json()
+        .members.map((m: { value: string }) => m.value)
+        .sort(),
+      [alice, bob].sort(),
+    );
     const put = await d.scim('PUT', `/Groups/${c.json().id}`, { schemas: [GROUP], displayName: 'Dups', members: dup.slice(0, 3) });
     assert.equal(put.status, 200, put.text);
     assert.deepEqual(await membersOf(c.json().id), [alice, bob].sort());
-    const rm = await d.scim('PATCH', `/Groups/${c.json().id}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members', value: Array.from({ length: CAP }, () => ({ value: alice })) }] });
+    const rm = await d.scim('PATCH', `/Groups/${c.json().id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: 'remove', path: 'members', value: Array.from({ length: CAP }, () => ({ value: alice })) }],
+    });
     assert.equal(rm.status, 200, rm.text);
     assert.deepEqual(await membersOf(c.json().id), [bob]);
-    const add = await d.scim('PATCH', `/Groups/${c.json().id}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: alice }, { value: alice }] }, { op: 'add', path: 'members', value: [{ value: alice }] }] });
+    const add = await d.scim('PATCH', `/Groups/${c.json().id}`, {
+      schemas: [PATCH],
+      Operations: [
+        { op: 'add', path: 'members', value: [{ value: alice }, { value: alice }] },
+        { op: 'add', path: 'members', value: [{ value: alice }] },
+      ],
+    });
     assert.equal(add.status, 200, add.text);
     assert.deepEqual(await membersOf(c.json().id), [alice, bob].sort());
     // an unknown id among many is still reported as such
-    expectScimError(await d.scim('PATCH', `/Groups/${c.json().id}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [...dup.slice(0, 900), { value: fakeId(1) }] }] }), 400, 'invalidValue');
+    expectScimError(
+      await d.scim('PATCH', `/Groups/${c.json().id}`, {
+        schemas: [PATCH],
+        Operations: [{ op: 'add', path: 'members', value: [...dup.slice(0, 900), { value: fakeId(1) }] }],
+      }),
+      400,
+      'invalidValue',
+    );
   });
 
   it('adds, lists and removes more members than one statement chunk (500) holds', async () => {
@@ -75,7 +110,10 @@ describe('SCIM group members: at most 1000 per request', () => {
     const put = await d.scim('PUT', `/Groups/${c.json().id}`, { schemas: [GROUP], displayName: 'Many', members: [{ value: ids[0] }] });
     assert.equal(put.status, 200, put.text);
     assert.deepEqual(await membersOf(c.json().id), [ids[0]]);
-    const back = await d.scim('PATCH', `/Groups/${c.json().id}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: ids.map((value) => ({ value })) }] });
+    const back = await d.scim('PATCH', `/Groups/${c.json().id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: 'add', path: 'members', value: ids.map((value) => ({ value })) }],
+    });
     assert.equal(back.status, 200, back.text);
     assert.equal(back.json().members.length, 520);
     const rm = await d.scim('PATCH', `/Groups/${c.json().id}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members' }] });

@@ -18,7 +18,13 @@ describe('SCIM: an Okta-shaped provisioning sequence', () => {
     const lookup = await d.scim('GET', `/Users?filter=${encodeURIComponent(`userName eq "${email}"`)}&startIndex=1&count=100`);
     assert.equal(lookup.status, 200, lookup.text);
     assert.match(String(lookup.headers['content-type']), /^application\/scim\+json/);
-    assert.deepEqual(lookup.json(), { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: 0, startIndex: 1, itemsPerPage: 0, Resources: [] });
+    assert.deepEqual(lookup.json(), {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+      totalResults: 0,
+      startIndex: 1,
+      itemsPerPage: 0,
+      Resources: [],
+    });
 
     const created = await d.scim('POST', '/Users', {
       schemas: [USER],
@@ -77,12 +83,21 @@ describe('SCIM: an Okta-shaped provisioning sequence', () => {
     const group = await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Keyhall Admins', members: [{ value: user.id, display: email }] });
     assert.equal(group.status, 201, group.text);
     const gid = group.json().id;
-    assert.deepEqual(group.json().members.map((m: { value: string }) => m.value), [user.id]);
+    assert.deepEqual(
+      group.json().members.map((m: { value: string }) => m.value),
+      [user.id],
+    );
     assert.equal((await membersOf(d.api, d.orgId))[0]?.role, 'admin');
     const groupsOfUser = (await d.scim('GET', `/Users/${user.id}`)).json().groups;
-    assert.deepEqual(groupsOfUser.map((g: { value: string }) => g.value), [gid]);
+    assert.deepEqual(
+      groupsOfUser.map((g: { value: string }) => g.value),
+      [gid],
+    );
 
-    const renamed = await d.scim('PATCH', `/Groups/${gid}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { id: gid, displayName: 'Engineering' } }] });
+    const renamed = await d.scim('PATCH', `/Groups/${gid}`, {
+      schemas: [PATCH],
+      Operations: [{ op: 'replace', value: { id: gid, displayName: 'Engineering' } }],
+    });
     assert.equal(renamed.status, 200, renamed.text);
     assert.equal(renamed.json().displayName, 'Engineering');
     assert.equal((await membersOf(d.api, d.orgId))[0]?.role, 'member');
@@ -111,21 +126,37 @@ describe('SCIM: an Okta-shaped provisioning sequence', () => {
     const memberEvents = await eventsOf(d.api, d.orgId, 'member.added,member.removed,member.role_changed');
     assert.deepEqual(
       memberEvents.map((e) => `${e.type}:${e.data.role}`),
-      ['member.added:member', 'member.removed:member', 'member.added:member', 'member.role_changed:admin', 'member.role_changed:member', 'member.role_changed:admin', 'member.role_changed:member', 'member.removed:member'],
+      [
+        'member.added:member',
+        'member.removed:member',
+        'member.added:member',
+        'member.role_changed:admin',
+        'member.role_changed:member',
+        'member.role_changed:admin',
+        'member.role_changed:member',
+        'member.removed:member',
+      ],
     );
-    const scimEvents = await eventsOf(d.api, d.orgId, 'directory.user.created,directory.user.updated,directory.user.deactivated,directory.user.reactivated,directory.user.deleted,directory.group.created,directory.group.updated,directory.group.deleted');
-    assert.deepEqual(scimEvents.map((e) => e.type), [
-      'directory.user.created',
-      'directory.user.updated',
-      'directory.user.deactivated',
-      'directory.user.reactivated',
-      'directory.group.created',
-      'directory.group.updated',
-      'directory.group.updated',
-      'directory.group.updated',
-      'directory.group.deleted',
-      'directory.user.deleted',
-    ]);
+    const scimEvents = await eventsOf(
+      d.api,
+      d.orgId,
+      'directory.user.created,directory.user.updated,directory.user.deactivated,directory.user.reactivated,directory.user.deleted,directory.group.created,directory.group.updated,directory.group.deleted',
+    );
+    assert.deepEqual(
+      scimEvents.map((e) => e.type),
+      [
+        'directory.user.created',
+        'directory.user.updated',
+        'directory.user.deactivated',
+        'directory.user.reactivated',
+        'directory.group.created',
+        'directory.group.updated',
+        'directory.group.updated',
+        'directory.group.updated',
+        'directory.group.deleted',
+        'directory.user.deleted',
+      ],
+    );
     for (const e of [...memberEvents, ...scimEvents]) assert.deepEqual(e.actor, { type: 'scim', id: d.connectionId });
     assert.deepEqual(scimEvents[1]?.data.fields, ['displayName', 'name']);
   });

@@ -30,7 +30,13 @@ describe('/openapi/scim.json describes the SCIM server', () => {
       assert.ok(op, `${method} ${path} is not in the document`);
       assert.ok(String(status) in op.responses, `${method} ${path} answered ${status}, not in the document`);
     };
-    const created = await dir.scim('POST', '/Users', { schemas: [USER], userName: 'ada@acme.test', name: { givenName: 'Ada', familyName: 'Lovelace' }, emails: [{ value: 'ada@acme.test', primary: true }], active: true });
+    const created = await dir.scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'ada@acme.test',
+      name: { givenName: 'Ada', familyName: 'Lovelace' },
+      emails: [{ value: 'ada@acme.test', primary: true }],
+      active: true,
+    });
     expectDocumented('post', '/Users', created.status);
     assert.equal(created.status, 201);
     const id = created.json().id as string;
@@ -42,7 +48,12 @@ describe('/openapi/scim.json describes the SCIM server', () => {
       ['get', '/Users', '/Users?filter=userName%20eq%20%22ada@acme.test%22'],
       ['post', '/Users/.search', '/Users/.search', { schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], filter: 'userName eq "ada@acme.test"' }],
       ['get', '/Users/{id}', `/Users/${id}`],
-      ['patch', '/Users/{id}', `/Users/${id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'active', value: false }] }],
+      [
+        'patch',
+        '/Users/{id}',
+        `/Users/${id}`,
+        { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'active', value: false }] },
+      ],
       ['put', '/Users/{id}', `/Users/${id}`, { schemas: [USER], userName: 'ada@acme.test', active: true }],
       ['get', '/ServiceProviderConfig', '/ServiceProviderConfig'],
       ['get', '/ResourceTypes', '/ResourceTypes'],

@@ -43,10 +43,16 @@ describe('SCIM discovery, filters, paging, sorting and projection', () => {
     assert.equal(spc.etag.supported, true);
     assert.equal(spc.authenticationSchemes[0].type, 'oauthbearertoken');
     const types = (await d.scim('GET', '/ResourceTypes')).json();
-    assert.deepEqual(types.Resources.map((t: { id: string }) => t.id), ['User', 'Group']);
+    assert.deepEqual(
+      types.Resources.map((t: { id: string }) => t.id),
+      ['User', 'Group'],
+    );
     assert.equal((await d.scim('GET', '/ResourceTypes/Group')).json().endpoint, '/Groups');
     const schemas = (await d.scim('GET', '/Schemas')).json();
-    assert.deepEqual(schemas.Resources.map((x: { id: string }) => x.id), [USER, ENTERPRISE, GROUP]);
+    assert.deepEqual(
+      schemas.Resources.map((x: { id: string }) => x.id),
+      [USER, ENTERPRISE, GROUP],
+    );
     const user = (await d.scim('GET', `/Schemas/${USER}`)).json();
     assert.ok(user.attributes.some((a: { name: string }) => a.name === 'userName'));
   });
@@ -65,7 +71,10 @@ describe('SCIM discovery, filters, paging, sorting and projection', () => {
     assert.equal((await list(f('userName co "%"'))).totalResults, 0);
     // not() of a group keeps its meaning (De Morgan), and nested groups parse.
     assert.deepEqual(names(await list(`${f('not (userName sw "a" or userName sw "b")')}&sortBy=userName`)), ['carol', 'dave', 'erin']);
-    assert.deepEqual(names(await list(`${f('active eq true and (userName sw "a" or (userName sw "d" and displayName eq "dave"))')}&sortBy=userName`)), ['alice', 'dave']);
+    assert.deepEqual(names(await list(`${f('active eq true and (userName sw "a" or (userName sw "d" and displayName eq "dave"))')}&sortBy=userName`)), [
+      'alice',
+      'dave',
+    ]);
   });
 
   it('pages per RFC 7644: startIndex<1 is 1, negative count is 0, huge count is capped, past the end is empty', async () => {
@@ -94,24 +103,46 @@ describe('SCIM discovery, filters, paging, sorting and projection', () => {
   });
 
   it('lists groups with their members, sorted and paged, and without members when asked', async () => {
-    for (const [name, members] of [['Zeta', [ids[0], ids[1]]], ['Alpha', [ids[2]]], ['Mid', []]] as const) {
+    for (const [name, members] of [
+      ['Zeta', [ids[0], ids[1]]],
+      ['Alpha', [ids[2]]],
+      ['Mid', []],
+    ] as const) {
       assert.equal((await d.scim('POST', '/Groups', { schemas: [GROUP], displayName: name, members: members.map((value) => ({ value })) })).status, 201);
     }
     const all = (await d.scim('GET', '/Groups?sortBy=displayName')).json();
     assert.equal(all.totalResults, 3);
-    assert.deepEqual(all.Resources.map((g: { displayName: string }) => g.displayName), ['Alpha', 'Mid', 'Zeta']);
-    assert.deepEqual(all.Resources.map((g: { members: unknown[] }) => g.members.length), [1, 0, 2]);
+    assert.deepEqual(
+      all.Resources.map((g: { displayName: string }) => g.displayName),
+      ['Alpha', 'Mid', 'Zeta'],
+    );
+    assert.deepEqual(
+      all.Resources.map((g: { members: unknown[] }) => g.members.length),
+      [1, 0, 2],
+    );
     assert.deepEqual(all.Resources[2].members.map((m: { value: string }) => m.value).sort(), [ids[0], ids[1]].sort());
     const page = (await d.scim('GET', '/Groups?sortBy=displayName&sortOrder=descending&startIndex=2&count=1&attributes=displayName')).json();
     assert.deepEqual(page.Resources, [{ schemas: [GROUP], id: page.Resources[0].id, displayName: 'Mid' }]);
-    const member = (await d.scim('GET', `/Groups?filter=${encodeURIComponent(`members.value eq "${ids[2]}" or displayName sw "z"`)}&sortBy=displayName`)).json();
-    assert.deepEqual(member.Resources.map((g: { displayName: string }) => g.displayName), ['Alpha', 'Zeta']);
+    const member = (
+      await d.scim('GET', `/Groups?filter=${encodeURIComponent(`members.value eq "${ids[2]}" or displayName sw "z"`)}&sortBy=displayName`)
+    ).json();
+    assert.deepEqual(
+      member.Resources.map((g: { displayName: string }) => g.displayName),
+      ['Alpha', 'Zeta'],
+    );
     assert.equal((await d.scim('GET', `/Groups?filter=${encodeURIComponent('not (members pr)')}`)).json().Resources[0].displayName, 'Mid');
   });
 
   it('searches with POST /.search (RFC 7644 §3.4.3) like the GET query', async () => {
     const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
-    const r = await d.scim('POST', '/Users/.search', { schemas: [SEARCH], filter: 'userName sw "b" or userName sw "c"', sortBy: 'userName', startIndex: 1, count: 1, attributes: ['userName'] });
+    const r = await d.scim('POST', '/Users/.search', {
+      schemas: [SEARCH],
+      filter: 'userName sw "b" or userName sw "c"',
+      sortBy: 'userName',
+      startIndex: 1,
+      count: 1,
+      attributes: ['userName'],
+    });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json().totalResults, 2);
     assert.deepEqual(r.json().Resources, [{ schemas: [USER, ENTERPRISE], id: ids[3], userName: 'bob@acme.example' }]);
@@ -139,7 +170,13 @@ describe('SCIM discovery, filters, paging, sorting and projection', () => {
 
   it('projects attributes and excludedAttributes (id and schemas always returned)', async () => {
     const only = await list(`${f('userName eq "bob@acme.example"')}&attributes=userName,name.givenName,${ENTERPRISE}:department`);
-    assert.deepEqual(only.Resources[0], { schemas: [USER, ENTERPRISE], id: ids[3], userName: 'bob@acme.example', name: { givenName: 'bob' }, [ENTERPRISE]: { department: 'R&D' } });
+    assert.deepEqual(only.Resources[0], {
+      schemas: [USER, ENTERPRISE],
+      id: ids[3],
+      userName: 'bob@acme.example',
+      name: { givenName: 'bob' },
+      [ENTERPRISE]: { department: 'R&D' },
+    });
     const without = await list(`${f('userName eq "bob@acme.example"')}&excludedAttributes=name,meta,${ENTERPRISE}`);
     const u = without.Resources[0];
     assert.equal(u.name, undefined);
@@ -171,7 +208,10 @@ describe('SCIM filters: co/sw/ew on case-exact attributes compare case-sensitive
   const matches = async (resource: 'Users' | 'Groups', filter: string) => {
     const r = await d.scim('GET', `/${resource}?filter=${encodeURIComponent(filter)}`);
     assert.equal(r.status, 200, r.text);
-    return r.json().Resources.map((x: { externalId: string }) => x.externalId).sort();
+    return r
+      .json()
+      .Resources.map((x: { externalId: string }) => x.externalId)
+      .sort();
   };
 
   it('matches externalId and id by exact case', async () => {

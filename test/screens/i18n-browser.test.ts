@@ -39,7 +39,16 @@ describe('German hosted pages in chromium (ui_locales=de)', { skip }, () => {
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) csp.push(m.text());
     });
-    const query = new URLSearchParams({ response_type: 'code', client_id: web.client_id, redirect_uri: REDIRECT, scope: 'openid', state: 'st', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256', ui_locales: 'de' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: web.client_id,
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      state: 'st',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+      ui_locales: 'de',
+    });
     await page.goto(`${s.issuer}/authorize?${query}`);
     assert.match(page.url(), /\/login\?flow=flw_/);
     assert.equal(await page.getAttribute('html', 'lang'), 'de');

@@ -13,7 +13,18 @@ import { homePage } from '../../src/screens/home.js';
 import { Html } from '../../src/screens/html.js';
 import { acceptLanguageTags, CATALOGUES, en, type MessageKey, negotiateLocale, type Translator, translator } from '../../src/screens/i18n/index.js';
 import { challengePage, mfaPage, recoveryCodesPage, totpPage } from '../../src/screens/mfa/pages.js';
-import { connectListPage, connectStartPage, consentPage, errorPage, loginPage, logoutPage, type PageFrame, sessionsPage, signedOutPage, when } from '../../src/screens/pages.js';
+import {
+  connectListPage,
+  connectStartPage,
+  consentPage,
+  errorPage,
+  loginPage,
+  logoutPage,
+  type PageFrame,
+  sessionsPage,
+  signedOutPage,
+  when,
+} from '../../src/screens/pages.js';
 import type { PasskeyRecord } from '../../src/storage/repos/mfa.js';
 
 const KEYS = Object.keys(en) as MessageKey[];
@@ -65,7 +76,19 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
   const f: PageFrame = { title: '', brand: DEFAULT_BRAND, nonce: 'n', t };
   const out: Array<{ page: string; html: string }> = [];
   const add = (page: string, h: Html) => out.push({ page, html: h.value });
-  const session = { id: 's1', tenantId: 't', userId: 'u', userAgent: null, ip: null, authTime: 0, createdAt: 0, lastSeenAt: 0, idleExpiresAt: 0, expiresAt: 0, revokedAt: null };
+  const session = {
+    id: 's1',
+    tenantId: 't',
+    userId: 'u',
+    userAgent: null,
+    ip: null,
+    authTime: 0,
+    createdAt: 0,
+    lastSeenAt: 0,
+    idleExpiresAt: 0,
+    expiresAt: 0,
+    revokedAt: null,
+  };
   const connection = { connectionId: 'sso_1', connectionName: 'Okta', organizationName: 'Acme' };
 
   add('home', homePage(f, { issuer: 'https://id.beispiel.de', documents: ['/v1/openapi.json', '/openapi/oauth.json'] }));
@@ -81,38 +104,80 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
   }
   for (const english of englishFrom('passkey.')) add(`login: ${english}`, loginPage(f, { csrf: 'c', message: t.known(english, 'passkey.sign_in_failed') }));
 
-  add('consent', consentPage(f, { csrf: 'c', flow: 'fl', clientName: SAMPLE.client!, scopes: ['openid', 'profile', 'email', 'offline_access', 'mcp:read', 'mcp:connected_accounts', 'mcp:credentials'], resources: ['https://api.beispiel.de'] }));
+  add(
+    'consent',
+    consentPage(f, {
+      csrf: 'c',
+      flow: 'fl',
+      clientName: SAMPLE.client!,
+      scopes: ['openid', 'profile', 'email', 'offline_access', 'mcp:read', 'mcp:connected_accounts', 'mcp:credentials'],
+      resources: ['https://api.beispiel.de'],
+    }),
+  );
   add('consent, no scope', consentPage(f, { csrf: 'c', flow: 'fl', clientName: SAMPLE.client!, scopes: [], resources: [] }));
   add('logout', logoutPage(f, { csrf: 'c' }));
   add('logout of a client', logoutPage(f, { csrf: 'c', clientName: SAMPLE.client }));
   add('signed out', signedOutPage(f));
 
   const consents = [{ clientId: 'cli_1', clientName: SAMPLE.client!, scopes: ['openid'], resources: [] }];
-  add('sessions', sessionsPage(f, { csrf: 'c', email: SAMPLE.email!, currentId: 's1', sessions: [session], consents, sso: { linked: [connection], offered: [connection] } }));
-  add('sessions, nothing linked', sessionsPage(f, { csrf: 'c', email: SAMPLE.email!, currentId: 's1', sessions: [session], consents: [], sso: { linked: [], offered: [connection] } }));
+  add(
+    'sessions',
+    sessionsPage(f, { csrf: 'c', email: SAMPLE.email!, currentId: 's1', sessions: [session], consents, sso: { linked: [connection], offered: [connection] } }),
+  );
+  add(
+    'sessions, nothing linked',
+    sessionsPage(f, { csrf: 'c', email: SAMPLE.email!, currentId: 's1', sessions: [session], consents: [], sso: { linked: [], offered: [connection] } }),
+  );
 
   const account = { id: 'ca_1', providerName: 'GitHub', organizationName: 'Acme', scopes: ['repo'] };
-  add('connect', connectListPage(f, { csrf: 'c', email: SAMPLE.email!, connected: 'ca_1', accounts: [{ ...account, status: 'active' }, { ...account, id: 'ca_2', status: 'reauthorization_required' }], providers: [{ id: 'cp_1', name: 'GitHub' }] }));
+  add(
+    'connect',
+    connectListPage(f, {
+      csrf: 'c',
+      email: SAMPLE.email!,
+      connected: 'ca_1',
+      accounts: [
+        { ...account, status: 'active' },
+        { ...account, id: 'ca_2', status: 'reauthorization_required' },
+      ],
+      providers: [{ id: 'cp_1', name: 'GitHub' }],
+    }),
+  );
   add('connect, empty', connectListPage(f, { csrf: 'c', email: SAMPLE.email!, accounts: [], providers: [] }));
-  add('connect start', connectStartPage(f, { csrf: 'c', providerId: 'cp_1', providerName: 'GitHub', scopes: ['repo'], organizations: [{ id: 'org_1', name: 'Acme' }] }));
+  add(
+    'connect start',
+    connectStartPage(f, { csrf: 'c', providerId: 'cp_1', providerName: 'GitHub', scopes: ['repo'], organizations: [{ id: 'org_1', name: 'Acme' }] }),
+  );
 
   const factors = { csrf: 'c', email: SAMPLE.email!, recoveryCodes: 3 };
-  add('mfa', mfaPage(f, { ...factors, fresh: true, totp: true, passkeys: [passkey({ lastUsedAt: Date.UTC(2026, 0, 2) }), passkey({ id: 'pk_2', disabledAt: Date.UTC(2026, 0, 3) })] }));
+  add(
+    'mfa',
+    mfaPage(f, {
+      ...factors,
+      fresh: true,
+      totp: true,
+      passkeys: [passkey({ lastUsedAt: Date.UTC(2026, 0, 2) }), passkey({ id: 'pk_2', disabledAt: Date.UTC(2026, 0, 3) })],
+    }),
+  );
   add('mfa, stale', mfaPage(f, { ...factors, fresh: false, totp: false, passkeys: [] }));
   const actions = ['mfa.action_add_passkey', 'mfa.action_remove_passkey', 'mfa.action_remove_totp', 'mfa.action_recovery_codes'] as const;
-  for (const action of actions) add(`mfa ${action}`, mfaPage(f, { ...factors, fresh: false, totp: false, passkeys: [], message: t('mfa.confirm_first', { action: t(action) }) }));
-  for (const key of ['mfa.rename_failed', 'mfa.no_such_passkey'] as const) add(`mfa ${key}`, mfaPage(f, { ...factors, fresh: true, totp: false, passkeys: [], message: t(key) }));
+  for (const action of actions)
+    add(`mfa ${action}`, mfaPage(f, { ...factors, fresh: false, totp: false, passkeys: [], message: t('mfa.confirm_first', { action: t(action) }) }));
+  for (const key of ['mfa.rename_failed', 'mfa.no_such_passkey'] as const)
+    add(`mfa ${key}`, mfaPage(f, { ...factors, fresh: true, totp: false, passkeys: [], message: t(key) }));
 
   const enrolment = { uri: 'otpauth://totp/x', svg: '<svg></svg>', secret: 'JBSWY3DPEHPK3PXP' };
   add('totp', totpPage(f, { csrf: 'c', enrolment }, new Html(enrolment.svg)));
-  for (const key of ['totp.too_many', 'totp.wrong'] as const) add(`totp ${key}`, totpPage(f, { csrf: 'c', enrolment, message: t(key) }, new Html(enrolment.svg)));
+  for (const key of ['totp.too_many', 'totp.wrong'] as const)
+    add(`totp ${key}`, totpPage(f, { csrf: 'c', enrolment, message: t(key) }, new Html(enrolment.svg)));
   add('totp start', totpPage(f, { csrf: 'c' }, undefined));
   add('recovery codes', recoveryCodesPage(f, { codes: ['aaaa-bbbb'], next: '/mfa' }));
 
   const challenge = { csrf: 'c', flow: 'fl', totp: true, passkeys: true, enrol: false, passkeyOnly: false };
   add('challenge', challengePage(f, challenge));
   add('challenge, enrol', challengePage(f, { ...challenge, totp: false, passkeys: false, enrol: true }));
-  for (const key of ['challenge.passkey_only', 'challenge.wrong', 'totp.too_many'] as const) add(`challenge ${key}`, challengePage(f, { ...challenge, message: t(key) }));
+  for (const key of ['challenge.passkey_only', 'challenge.wrong', 'totp.too_many'] as const)
+    add(`challenge ${key}`, challengePage(f, { ...challenge, message: t(key) }));
   return out;
 }
 
@@ -175,7 +240,10 @@ describe('the message catalogue', () => {
       .map((f) => readFileSync(path.join(http, f), 'utf8'))
       .join('\n');
     for (const key of KEYS.filter((k) => k.startsWith('title.'))) if (routes.includes(`'${key}'`)) shown.add(key);
-    assert.deepEqual(KEYS.filter((k) => !shown.has(k)), []);
+    assert.deepEqual(
+      KEYS.filter((k) => !shown.has(k)),
+      [],
+    );
   });
 
   it('English pages are the catalogue texts, and a service text the catalogue knows keeps its words', () => {
@@ -187,7 +255,10 @@ describe('the message catalogue', () => {
     assert.equal(t.known('a text no catalogue has', 'error.generic'), 'a text no catalogue has');
     const revoked = 'This kind of passkey (authenticator model abc) has been reported revoked or compromised (REVOKED). Use another authenticator.';
     assert.equal(t.known(revoked, 'passkey.sign_in_failed'), revoked);
-    assert.equal(translator('de').known(revoked, 'passkey.sign_in_failed'), 'Diese Art von Passkey (Authenticator-Modell abc) wurde als widerrufen oder kompromittiert gemeldet (REVOKED). Verwenden Sie einen anderen Authenticator.');
+    assert.equal(
+      translator('de').known(revoked, 'passkey.sign_in_failed'),
+      'Diese Art von Passkey (Authenticator-Modell abc) wurde als widerrufen oder kompromittiert gemeldet (REVOKED). Verwenden Sie einen anderen Authenticator.',
+    );
     assert.equal(translator('de').known('a text no catalogue has', 'error.not_found'), CATALOGUES.de['error.not_found']);
   });
 

@@ -95,7 +95,10 @@ describe('hosted pages in the language asked for', () => {
     // Messages it does not replace stay the catalogue's.
     assert.match(en.text, /Sign in with a passkey/);
 
-    assert.deepEqual((await api('GET', '/branding/locale')).json(), { default_locale: 'en', updated_at: (await api('GET', '/branding/locale')).json().updated_at });
+    assert.deepEqual((await api('GET', '/branding/locale')).json(), {
+      default_locale: 'en',
+      updated_at: (await api('GET', '/branding/locale')).json().updated_at,
+    });
     const locale = await api('PUT', '/branding/locale', { default_locale: 'de' });
     assert.equal(locale.status, 200, locale.text);
     assert.equal(locale.json().default_locale, 'de');
@@ -103,14 +106,14 @@ describe('hosted pages in the language asked for', () => {
     assert.equal(h1((await b.get('/login', { 'accept-language': 'en' })).text), 'Welcome to <Acme>');
     assert.deepEqual((await api('GET', '/branding/texts')).json(), put.json(), 'the locale leaves the texts as they are');
 
-    const events = (await api('GET', '/events?limit=100&types=branding.texts.updated,branding.locale.updated')).json().data as Array<{ type: string; data: unknown }>;
-    assert.deepEqual(
-      events.map((e) => [e.type, e.data]).sort(),
-      [
-        ['branding.locale.updated', { default_locale: 'de' }],
-        ['branding.texts.updated', { overrides: { de: 1, en: 1 } }],
-      ],
-    );
+    const events = (await api('GET', '/events?limit=100&types=branding.texts.updated,branding.locale.updated')).json().data as Array<{
+      type: string;
+      data: unknown;
+    }>;
+    assert.deepEqual(events.map((e) => [e.type, e.data]).sort(), [
+      ['branding.locale.updated', { default_locale: 'de' }],
+      ['branding.texts.updated', { overrides: { de: 1, en: 1 } }],
+    ]);
 
     // An empty document restores the catalogue's texts; English again by default.
     assert.deepEqual((await api('PUT', '/branding/texts', {})).json(), {});
@@ -143,7 +146,8 @@ describe('hosted pages in the language asked for', () => {
   });
 
   it('reading and writing the texts take branding:read and branding:write; an organization key is refused', async () => {
-    const mint = async (org: string | null, scopes: string[]) => v1(s, (await s.server.ctx.management.apiKeys.createAsOperator(s.tenant.tenant.id, org, { name: 'branding', scopes })).key);
+    const mint = async (org: string | null, scopes: string[]) =>
+      v1(s, (await s.server.ctx.management.apiKeys.createAsOperator(s.tenant.tenant.id, org, { name: 'branding', scopes })).key);
     const reader = await mint(null, ['branding:read']);
     assert.equal((await reader('GET', '/branding/texts')).status, 200);
     expectError(await reader('PUT', '/branding/texts', {}), 403, 'insufficient_scope');

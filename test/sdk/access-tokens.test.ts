@@ -32,7 +32,9 @@ describe('sdk: verifyAccessToken against tokens from keyhall serve', () => {
   before(async () => {
     k = await startKeyhall();
     const api = new KeyhallClient({ baseUrl: k.issuer, apiKey: k.apiKey });
-    await api.post('/v1/resource_servers', { body: { name: 'Reports', identifier: REPORTS, access_token_signing_alg: 'RS256', scopes: ['reports:read', 'reports:write'] } });
+    await api.post('/v1/resource_servers', {
+      body: { name: 'Reports', identifier: REPORTS, access_token_signing_alg: 'RS256', scopes: ['reports:read', 'reports:write'] },
+    });
     await api.post('/v1/resource_servers', { body: { name: 'Billing', identifier: BILLING, scopes: ['billing:read'] } });
     const body = { grant_types: ['client_credentials' as const], scope: 'reports:read billing:read', allowed_resources: [REPORTS, BILLING] };
     client = (await api.post('/v1/clients', { body: { client_name: 'Dashboard', ...body } })) as typeof client;
@@ -80,8 +82,14 @@ describe('sdk: verifyAccessToken against tokens from keyhall serve', () => {
   it('refuses a token for another audience, from another issuer, and one that is not an access token', async () => {
     const ed = await token(client, BILLING);
     assert.equal((await refusal(verifyAccessToken(ed, { issuer: k.issuer, audience: REPORTS }))).error, 'invalid_token');
-    assert.equal((await refusal(verifyAccessToken(ed, { issuer: 'http://localhost:1', audience: BILLING, jwksUri: `${k.issuer}/.well-known/jwks.json` }))).error, 'invalid_token');
-    const forged = await new SignJWT({ sub: 'x', aud: BILLING, iss: k.issuer }).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' }).setExpirationTime('5m').sign(new Uint8Array(32));
+    assert.equal(
+      (await refusal(verifyAccessToken(ed, { issuer: 'http://localhost:1', audience: BILLING, jwksUri: `${k.issuer}/.well-known/jwks.json` }))).error,
+      'invalid_token',
+    );
+    const forged = await new SignJWT({ sub: 'x', aud: BILLING, iss: k.issuer })
+      .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
+      .setExpirationTime('5m')
+      .sign(new Uint8Array(32));
     assert.equal((await refusal(verifyAccessToken(forged, { issuer: k.issuer, audience: BILLING }))).error, 'invalid_token');
   });
 
@@ -150,7 +158,9 @@ describe('sdk: verifyAccessToken against tokens from keyhall serve', () => {
 
     // An unbound token presented with the DPoP scheme is refused too.
     const plain = await token(client, BILLING);
-    const unbound = await refusal(verifyAccessToken(plain, { ...opts, scheme: 'DPoP', dpop: { proof: await proof('GET', API_URL, { ath: ath(plain) }), method: 'GET', url: API_URL } }));
+    const unbound = await refusal(
+      verifyAccessToken(plain, { ...opts, scheme: 'DPoP', dpop: { proof: await proof('GET', API_URL, { ath: ath(plain) }), method: 'GET', url: API_URL } }),
+    );
     assert.equal(unbound.error_description, 'token is not DPoP-bound');
   });
 });

@@ -72,7 +72,10 @@ describe('sdk: management client against keyhall serve', () => {
     assert.deepEqual([...seen].sort(), [...created].sort());
     assert.equal(pages.length, 3, pages.join('\n'));
     assert.ok(!pages[0]!.includes('after='), 'the first page has no cursor');
-    assert.ok(pages.slice(1).every((p) => /[?&]after=[\w-]+/.test(p)), 'later pages pass next_cursor as after');
+    assert.ok(
+      pages.slice(1).every((p) => /[?&]after=[\w-]+/.test(p)),
+      'later pages pass next_cursor as after',
+    );
     // Stopping early reads no further page.
     pages.length = 0;
     for await (const org of counting.list('/v1/organizations', { query: { limit: 10 } })) if (org) break;

@@ -20,7 +20,12 @@ interface Vector {
 const page = readFileSync(path.resolve(import.meta.dirname, '../../docs/webhooks.md'), 'utf8');
 const vectors: Vector[] = [...page.matchAll(/<!-- webhook-vector: ([^\n]+) -->\n```text\n([\s\S]*?)```\n/g)].map((m) => ({
   name: m[1]!,
-  ...(Object.fromEntries(m[2]!.trim().split('\n').map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)])) as Omit<Vector, 'name'>),
+  ...(Object.fromEntries(
+    m[2]!
+      .trim()
+      .split('\n')
+      .map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)]),
+  ) as Omit<Vector, 'name'>),
 }));
 const NOW = 1732240000 * 1000;
 

@@ -38,7 +38,15 @@ describe('/authorize', () => {
     for (const [k, v] of Object.entries(params)) for (const x of Array.isArray(v) ? v : [v]) u.append(k, x);
     return `/authorize?${u}`;
   };
-  const good = () => ({ client_id: pub, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'xyz', code_challenge: challenge, code_challenge_method: 'S256' });
+  const good = () => ({
+    client_id: pub,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: 'openid',
+    state: 'xyz',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
 
   it('shows an error page, never a redirect, for every redirect_uri variant', async () => {
     const variants = [
@@ -113,7 +121,11 @@ describe('/authorize', () => {
   it('sends no CORS headers, forbids framing, and answers a form POST with 303', async () => {
     const r = await s.request({ path: q(good()), headers: { origin: 'https://evil.example' } });
     assert.equal(r.headers['access-control-allow-origin'], undefined);
-    const pre = await s.request({ method: 'OPTIONS', path: '/authorize', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const pre = await s.request({
+      method: 'OPTIONS',
+      path: '/authorize',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     assert.equal(pre.headers['access-control-allow-origin'], undefined);
     const b = s.browser();
     const login = await b.get((await b.get(q(good()))).headers.location!);

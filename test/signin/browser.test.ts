@@ -62,11 +62,25 @@ describe('hosted login in a real browser (chromium)', { skip }, () => {
     const user = await s.createUser('browser@example.com');
     const api = v1(s, s.tenant.platformApiKey);
     const org = (await api('POST', '/organizations', { name: 'Acme' })).json();
-    await api('PATCH', `/organizations/${org.id}`, { brand_display_name: 'Acme Corporation', brand_primary_color: '#d9480f', brand_logo_url: 'https://cdn.acme.example/logo.png' });
+    await api('PATCH', `/organizations/${org.id}`, {
+      brand_display_name: 'Acme Corporation',
+      brand_primary_color: '#d9480f',
+      brand_logo_url: 'https://cdn.acme.example/logo.png',
+    });
     const web = await s.webClient({ client_name: 'Acme Portal', redirect_uris: [redirectUri] });
     const pushed = await s.post(
       '/par',
-      { response_type: 'code', client_id: web.client_id, redirect_uri: redirectUri, scope: 'openid email', state: 'browser-state', nonce: 'n-1', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256', organization: org.id },
+      {
+        response_type: 'code',
+        client_id: web.client_id,
+        redirect_uri: redirectUri,
+        scope: 'openid email',
+        state: 'browser-state',
+        nonce: 'n-1',
+        code_challenge: await S256(VERIFIER),
+        code_challenge_method: 'S256',
+        organization: org.id,
+      },
       { authorization: basic(web.client_id, web.client_secret) },
     );
     assert.equal(pushed.status, 201);
@@ -79,8 +93,18 @@ describe('hosted login in a real browser (chromium)', { skip }, () => {
     await page.goto(`${s.issuer}/authorize?client_id=${web.client_id}&request_uri=${encodeURIComponent(pushed.json().request_uri)}`);
     assert.match(page.url(), /\/login\?flow=flw_/);
     assert.equal(await page.locator('.brand-name').textContent(), 'Acme Corporation');
-    assert.equal(await page.locator('header img').evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth), 1, 'the logo loads under the CSP');
-    const border = await page.locator('header').evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { borderTopColor: string } }).getComputedStyle(el).borderTopColor);
+    assert.equal(
+      await page
+        .locator('header img')
+        .evaluate(
+          (img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth,
+        ),
+      1,
+      'the logo loads under the CSP',
+    );
+    const border = await page
+      .locator('header')
+      .evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { borderTopColor: string } }).getComputedStyle(el).borderTopColor);
     assert.equal(border, 'rgb(217, 72, 15)', 'the brand colour applies (nonce-allowed style)');
     const shot = path.join(shots, 'branded-login.png');
     await page.screenshot({ path: shot, fullPage: true });
@@ -107,7 +131,11 @@ describe('hosted login in a real browser (chromium)', { skip }, () => {
     assert.equal(session.path, '/');
 
     const tokens = (
-      await s.post('/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) })
+      await s.post(
+        '/token',
+        { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: VERIFIER },
+        { authorization: basic(web.client_id, web.client_secret) },
+      )
     ).json();
     const jwks = createRemoteJWKSet(new URL(`${s.issuer}/.well-known/jwks.json`), { [Symbol.for('jose.allowInsecure')]: true } as never);
     const { payload } = await jwtVerify(tokens.id_token, jwks, { issuer: s.issuer, audience: web.client_id, algorithms: ['RS256'] });

@@ -21,11 +21,14 @@ describe('codes are bound to their session; id_token_hint must be an ID token', 
   after(() => s.close());
 
   async function codeFor(b: Browser, email: string): Promise<string> {
-    const r1 = await b.get(`/authorize?${new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'x' })}`);
+    const r1 = await b.get(
+      `/authorize?${new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'x' })}`,
+    );
     const r2 = r1.headers.location?.startsWith('/login') ? await signIn(b, r1.headers.location, email) : r1;
     return callbackParams(r2).get('code')!;
   }
-  const redeem = (code: string) => s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, { authorization: basic(web.client_id, web.client_secret) });
+  const redeem = (code: string) =>
+    s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, { authorization: basic(web.client_id, web.client_secret) });
   const refused = async (code: string) => {
     const r = await redeem(code);
     assert.equal(r.status, 400, r.text);
@@ -78,7 +81,9 @@ describe('codes are bound to their session; id_token_hint must be an ID token', 
 
     assert.equal((await b.get(`/logout?id_token_hint=${idt}`)).status, 200, 'an ID token is a hint');
     assert.equal((await b.get(`/logout?id_token_hint=${at}`)).status, 400);
-    const r = await b.get(`/authorize?${new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'x', prompt: 'none', id_token_hint: at })}`);
+    const r = await b.get(
+      `/authorize?${new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'x', prompt: 'none', id_token_hint: at })}`,
+    );
     assert.equal(callbackParams(r).get('error'), 'invalid_request');
     assert.equal(callbackParams(r).get('code'), null);
   });

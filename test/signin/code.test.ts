@@ -31,7 +31,11 @@ describe('authorization_code grant', () => {
     return new URL(cb.headers.location!).searchParams.get('code')!;
   }
   const redeem = (c: string, extra: Record<string, string> = {}, client = web) =>
-    s.post('/token', { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER, ...extra }, { authorization: basic(client.client_id, client.client_secret) });
+    s.post(
+      '/token',
+      { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: VERIFIER, ...extra },
+      { authorization: basic(client.client_id, client.client_secret) },
+    );
 
   it('is single-use: a second redemption fails and revokes the tokens of the first', async () => {
     const c = await code();
@@ -48,7 +52,11 @@ describe('authorization_code grant', () => {
     const after = await userinfo();
     assert.equal(after.status, 401);
     assert.equal(after.json().error, 'invalid_token');
-    const refresh = await s.post('/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, { authorization: basic(web.client_id, web.client_secret) });
+    const refresh = await s.post(
+      '/token',
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      { authorization: basic(web.client_id, web.client_secret) },
+    );
     assert.equal(refresh.json().error, 'invalid_grant');
   });
 

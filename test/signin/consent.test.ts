@@ -51,7 +51,11 @@ describe('third-party consent covers requests with no scope and the requested re
     assert.match(resourcePage.text, /https:\/\/api\.example\//);
     const ok = await b.submit(resourcePage, { decision: 'allow' });
     const code = new URL(ok.headers.location!).searchParams.get('code')!;
-    const t = await s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, { authorization: basic(tp.client_id, tp.client_secret) });
+    const t = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
+      { authorization: basic(tp.client_id, tp.client_secret) },
+    );
     assert.equal(t.status, 200);
 
     assert.ok(new URL((await b.get(authorize({ prompt: 'none', resource: 'https://api.example/' }))).headers.location!).searchParams.get('code'));

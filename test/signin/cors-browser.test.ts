@@ -77,18 +77,35 @@ describe('a browser app calls /token from its origin (chromium)', { skip }, () =
   });
 
   async function code(): Promise<string> {
-    const params = new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' });
+    const params = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid offline_access',
+      code_challenge: await S256(VERIFIER),
+      code_challenge_method: 'S256',
+    });
     const b = s.browser();
     const cb = await signIn(b, (await b.get(`/authorize?${params}`)).headers.location!, email);
     return new URL(cb.headers.location!).searchParams.get('code')!;
   }
   const form = async () =>
-    new URLSearchParams({ grant_type: 'authorization_code', code: await code(), redirect_uri: REDIRECT, code_verifier: VERIFIER, client_id: clientId }).toString();
+    new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: await code(),
+      redirect_uri: REDIRECT,
+      code_verifier: VERIFIER,
+      client_id: clientId,
+    }).toString();
 
   it('the registered origin redeems a code with PKCE, refreshes, and reads /userinfo (a preflighted request)', async () => {
     const page = await browser.newPage();
     await page.goto(`${allowed.origin}/`);
-    const tokens = await pageFetch(page, `${s.issuer}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: await form() });
+    const tokens = await pageFetch(page, `${s.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: await form(),
+    });
     assert.equal(tokens.ok, true, tokens.error);
     assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
     assert.equal(typeof tokens.body!.access_token, 'string');
@@ -111,7 +128,11 @@ describe('a browser app calls /token from its origin (chromium)', { skip }, () =
   it('another origin is blocked by the browser', async () => {
     const page = await browser.newPage();
     await page.goto(`${foreign.origin}/`);
-    const r = await pageFetch(page, `${s.issuer}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: await form() });
+    const r = await pageFetch(page, `${s.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: await form(),
+    });
     assert.equal(r.ok, false, `the page read ${JSON.stringify(r.body)}`);
     assert.match(r.error ?? '', /TypeError|Failed to fetch/);
     const info = await pageFetch(page, `${s.issuer}/userinfo`, { method: 'GET', headers: { authorization: 'Bearer x' } });

@@ -19,7 +19,9 @@ export interface SigninTestServer extends OAuthTestServer {
 
 export const REDIRECT = 'https://app.example/cb';
 
-export async function startSigninServer(opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>>; localhost?: boolean } = {}): Promise<SigninTestServer> {
+export async function startSigninServer(
+  opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>>; localhost?: boolean } = {},
+): Promise<SigninTestServer> {
   const s = await startOAuthServer(opts);
   const ctx = s.server.ctx;
   const users = ctx.management.users;
@@ -97,7 +99,13 @@ export class Browser {
 }
 
 export function decodeEntities(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#96;/g, '`').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&#96;/g, '`')
+    .replace(/&amp;/g, '&');
 }
 
 /** The path (with query) of a same-host Location, or the full URL of another host's. */

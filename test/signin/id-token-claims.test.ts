@@ -33,7 +33,11 @@ describe('ID-token profile claims and the default secret method of openid-client
     const b = s.browser();
     const toLogin = await b.get(authUrl.pathname + authUrl.search);
     const loginPost = await signIn(b, toLogin.headers.location!, 'grace@example.com');
-    const tokens = await client.authorizationCodeGrant(config, new URL(loginPost.headers.location!), { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
+    const tokens = await client.authorizationCodeGrant(config, new URL(loginPost.headers.location!), {
+      pkceCodeVerifier: verifier,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     const jwks = createRemoteJWKSet(new URL(`${s.issuer}/.well-known/jwks.json`), { [Symbol.for('jose.allowInsecure')]: true } as never);
     const { payload } = await jwtVerify(tokens.id_token!, jwks, { issuer: s.issuer, audience: clientId });
     return { payload, config, tokens };
@@ -58,10 +62,20 @@ describe('ID-token profile claims and the default secret method of openid-client
 
   it('id_token_claims "minimal": the tenant keeps ID tokens to the protocol claims; /userinfo is unchanged', async () => {
     const headers = { authorization: `Bearer ${s.tenant.platformApiKey}`, 'content-type': 'application/json' };
-    const bad = await s.request({ method: 'PUT', path: '/v1/oauth/settings', headers, body: JSON.stringify({ access_token_ttl_seconds: null, refresh_token_ttl_seconds: null, id_token_claims: 'all' }) });
+    const bad = await s.request({
+      method: 'PUT',
+      path: '/v1/oauth/settings',
+      headers,
+      body: JSON.stringify({ access_token_ttl_seconds: null, refresh_token_ttl_seconds: null, id_token_claims: 'all' }),
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.json().error, 'invalid_request');
-    const put = await s.request({ method: 'PUT', path: '/v1/oauth/settings', headers, body: JSON.stringify({ access_token_ttl_seconds: null, refresh_token_ttl_seconds: null, id_token_claims: 'minimal' }) });
+    const put = await s.request({
+      method: 'PUT',
+      path: '/v1/oauth/settings',
+      headers,
+      body: JSON.stringify({ access_token_ttl_seconds: null, refresh_token_ttl_seconds: null, id_token_claims: 'minimal' }),
+    });
     assert.equal(put.status, 200);
     assert.equal(put.json().effective.id_token_claims, 'minimal');
     try {
@@ -73,7 +87,12 @@ describe('ID-token profile claims and the default secret method of openid-client
       assert.equal(info.email, 'grace@example.com');
       assert.equal(info.name, 'Grace Hopper');
     } finally {
-      await s.request({ method: 'PUT', path: '/v1/oauth/settings', headers, body: JSON.stringify({ access_token_ttl_seconds: null, refresh_token_ttl_seconds: null, id_token_claims: null }) });
+      await s.request({
+        method: 'PUT',
+        path: '/v1/oauth/settings',
+        headers,
+        body: JSON.stringify({ access_token_ttl_seconds: null, refresh_token_ttl_seconds: null, id_token_claims: null }),
+      });
     }
   });
 

@@ -82,7 +82,11 @@ describe('sign-in: discovery, tenant isolation, limits and timing', () => {
 
   it('answers a huge PAR body with 413', async () => {
     const a = await s.webClient();
-    const r = await s.post('/par', { response_type: 'code', client_id: a.client_id, redirect_uri: REDIRECT, state: 'x'.repeat(1024 * 1024 + 10) }, { authorization: basic(a.client_id, a.client_secret) });
+    const r = await s.post(
+      '/par',
+      { response_type: 'code', client_id: a.client_id, redirect_uri: REDIRECT, state: 'x'.repeat(1024 * 1024 + 10) },
+      { authorization: basic(a.client_id, a.client_secret) },
+    );
     assert.equal(r.status, 413);
   });
 

@@ -23,7 +23,13 @@ describe('OpenID details: id_token_hint, max_age/auth_time, userinfo by POST bod
     `/authorize?${new URLSearchParams({ client_id: web.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'st', code_challenge: challenge, code_challenge_method: 'S256', ...extra })}`;
   const tokens = async (cbLocation: string) => {
     const code = new URL(cbLocation).searchParams.get('code')!;
-    return (await s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: VERIFIER }, { authorization: basic(web.client_id, web.client_secret) })).json();
+    return (
+      await s.post(
+        '/token',
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: VERIFIER },
+        { authorization: basic(web.client_id, web.client_secret) },
+      )
+    ).json();
   };
   const claims = (idToken: string) => JSON.parse(Buffer.from(idToken.split('.')[1]!, 'base64url').toString());
 
@@ -93,7 +99,12 @@ describe('OpenID details: id_token_hint, max_age/auth_time, userinfo by POST bod
     const verifier = client.randomPKCECodeVerifier();
     const url = await client.buildAuthorizationUrlWithPAR(
       config,
-      { redirect_uri: REDIRECT, scope: 'openid offline_access', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' },
+      {
+        redirect_uri: REDIRECT,
+        scope: 'openid offline_access',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      },
       { DPoP: dpop },
     );
     const b = s.browser();

@@ -22,7 +22,15 @@ describe('/par with DPoP server nonces', () => {
   const push = async (nonce?: string) =>
     s.post(
       '/par',
-      { response_type: 'code', client_id: web.client_id, redirect_uri: REDIRECT, scope: 'openid', state: 's', code_challenge: challenge, code_challenge_method: 'S256' },
+      {
+        response_type: 'code',
+        client_id: web.client_id,
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        state: 's',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      },
       { authorization: basic(web.client_id, web.client_secret), dpop: await makeProof(key, { htm: 'POST', htu: `${s.issuer}/par`, nonce }) },
     );
 
@@ -48,7 +56,16 @@ describe('/par with DPoP server nonces', () => {
     const nonce = (await push()).headers['dpop-nonce'] as string;
     const r = await s.post(
       '/par',
-      { response_type: 'code', client_id: web.client_id, redirect_uri: REDIRECT, scope: 'openid', state: 's', code_challenge: challenge, code_challenge_method: 'S256', dpop_jkt: await calculateJwkThumbprint(key.jwk) },
+      {
+        response_type: 'code',
+        client_id: web.client_id,
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        state: 's',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        dpop_jkt: await calculateJwkThumbprint(key.jwk),
+      },
       { authorization: basic(web.client_id, web.client_secret), dpop: await makeProof(key, { htm: 'POST', htu: `${s.issuer}/par`, nonce }) },
     );
     assert.equal(r.status, 201, r.text);

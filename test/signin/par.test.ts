@@ -24,7 +24,16 @@ describe('/par (RFC 9126)', () => {
   const push = (client: { client_id: string; client_secret: string }, extra: Record<string, string> = {}, headers: Record<string, string> = {}) =>
     s.post(
       '/par',
-      { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, scope: 'openid', state: 'pushed-state', code_challenge: challenge, code_challenge_method: 'S256', ...extra },
+      {
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        state: 'pushed-state',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        ...extra,
+      },
       { authorization: basic(client.client_id, client.client_secret), ...headers },
     );
   const authorizeWith = (clientId: string, requestUri: string, extra = '') =>
@@ -41,7 +50,13 @@ describe('/par (RFC 9126)', () => {
 
   it('rejects GET, a missing client authentication, a missing code_challenge, a request_uri in the body, a bad redirect_uri or scope', async () => {
     assert.equal((await s.request({ path: '/par' })).status, 405);
-    const noAuth = await s.post('/par', { response_type: 'code', client_id: a.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' });
+    const noAuth = await s.post('/par', {
+      response_type: 'code',
+      client_id: a.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     assert.equal(noAuth.status, 401);
     assert.equal(noAuth.json().error, 'invalid_client');
     const noPkce = await push(a, { code_challenge: '', code_challenge_method: '' });

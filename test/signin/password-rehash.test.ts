@@ -26,7 +26,7 @@ describe('password re-hash on sign-in', () => {
     return { ...u, weak, updatedAt: row!.updatedAt };
   }
 
-  it('a wrong password changes nothing; the right one signs in and the stored hash then carries today\'s parameters', async () => {
+  it("a wrong password changes nothing; the right one signs in and the stored hash then carries today's parameters", async () => {
     const u = await weakUser('weak@example.com');
     const b = s.browser();
     const page = await b.get('/login');

@@ -30,19 +30,24 @@ describe('refresh tokens are revoked with the sessions, the user and the consent
     if (/^\/login\?/.test(r.headers.location ?? '')) r = await signIn(b, r.headers.location!, email);
     if (/^\/login\/consent/.test(r.headers.location ?? '')) r = await b.submit(await b.get(r.headers.location!), { decision: 'allow' });
     const code = callbackParams(r).get('code')!;
-    const t = await s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, { authorization: basic(client.client_id, client.client_secret) });
+    const t = await s.post(
+      '/token',
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
+      { authorization: basic(client.client_id, client.client_secret) },
+    );
     assert.equal(t.status, 200, t.text);
     assert.ok(t.json().refresh_token);
     return t.json().refresh_token as string;
   }
-  const refresh = (rt: string, client = web) => s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: basic(client.client_id, client.client_secret) });
+  const refresh = (rt: string, client = web) =>
+    s.post('/token', { grant_type: 'refresh_token', refresh_token: rt }, { authorization: basic(client.client_id, client.client_secret) });
   const refused = async (rt: string, client = web) => {
     const r = await refresh(rt, client);
     assert.equal(r.status, 400, r.text);
     assert.equal(r.json().error, 'invalid_grant');
   };
 
-  it('DELETE /v1/users/{id}/sessions revokes the user\'s refresh tokens (and only theirs)', async () => {
+  it("DELETE /v1/users/{id}/sessions revokes the user's refresh tokens (and only theirs)", async () => {
     const user = await s.createUser('grace@example.com');
     const other = await s.createUser('other@example.com');
     const rt = await refreshToken(s.browser(), user.email);
@@ -73,7 +78,7 @@ describe('refresh tokens are revoked with the sessions, the user and the consent
     await refused(rotated.json().refresh_token);
   });
 
-  it('withdrawing a consent revokes that client\'s refresh tokens for the user, not other clients\'', async () => {
+  it("withdrawing a consent revokes that client's refresh tokens for the user, not other clients'", async () => {
     const user = await s.createUser('consent@example.com');
     const b = s.browser();
     const third = await refreshToken(b, user.email, tp);

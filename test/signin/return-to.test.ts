@@ -12,7 +12,14 @@ describe('return_to after login stays on this origin after normalisation', () =>
   });
   after(() => s.close());
 
-  const dangerous = ['/.//evil.example/x', '/..//evil.example/x', '/%2e%2e//evil.example/x', '/%2E//evil.example/x', '/a/..//evil.example/x', '/./\\evil.example'];
+  const dangerous = [
+    '/.//evil.example/x',
+    '/..//evil.example/x',
+    '/%2e%2e//evil.example/x',
+    '/%2E//evil.example/x',
+    '/a/..//evil.example/x',
+    '/./\\evil.example',
+  ];
 
   it('falls back to /sessions for return_to values that normalise to //host (through the page and posted directly)', async () => {
     for (const value of dangerous) {

@@ -12,7 +12,16 @@ describe('hosted login, sessions, consent and logout', () => {
   let challenge: string;
   let user: { id: string; email: string };
   before(async () => {
-    s = await startSigninServer({ clock, config: { loginMaxFailuresPerAccount: 3, loginMaxFailuresPerIp: 8, loginFailureWindowSeconds: 600, sessionIdleSeconds: 3600, sessionMaxSeconds: 4 * 3600 } });
+    s = await startSigninServer({
+      clock,
+      config: {
+        loginMaxFailuresPerAccount: 3,
+        loginMaxFailuresPerIp: 8,
+        loginFailureWindowSeconds: 600,
+        sessionIdleSeconds: 3600,
+        sessionMaxSeconds: 4 * 3600,
+      },
+    });
     pub = (await s.publicClient({ client_name: 'Public App' })).client_id;
     challenge = await S256(VERIFIER);
     user = await s.createUser('lin@example.com');
@@ -64,7 +73,11 @@ describe('hosted login, sessions, consent and logout', () => {
     const foreignToken = /name="csrf_token" value="([^"]+)"/.exec(otherPage.text)![1]!;
     const foreign = await b.post('/login', { email: user.email, password: PASSWORD, csrf_token: foreignToken });
     assert.equal(foreign.status, 403);
-    const evil = await b.post('/login', { email: user.email, password: PASSWORD, csrf_token: /name="csrf_token" value="([^"]+)"/.exec(page.text)![1]! }, { origin: 'https://evil.example' });
+    const evil = await b.post(
+      '/login',
+      { email: user.email, password: PASSWORD, csrf_token: /name="csrf_token" value="([^"]+)"/.exec(page.text)![1]! },
+      { origin: 'https://evil.example' },
+    );
     assert.equal(evil.status, 403);
     for (const path of ['/logout', '/sessions/revoke', '/login/consent']) assert.equal((await b.post(path, { session_id: 'all' })).status, 403, path);
   });
@@ -245,13 +258,17 @@ describe('hosted login, sessions, consent and logout', () => {
     const cb = await signIn(b, (await b.get(`/authorize?${params}`)).headers.location!, user.email);
     const code = new URL(cb.headers.location!).searchParams.get('code')!;
     const { basic } = await import('../oauth/helpers.js');
-    const idToken = (await s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, { authorization: basic(web.client_id, web.client_secret) })).json().id_token;
+    const idToken = (
+      await s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, { authorization: basic(web.client_id, web.client_secret) })
+    ).json().id_token;
     const before = sessionCookie(b)!;
 
     const unregistered = await b.get(`/logout?${new URLSearchParams({ id_token_hint: idToken, post_logout_redirect_uri: 'https://evil.example/' })}`);
     assert.equal(unregistered.status, 400);
     assert.equal(unregistered.headers.location, undefined);
-    const forged = await b.get(`/logout?${new URLSearchParams({ id_token_hint: `${idToken.slice(0, -4)}AAAA`, post_logout_redirect_uri: 'https://app.example/bye' })}`);
+    const forged = await b.get(
+      `/logout?${new URLSearchParams({ id_token_hint: `${idToken.slice(0, -4)}AAAA`, post_logout_redirect_uri: 'https://app.example/bye' })}`,
+    );
     assert.equal(forged.status, 400);
 
     const confirm = await b.get(`/logout?${new URLSearchParams({ id_token_hint: idToken, post_logout_redirect_uri: 'https://app.example/bye', state: 'st' })}`);

@@ -47,9 +47,15 @@ describe('sign-in with openid-client: PAR → /authorize → login form → code
     assert.equal(callback.searchParams.get('iss'), s.issuer);
     assert.equal(callback.searchParams.get('state'), state);
 
-    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true }, undefined, {
-      DPoP: dpop,
-    });
+    const tokens = await client.authorizationCodeGrant(
+      config,
+      callback,
+      { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true },
+      undefined,
+      {
+        DPoP: dpop,
+      },
+    );
     assert.equal(tokens.token_type.toLowerCase(), 'dpop');
     assert.ok(tokens.refresh_token, 'offline_access gives a refresh token');
     assert.equal(tokens.scope, 'openid profile email offline_access');
@@ -78,11 +84,22 @@ describe('sign-in with openid-client: PAR → /authorize → login form → code
     await s.createUser('eddsa@example.com');
     const web = await s.webClient({ token_endpoint_auth_method: 'client_secret_post' });
     await s.clientSettings(web.client_id, { idTokenAlg: 'EdDSA' });
-    const config = await client.discovery(new URL(s.issuer), web.client_id, { id_token_signed_response_alg: 'EdDSA' }, client.ClientSecretPost(web.client_secret), {
-      execute: [client.allowInsecureRequests],
-    });
+    const config = await client.discovery(
+      new URL(s.issuer),
+      web.client_id,
+      { id_token_signed_response_alg: 'EdDSA' },
+      client.ClientSecretPost(web.client_secret),
+      {
+        execute: [client.allowInsecureRequests],
+      },
+    );
     const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
     const b = s.browser();
     const toLogin = await b.get(url.pathname + url.search);
     const cb = await signIn(b, toLogin.headers.location!, 'eddsa@example.com');

@@ -25,7 +25,14 @@ describe('sign-in across two instances on one database', () => {
     const pushed = (
       await s.post(
         '/par',
-        { response_type: 'code', client_id: web.client_id, redirect_uri: REDIRECT, scope: 'openid', code_challenge: await S256(VERIFIER), code_challenge_method: 'S256' },
+        {
+          response_type: 'code',
+          client_id: web.client_id,
+          redirect_uri: REDIRECT,
+          scope: 'openid',
+          code_challenge: await S256(VERIFIER),
+          code_challenge_method: 'S256',
+        },
         { authorization: basic(web.client_id, web.client_secret) },
       )
     ).json();
@@ -37,7 +44,13 @@ describe('sign-in across two instances on one database', () => {
     const code = new URL(cb.headers.location!).searchParams.get('code')!;
     const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: VERIFIER }).toString();
     const redeem = (port: number) =>
-      request(port, { host, method: 'POST', path: '/token', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(web.client_id, web.client_secret) }, body: form });
+      request(port, {
+        host,
+        method: 'POST',
+        path: '/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(web.client_id, web.client_secret) },
+        body: form,
+      });
     assert.equal((await redeem(second.port)).status, 200);
     assert.equal((await redeem(s.port)).json().error, 'invalid_grant', 'the code was used at the other instance');
     const reuse = await atA.get(`/authorize?client_id=${web.client_id}&request_uri=${encodeURIComponent(pushed.request_uri)}`);

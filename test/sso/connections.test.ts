@@ -16,7 +16,12 @@ describe('SSO connections: /v1/organizations/{orgId}/sso/connections', () => {
   after(() => s.close());
 
   it('creates an OIDC connection from the discovered issuer; the secret is never returned and is stored encrypted', async () => {
-    const r = await s.api('POST', path(), { protocol: 'oidc', name: 'Acme IdP', group_roles: { Admins: 'admin' }, oidc: oidc({ claims: { groups: 'roles' } }) });
+    const r = await s.api('POST', path(), {
+      protocol: 'oidc',
+      name: 'Acme IdP',
+      group_roles: { Admins: 'admin' },
+      oidc: oidc({ claims: { groups: 'roles' } }),
+    });
     assert.equal(r.status, 201, r.text);
     const c = r.json();
     assert.match(c.id, /^sso_[0-9a-z]{26}$/);
@@ -47,7 +52,12 @@ describe('SSO connections: /v1/organizations/{orgId}/sso/connections', () => {
 
   it('changes and deletes a connection, each with its audit event (never the secret)', async () => {
     const c = (await s.api('POST', path(), { protocol: 'oidc', name: 'To change', oidc: oidc() })).json();
-    const p = await s.api('PATCH', `${path()}/${c.id}`, { name: 'Changed', enabled: false, default_role: 'admin', oidc: { client_secret: null, scopes: ['openid', 'email'] } });
+    const p = await s.api('PATCH', `${path()}/${c.id}`, {
+      name: 'Changed',
+      enabled: false,
+      default_role: 'admin',
+      oidc: { client_secret: null, scopes: ['openid', 'email'] },
+    });
     assert.equal(p.status, 200, p.text);
     assert.equal(p.json().name, 'Changed');
     assert.equal(p.json().enabled, false);
@@ -61,7 +71,8 @@ describe('SSO connections: /v1/organizations/{orgId}/sso/connections', () => {
     expectError(await s.api('GET', `${path()}/${c.id}`), 404, 'not_found');
     expectError(await s.api('DELETE', `${path()}/${c.id}`), 404, 'not_found');
     expectError(await s.api('PATCH', `${path()}/${c.id}`, { name: 'x' }), 404, 'not_found');
-    const events = (await s.api('GET', `/events?organization_id=${org}&types=sso.connection.created,sso.connection.updated,sso.connection.deleted`)).json().data;
+    const events = (await s.api('GET', `/events?organization_id=${org}&types=sso.connection.created,sso.connection.updated,sso.connection.deleted`)).json()
+      .data;
     const mine = events.filter((e: { data: { connection_id: string } }) => e.data.connection_id === c.id);
     assert.deepEqual(
       mine.map((e: { type: string }) => e.type),
@@ -108,7 +119,11 @@ describe('SSO connections: /v1/organizations/{orgId}/sso/connections', () => {
     expectError(await s.api('PATCH', `${path()}/${c.id}`, { oidc: { issuer: 'http://10.1.2.3' } }), 400, 'invalid_request');
     expectError(await s.api('GET', `${path()}/sso_nope`), 404, 'not_found');
     expectError(await s.api('GET', `/organizations/org_00000000000000000000000000/sso/connections`), 404, 'not_found');
-    expectError(await s.api('POST', `/organizations/org_00000000000000000000000000/sso/connections`, { protocol: 'oidc', name: 'x', oidc: oidc() }), 404, 'not_found');
+    expectError(
+      await s.api('POST', `/organizations/org_00000000000000000000000000/sso/connections`, { protocol: 'oidc', name: 'x', oidc: oidc() }),
+      404,
+      'not_found',
+    );
   });
 
   it('reads at most 256 KiB of an upstream answer', async () => {

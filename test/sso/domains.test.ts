@@ -20,7 +20,8 @@ describe('organization domains, home-realm discovery and "SSO required"', () => 
   });
   after(() => s.close());
 
-  const loginPost = async (b: ReturnType<SsoTestServer['browser']>, location: string, email: string, password: string) => b.submit(await b.get(location), { email, password });
+  const loginPost = async (b: ReturnType<SsoTestServer['browser']>, location: string, email: string, password: string) =>
+    b.submit(await b.get(location), { email, password });
 
   it('an unverified domain never routes: the password form answers', async () => {
     const b = s.browser();
@@ -51,7 +52,10 @@ describe('organization domains, home-realm discovery and "SSO required"', () => 
     assert.equal(ok.json().verified, true);
     assert.equal((await s.api('GET', `/organizations/${acme}`)).json().domain_verified, true);
     const events = (await s.api('GET', `/events?organization_id=${acme}&types=organization.domain_verified`)).json().data;
-    assert.deepEqual(events.map((e: { data: unknown }) => e.data), [{ organization_id: acme, domain: 'acme.test', method: 'dns' }]);
+    assert.deepEqual(
+      events.map((e: { data: unknown }) => e.data),
+      [{ organization_id: acme, domain: 'acme.test', method: 'dns' }],
+    );
   });
 
   it('one organization per verified domain; manual verification by a platform key; a changed domain must be verified again', async () => {
@@ -92,7 +96,10 @@ describe('organization domains, home-realm discovery and "SSO required"', () => 
     const callback = await signInUpstream(s, toIdp, 'kathleen@acme.test');
     assert.equal((await b.get(callback.pathname + callback.search)).status, 303);
     const found = (await s.api('GET', '/users?email=kathleen@acme.test')).json().data;
-    assert.deepEqual(found.map((u: { id: string }) => u.id), [local.id]);
+    assert.deepEqual(
+      found.map((u: { id: string }) => u.id),
+      [local.id],
+    );
     const members = (await s.api('GET', `/organizations/${acme}/members`)).json().data;
     assert.ok(members.some((m: { user_id: string }) => m.user_id === local.id));
   });
@@ -148,7 +155,9 @@ describe('organization domains, home-realm discovery and "SSO required"', () => 
     const other = (await s.api('POST', '/organizations', { name: 'Hinted' })).json().id;
     const b4 = s.browser();
     assert.equal((await b4.get(await authorizeAtSp(s, b4, app.client_id, { organization: other, connection: conn.id }))).status, 200);
-    const bad = await b4.get(`/authorize?${new URLSearchParams({ client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', connection: 'okta' })}`);
+    const bad = await b4.get(
+      `/authorize?${new URLSearchParams({ client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', connection: 'okta' })}`,
+    );
     assert.equal(bad.status, 303);
     assert.equal(new URL(bad.headers.location!).searchParams.get('error'), 'invalid_request');
   });

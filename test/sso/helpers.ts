@@ -19,8 +19,13 @@ export interface SsoTestServer extends SigninTestServer {
 }
 
 /** The test server with loopback allowed by the egress policy and an upstream tenant on `localhost`. */
-export async function startSsoServer(config: Record<string, unknown> = {}, opts: { txtResolver?: TxtResolver; clock?: Clock; logStream?: NodeJS.WritableStream } = {}): Promise<SsoTestServer> {
-  const s = await startSigninServer({ egressResolver: localResolver, ...opts, config: { egressAllow: '127.0.0.1/32', ...config } } as Parameters<typeof startSigninServer>[0]);
+export async function startSsoServer(
+  config: Record<string, unknown> = {},
+  opts: { txtResolver?: TxtResolver; clock?: Clock; logStream?: NodeJS.WritableStream } = {},
+): Promise<SsoTestServer> {
+  const s = await startSigninServer({ egressResolver: localResolver, ...opts, config: { egressAllow: '127.0.0.1/32', ...config } } as Parameters<
+    typeof startSigninServer
+  >[0]);
   const idp = await s.createTenant(`localhost:${s.port}`);
   return Object.assign(s, {
     api: v1(s, s.tenant.platformApiKey),
@@ -43,11 +48,22 @@ export async function upstreamUser(s: SsoTestServer, email: string, opts: { veri
  * upstream client registered with the connection's redirect_uri, then its id and secret set.
  */
 export async function oidcConnection(s: SsoTestServer, org: string, extra: Record<string, unknown> = {}): Promise<{ id: string; redirectUri: string }> {
-  const created = await s.api('POST', `/organizations/${org}/sso/connections`, { protocol: 'oidc', name: 'Upstream', ...extra, oidc: { issuer: s.idpIssuer, client_id: 'pending' } });
+  const created = await s.api('POST', `/organizations/${org}/sso/connections`, {
+    protocol: 'oidc',
+    name: 'Upstream',
+    ...extra,
+    oidc: { issuer: s.idpIssuer, client_id: 'pending' },
+  });
   if (created.status !== 201) throw new Error(`connection: ${created.status} ${created.text}`);
   const { id, oidc } = created.json();
-  const client = await s.server.ctx.management.clients.create(s.idp.tenant.id, { grant_types: ['authorization_code'], redirect_uris: [oidc.redirect_uri], client_name: 'Keyhall SP' });
-  const patched = await s.api('PATCH', `/organizations/${org}/sso/connections/${id}`, { oidc: { client_id: client.client_id, client_secret: client.client_secret } });
+  const client = await s.server.ctx.management.clients.create(s.idp.tenant.id, {
+    grant_types: ['authorization_code'],
+    redirect_uris: [oidc.redirect_uri],
+    client_name: 'Keyhall SP',
+  });
+  const patched = await s.api('PATCH', `/organizations/${org}/sso/connections/${id}`, {
+    oidc: { client_id: client.client_id, client_secret: client.client_secret },
+  });
   if (patched.status !== 200) throw new Error(`connection patch: ${patched.status} ${patched.text}`);
   return { id, redirectUri: oidc.redirect_uri };
 }

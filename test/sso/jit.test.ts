@@ -17,7 +17,8 @@ describe('just-in-time provisioning rules', () => {
     const flow = new URL(await authorizeAtSp(s, b, app.client_id), s.issuer).searchParams.get('flow')!;
     return signInUpstream(s, await b.get(`/sso/${connection}/start?flow=${encodeURIComponent(flow)}`), email);
   }
-  const members = async (org: string) => (await s.api('GET', `/organizations/${org}/members?limit=100`)).json().data as Array<{ user_id: string; role: string; user: { email: string } }>;
+  const members = async (org: string) =>
+    (await s.api('GET', `/organizations/${org}/members?limit=100`)).json().data as Array<{ user_id: string; role: string; user: { email: string } }>;
 
   it('two simultaneous first logins of one person make one user and one membership', async () => {
     const org = (await s.api('POST', '/organizations', { name: 'Race' })).json().id;
@@ -26,7 +27,11 @@ describe('just-in-time provisioning rules', () => {
     const [b1, b2] = [s.browser(), s.browser()];
     const [c1, c2] = [await callbackFor(b1, conn.id, 'twice@race.test'), await callbackFor(b2, conn.id, 'twice@race.test')];
     const results = await Promise.all([b1.get(c1.pathname + c1.search), b2.get(c2.pathname + c2.search)]);
-    assert.deepEqual(results.map((r) => r.status), [303, 303], results.map((r) => r.text).join('\n'));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [303, 303],
+      results.map((r) => r.text).join('\n'),
+    );
     assert.equal((await s.api('GET', '/users?email=twice@race.test')).json().data.length, 1);
     assert.equal((await members(org)).length, 1);
     const added = (await s.api('GET', `/events?organization_id=${org}&types=member.added`)).json().data;
@@ -36,7 +41,7 @@ describe('just-in-time provisioning rules', () => {
   it('maps upstream groups to a role (the most privileged mapped group wins), else the default role', async () => {
     const org = (await s.api('POST', '/organizations', { name: 'Groups' })).json().id;
     // The upstream (Keyhall) sends no groups claim; the email claim stands in for one here.
-    const conn = await oidcConnection(s, org, { default_role: 'member', group_roles: { 'Boss@Groups.test': 'admin' }});
+    const conn = await oidcConnection(s, org, { default_role: 'member', group_roles: { 'Boss@Groups.test': 'admin' } });
     await s.api('PATCH', `/organizations/${org}/sso/connections/${conn.id}`, { oidc: { claims: { groups: 'email' } } });
     await upstreamUser(s, 'boss@groups.test');
     await upstreamUser(s, 'staff@groups.test');
@@ -51,7 +56,12 @@ describe('just-in-time provisioning rules', () => {
 
   it("links the user the organization's own directory (SCIM) provisioned, without a verified domain", async () => {
     const dir = await createDirectory(s);
-    const provisioned = await dir.scim('POST', '/Users', { schemas: [USER], userName: 'scimmed@corp.test', emails: [{ value: 'scimmed@corp.test', primary: true }], active: true });
+    const provisioned = await dir.scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'scimmed@corp.test',
+      emails: [{ value: 'scimmed@corp.test', primary: true }],
+      active: true,
+    });
     assert.equal(provisioned.status, 201, provisioned.text);
     const userId = (await s.api('GET', '/users?email=scimmed@corp.test')).json().data[0].id;
     const conn = await oidcConnection(s, dir.orgId);
@@ -59,7 +69,10 @@ describe('just-in-time provisioning rules', () => {
     const b = s.browser();
     const c = await callbackFor(b, conn.id, 'scimmed@corp.test');
     assert.equal((await b.get(c.pathname + c.search)).status, 303);
-    assert.deepEqual((await s.api('GET', '/users?email=scimmed@corp.test')).json().data.map((u: { id: string }) => u.id), [userId]);
+    assert.deepEqual(
+      (await s.api('GET', '/users?email=scimmed@corp.test')).json().data.map((u: { id: string }) => u.id),
+      [userId],
+    );
 
     // Another organization's connection may not take that user over.
     const stranger = (await s.api('POST', '/organizations', { name: 'Stranger' })).json().id;
@@ -77,7 +90,12 @@ describe('just-in-time provisioning rules', () => {
     // …named by an organization's SCIM directory: not linked, as the email is outside the
     // organization's verified domain (test/scim/link-rules.test.ts).
     const dir = await createDirectory(s);
-    const linked = await dir.scim('POST', '/Users', { schemas: [USER], userName: 'owner@victim.test', emails: [{ value: 'owner@victim.test', primary: true }], active: true });
+    const linked = await dir.scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'owner@victim.test',
+      emails: [{ value: 'owner@victim.test', primary: true }],
+      active: true,
+    });
     assert.equal(linked.status, 409, linked.text);
     // The same organization's IdP asserting that email, verified, may not sign in as that user.
     const conn = await oidcConnection(s, dir.orgId);
@@ -90,6 +108,9 @@ describe('just-in-time provisioning rules', () => {
     const failed = (await s.api('GET', `/events?types=sso.login.failed`)).json().data.at(-1);
     assert.equal(failed.data.reason, 'email_conflict');
     assert.equal(failed.data.connection_id, conn.id);
-    assert.deepEqual((await s.api('GET', '/users?email=owner@victim.test')).json().data.map((u: { id: string }) => u.id), [owner.id]);
+    assert.deepEqual(
+      (await s.api('GET', '/users?email=owner@victim.test')).json().data.map((u: { id: string }) => u.id),
+      [owner.id],
+    );
   });
 });

@@ -32,9 +32,15 @@ describe('SSO: linking an account explicitly from /sessions', () => {
   after(() => s.close());
 
   const code = (secret: string) => generate({ secret, epoch: Math.floor(clock.now() / 1000) });
-  const events = async (type: string) => (await s.api('GET', `/events?types=${type}&limit=100`)).json().data as Array<{ organization_id: string | null; actor: { type: string; id: string }; data: Record<string, unknown> }>;
+  const events = async (type: string) =>
+    (await s.api('GET', `/events?types=${type}&limit=100`)).json().data as Array<{
+      organization_id: string | null;
+      actor: { type: string; id: string };
+      data: Record<string, unknown>;
+    }>;
   const failures = async () => (await events('sso.login.failed')).map((e) => e.data.reason);
-  const identities = (userId: string) => s.server.ctx.db.kysely.selectFrom('sso_identities').select(['connection_id', 'subject']).where('user_id', '=', userId).execute();
+  const identities = (userId: string) =>
+    s.server.ctx.db.kysely.selectFrom('sso_identities').select(['connection_id', 'subject']).where('user_id', '=', userId).execute();
   const csrfOf = (page: HttpResponse) => decodeEntities(/name="csrf_token" value="([^"]+)"/.exec(page.text)![1]!);
 
   /** Passes the TOTP challenge a sign-in was sent to; returns the answer to the challenge POST. */
@@ -43,7 +49,12 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     assert.equal(page.status, 200, page.text.slice(0, 300));
     const flow = /name="flow" value="([^"]+)"/.exec(page.text)?.[1];
     const returnTo = /name="return_to" value="([^"]+)"/.exec(page.text)?.[1];
-    const r = await b.post('/mfa/challenge', { csrf_token: csrfOf(page), ...(flow ? { flow } : {}), ...(returnTo ? { return_to: decodeEntities(returnTo) } : {}), code: await code(secret) });
+    const r = await b.post('/mfa/challenge', {
+      csrf_token: csrfOf(page),
+      ...(flow ? { flow } : {}),
+      ...(returnTo ? { return_to: decodeEntities(returnTo) } : {}),
+      code: await code(secret),
+    });
     clock.advance(30_000);
     return r;
   }
@@ -126,7 +137,16 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     const unknown = await admin.post('/sso/sso_nope/link', { csrf_token: csrfOf(page) });
     assert.equal(unknown.status, 303, 'still stale: re-authentication comes first');
     assert.deepEqual(await identities(adminId), [], 'nothing was linked');
-    assert.equal(await s.server.ctx.db.kysely.selectFrom('upstream_round_trips').select('state_hash').where('upstream_id', '=', conn.id).execute().then((r) => r.length), 1, 'no round trip started (only the refused sign-in of the setup)');
+    assert.equal(
+      await s.server.ctx.db.kysely
+        .selectFrom('upstream_round_trips')
+        .select('state_hash')
+        .where('upstream_id', '=', conn.id)
+        .execute()
+        .then((r) => r.length),
+      1,
+      'no round trip started (only the refused sign-in of the setup)',
+    );
   });
 
   it('the administrator links the connection from /sessions, and SSO then signs them in after their own TOTP', async () => {
@@ -137,7 +157,11 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     const back = await admin.get(callback.pathname + callback.search);
     assert.equal(back.status, 303, back.text.slice(0, 300));
     assert.equal(back.headers.location, '/sessions');
-    assert.deepEqual([...admin.cookies].find(([k]) => k.includes('session')), sessionCookie, 'the session is unchanged');
+    assert.deepEqual(
+      [...admin.cookies].find(([k]) => k.includes('session')),
+      sessionCookie,
+      'the session is unchanged',
+    );
 
     const page = await admin.get('/sessions');
     assert.match(page.text, new RegExp(`<table id="sso-linked"><tbody><tr data-connection="${conn.id}"><td>Upstream</td><td>Bank IT</td>`));
@@ -161,7 +185,13 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     assert.equal(done.status, 303, done.text.slice(0, 300));
     assert.ok(done.headers.location!.startsWith(REDIRECT), done.headers.location);
     const codeParam = new URL(done.headers.location!).searchParams.get('code')!;
-    const t = await s.post('/token', { grant_type: 'authorization_code', code: codeParam, redirect_uri: REDIRECT, client_id: app.client_id, code_verifier: VERIFIER });
+    const t = await s.post('/token', {
+      grant_type: 'authorization_code',
+      code: codeParam,
+      redirect_uri: REDIRECT,
+      client_id: app.client_id,
+      code_verifier: VERIFIER,
+    });
     assert.equal(t.status, 200, t.text);
     const id = decodeJwt(t.json().id_token);
     assert.equal(id.sub, adminId);
@@ -196,7 +226,16 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     assert.equal(r.status, 400);
     assert.match(r.text, /access_denied/);
     assert.equal((await failures()).at(-1), 'link_session_mismatch');
-    assert.equal(await s.server.ctx.db.kysely.selectFrom('sso_identities').select('user_id').where('connection_id', '=', conn.id).execute().then((rows) => rows.length), 1, 'only the administrator is linked');
+    assert.equal(
+      await s.server.ctx.db.kysely
+        .selectFrom('sso_identities')
+        .select('user_id')
+        .where('connection_id', '=', conn.id)
+        .execute()
+        .then((rows) => rows.length),
+      1,
+      'only the administrator is linked',
+    );
 
     // Signed out meanwhile: refused the same way.
     const b2 = s.browser();
@@ -232,7 +271,7 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     assert.equal((await failures()).at(-1), 'administrator_link_refused');
   });
 
-  it("a user whose only sign-in is that link cannot unlink it (409); a stale login signs in again first", async () => {
+  it('a user whose only sign-in is that link cannot unlink it (409); a stale login signs in again first', async () => {
     // Created by SSO (bank.test is proved): no password, no passkey.
     await upstreamUser(s, 'erin@bank.test');
     const b = s.browser();
@@ -240,7 +279,11 @@ describe('SSO: linking an account explicitly from /sessions', () => {
     assert.ok(r.headers.location!.startsWith(REDIRECT), r.headers.location);
     const page = await b.get('/sessions');
     assert.match(page.text, /id="sso-linked"/);
-    const refused = await b.submit(page, {}, [...page.text.matchAll(/<form method="post" action="([^"]+)">/g)].findIndex((m) => m[1] === '/sso/identities/unlink'));
+    const refused = await b.submit(
+      page,
+      {},
+      [...page.text.matchAll(/<form method="post" action="([^"]+)">/g)].findIndex((m) => m[1] === '/sso/identities/unlink'),
+    );
     assert.equal(refused.status, 409);
     assert.match(refused.text, /conflict/);
 

@@ -18,9 +18,15 @@ describe('OIDC SSO: a second Keyhall tenant as the upstream OpenID Provider', ()
   });
   after(() => s.close());
 
-  const events = async (types: string) => (await s.api('GET', `/events?organization_id=${org}&types=${types}&limit=100`)).json().data as Array<{ type: string; data: Record<string, unknown>; actor: { type: string; id: string } }>;
+  const events = async (types: string) =>
+    (await s.api('GET', `/events?organization_id=${org}&types=${types}&limit=100`)).json().data as Array<{
+      type: string;
+      data: Record<string, unknown>;
+      actor: { type: string; id: string };
+    }>;
   const failures = async () => (await events('sso.login.failed')).map((e) => e.data.reason);
-  const redeem = (code: string) => s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, code_verifier: VERIFIER });
+  const redeem = (code: string) =>
+    s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, code_verifier: VERIFIER });
 
   /** /authorize at the SP → /sso/{id}/start → the upstream → back: the callback URL, not yet followed. */
   async function toCallback(b: ReturnType<SsoTestServer['browser']>, email: string): Promise<URL> {
@@ -52,7 +58,10 @@ describe('OIDC SSO: a second Keyhall tenant as the upstream OpenID Provider', ()
     assert.equal(user.email, 'grace@acme.test');
     assert.equal(user.has_password, false);
     const members = (await s.api('GET', `/organizations/${org}/members`)).json().data;
-    assert.deepEqual(members.map((m: { user_id: string; role: string }) => [m.user_id, m.role]), [[id.sub, 'member']]);
+    assert.deepEqual(
+      members.map((m: { user_id: string; role: string }) => [m.user_id, m.role]),
+      [[id.sub, 'member']],
+    );
     const added = await events('member.added');
     assert.equal(added.length, 1);
     assert.deepEqual(added[0]!.data, { organization_id: org, user_id: id.sub, role: 'member', connection_id: conn.id });

@@ -79,7 +79,8 @@ describe('SAML sign-in in real browsers (chromium): the completion page opens th
     const requests: Array<Promise<{ method: string; path: string; cookie: string }>> = [];
     page.on('request', (r: Request) => {
       const u = new URL(r.url());
-      if (u.origin === s.issuer && u.pathname.startsWith('/sso/saml/')) requests.push(r.allHeaders().then((h) => ({ method: r.method(), path: u.pathname, cookie: h.cookie ?? '' })));
+      if (u.origin === s.issuer && u.pathname.startsWith('/sso/saml/'))
+        requests.push(r.allHeaders().then((h) => ({ method: r.method(), path: u.pathname, cookie: h.cookie ?? '' })));
     });
     await page.goto(await authorizeUrl());
     await page.waitForURL((u) => u.toString().startsWith(`${redirectUri}?`));

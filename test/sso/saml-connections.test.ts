@@ -30,7 +30,12 @@ describe('SAML connections: /v1/organizations/{orgId}/sso/connections with proto
   after(() => s.close());
 
   it('imports IdP metadata as XML; the view shows the IdP, its certificates and the SP URLs; the SP metadata is served', async () => {
-    const r = await s.api('POST', path(), { protocol: 'saml', name: 'Acme SAML', group_roles: { Admins: 'admin' }, saml: { metadata_xml: idp.metadataXml, attributes: { groups: 'memberOf' } } });
+    const r = await s.api('POST', path(), {
+      protocol: 'saml',
+      name: 'Acme SAML',
+      group_roles: { Admins: 'admin' },
+      saml: { metadata_xml: idp.metadataXml, attributes: { groups: 'memberOf' } },
+    });
     assert.equal(r.status, 201, r.text);
     const c = r.json();
     assert.equal(c.protocol, 'saml');
@@ -38,7 +43,10 @@ describe('SAML connections: /v1/organizations/{orgId}/sso/connections with proto
     assert.equal(c.saml.idp_entity_id, idp.entityId);
     assert.equal(c.saml.idp_sso_url, idp.ssoUrl);
     const der = idp.metadataXml.match(/<(?:ds:)?X509Certificate>([^<]+)</)![1]!.replace(/\s+/g, '');
-    assert.deepEqual(c.saml.idp_certificates.map((x: { fingerprint_sha256: string }) => x.fingerprint_sha256), [new X509Certificate(Buffer.from(der, 'base64')).fingerprint256]);
+    assert.deepEqual(
+      c.saml.idp_certificates.map((x: { fingerprint_sha256: string }) => x.fingerprint_sha256),
+      [new X509Certificate(Buffer.from(der, 'base64')).fingerprint256],
+    );
     assert.equal(c.saml.metadata_url, null);
     assert.equal(c.saml.acs_url, `${s.issuer}/sso/saml/${c.id}/acs`);
     assert.equal(c.saml.sp_metadata_url, `${s.issuer}/sso/saml/${c.id}/metadata`);
@@ -63,7 +71,9 @@ describe('SAML connections: /v1/organizations/{orgId}/sso/connections with proto
     assert.match((await s.browser().get(`/sso/saml/${c.id}/metadata`)).text, /entityID="urn:acme:keyhall"/);
     assert.equal((await s.api('PATCH', `${path()}/${c.id}`, { saml: { sp_entity_id: null } })).json().saml.sp_entity_id, c.saml.sp_metadata_url);
 
-    const events = (await s.api('GET', `/events?organization_id=${org}&types=sso.connection.created,sso.connection.updated`)).json().data.filter((e: { data: { connection_id: string } }) => e.data.connection_id === c.id);
+    const events = (await s.api('GET', `/events?organization_id=${org}&types=sso.connection.created,sso.connection.updated`))
+      .json()
+      .data.filter((e: { data: { connection_id: string } }) => e.data.connection_id === c.id);
     assert.deepEqual(events[0].data, { connection_id: c.id, protocol: 'saml', issuer: idp.entityId, enabled: true });
     assert.deepEqual(events[1].data.fields, ['saml.sp_entity_id', 'saml.allow_signed_response']);
   });
@@ -108,9 +118,15 @@ describe('SAML connections: /v1/organizations/{orgId}/sso/connections with proto
     await bad({ protocol: 'saml', name: 'x', saml: { metadata_xml: md }, oidc: { issuer: s.idpIssuer, client_id: 'x' } });
     await bad(saml({ metadata_xml: '' }));
     await bad(saml({ metadata_xml: 'not xml <' }), /^saml\.metadata_xml: not well-formed XML/);
-    await bad(saml({ metadata_xml: `<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${md}` }), /^saml\.metadata_xml: a DTD or entity declaration is not allowed/);
+    await bad(
+      saml({ metadata_xml: `<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${md}` }),
+      /^saml\.metadata_xml: a DTD or entity declaration is not allowed/,
+    );
     await bad(saml({ metadata_xml: `${md}<!--${'x'.repeat(300 * 1024)}-->` }), /^saml\.metadata_xml: larger than 262144 bytes/);
-    await bad(saml({ metadata_xml: '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x"><SPSSODescriptor/></EntityDescriptor>' }), /exactly one identity provider/);
+    await bad(
+      saml({ metadata_xml: '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x"><SPSSODescriptor/></EntityDescriptor>' }),
+      /exactly one identity provider/,
+    );
     await bad(saml({ metadata_xml: md.replace(/entityID="[^"]+"/, '') }), /no entityID/);
     await bad(saml({ metadata_xml: md.replace(/HTTP-Redirect/g, 'HTTP-Artifact') }), /HTTP-Redirect/);
     await bad(saml({ metadata_xml: md.replace(/<(ds:)?X509Certificate>[^<]+</g, '<$1X509Certificate>bm90IGEgY2VydA==<') }), /not a valid X.509 certificate/);

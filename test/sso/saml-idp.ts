@@ -16,7 +16,11 @@ interface SamlifyEntity {
   getMetadata(): string;
 }
 interface SamlifyIdp extends SamlifyEntity {
-  parseLoginRequest(sp: SamlifyEntity, binding: string, req: { query: Record<string, string>; octetString?: string }): Promise<{ extract: { request: { id: string } } }>;
+  parseLoginRequest(
+    sp: SamlifyEntity,
+    binding: string,
+    req: { query: Record<string, string>; octetString?: string },
+  ): Promise<{ extract: { request: { id: string } } }>;
   createLoginResponse(
     sp: SamlifyEntity,
     requestInfo: unknown,
@@ -53,7 +57,20 @@ export interface SamlUser {
 }
 
 /** Template values to override (samlify's login response template tags). */
-export type ResponseTweaks = Partial<Record<'NameIDFormat' | 'Audience' | 'SubjectRecipient' | 'Destination' | 'InResponseTo' | 'SubjectInResponseTo' | 'Issuer' | 'ConditionsNotOnOrAfter' | 'SubjectConfirmationDataNotOnOrAfter', string>>;
+export type ResponseTweaks = Partial<
+  Record<
+    | 'NameIDFormat'
+    | 'Audience'
+    | 'SubjectRecipient'
+    | 'Destination'
+    | 'InResponseTo'
+    | 'SubjectInResponseTo'
+    | 'Issuer'
+    | 'ConditionsNotOnOrAfter'
+    | 'SubjectConfirmationDataNotOnOrAfter',
+    string
+  >
+>;
 
 export interface TestIdp {
   entityId: string;
@@ -77,7 +94,11 @@ function attributeStatement(user: SamlUser): string {
 }
 
 export async function startTestIdp(entityId = `https://idp-${randomUUID().slice(0, 8)}.saml.test/metadata`): Promise<TestIdp> {
-  const pems = await generate([{ name: 'commonName', value: 'Keyhall test IdP' }], { keySize: 2048, notAfterDate: new Date(Date.now() + 30 * 86_400_000), algorithm: 'sha256' });
+  const pems = await generate([{ name: 'commonName', value: 'Keyhall test IdP' }], {
+    keySize: 2048,
+    notAfterDate: new Date(Date.now() + 30 * 86_400_000),
+    algorithm: 'sha256',
+  });
   const ssoUrl = new URL('/sso', entityId).href;
   const idp = samlify.IdentityProvider({
     entityID: entityId,
@@ -135,7 +156,8 @@ export async function startTestIdp(entityId = `https://idp-${randomUUID().slice(
           .replace('{AuthnStatementXml}', statements.AuthnStatementXml)
           .replace('{AttributeStatementXml}', statements.AttributeStatementXml);
         // The template uses one InResponseTo tag for the Response and its SubjectConfirmationData.
-        if (tweaks.SubjectInResponseTo) context = context.replace(/(<saml:SubjectConfirmationData [^>]*InResponseTo=")[^"]*"/, `$1${tweaks.SubjectInResponseTo}"`);
+        if (tweaks.SubjectInResponseTo)
+          context = context.replace(/(<saml:SubjectConfirmationData [^>]*InResponseTo=")[^"]*"/, `$1${tweaks.SubjectInResponseTo}"`);
         return { id: values.ID!, context };
       };
       const r = await idp.createLoginResponse(sp, { extract: { request: { id: requestId } } }, 'post', { email: user.email }, replace);

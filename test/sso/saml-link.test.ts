@@ -32,7 +32,8 @@ describe('SAML SSO: linking an account explicitly', () => {
   });
   after(() => s.close());
 
-  const failures = async () => ((await s.api('GET', '/events?types=sso.login.failed&limit=100')).json().data as Array<{ data: { reason: string } }>).map((e) => e.data.reason);
+  const failures = async () =>
+    ((await s.api('GET', '/events?types=sso.login.failed&limit=100')).json().data as Array<{ data: { reason: string } }>).map((e) => e.data.reason);
   const csrfOf = (page: HttpResponse) => decodeEntities(/name="csrf_token" value="([^"]+)"/.exec(page.text)![1]!);
 
   /** The IdP answers the AuthnRequest `toIdp` redirects to for `user`; the ACS post comes from elsewhere; `b` completes. */
@@ -72,7 +73,13 @@ describe('SAML SSO: linking an account explicitly', () => {
     const atApp = await signInAs(s.browser(), corp);
     assert.equal(atApp.status, 303, atApp.text.slice(0, 300));
     assert.ok(atApp.headers.location!.startsWith(REDIRECT), atApp.headers.location);
-    const t = await s.post('/token', { grant_type: 'authorization_code', code: new URL(atApp.headers.location!).searchParams.get('code')!, redirect_uri: REDIRECT, client_id: app.client_id, code_verifier: VERIFIER });
+    const t = await s.post('/token', {
+      grant_type: 'authorization_code',
+      code: new URL(atApp.headers.location!).searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      client_id: app.client_id,
+      code_verifier: VERIFIER,
+    });
     assert.equal(decodeJwt(t.json().id_token).sub, adminId);
     assert.equal(decodeJwt(t.json().id_token).email, 'root@acme.test');
   });

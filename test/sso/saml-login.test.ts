@@ -22,7 +22,12 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
   const logs: string[] = [];
 
   const samlConnection = async (extra: Record<string, unknown> = {}, saml: Record<string, unknown> = {}) => {
-    const r = await s.api('POST', `/organizations/${org}/sso/connections`, { protocol: 'saml', name: 'Test IdP', ...extra, saml: { metadata_xml: idp.metadataXml, ...saml } });
+    const r = await s.api('POST', `/organizations/${org}/sso/connections`, {
+      protocol: 'saml',
+      name: 'Test IdP',
+      ...extra,
+      saml: { metadata_xml: idp.metadataXml, ...saml },
+    });
     assert.equal(r.status, 201, r.text);
     return r.json().id as string;
   };
@@ -42,9 +47,14 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
   after(() => s.close());
 
   const events = async (types: string) =>
-    (await s.api('GET', `/events?organization_id=${org}&types=${types}&limit=100`)).json().data as Array<{ type: string; data: Record<string, unknown>; actor: { type: string; id: string } }>;
+    (await s.api('GET', `/events?organization_id=${org}&types=${types}&limit=100`)).json().data as Array<{
+      type: string;
+      data: Record<string, unknown>;
+      actor: { type: string; id: string };
+    }>;
   const failures = async () => (await events('sso.login.failed')).map((e) => e.data.reason);
-  const redeem = (code: string) => s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, code_verifier: VERIFIER });
+  const redeem = (code: string) =>
+    s.post('/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, code_verifier: VERIFIER });
 
   /** /authorize at the SP → the login page's flow → /sso/{id}/start: the AuthnRequest's ID at the IdP. */
   async function startAt(b: Browser, connectionId = conn, metadata = spMetadata): Promise<string> {
@@ -52,7 +62,15 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     const flow = new URL(login, s.issuer).searchParams.get('flow');
     assert.ok(flow, `no flow: ${login}`);
     const r = await b.get(`/sso/${connectionId}/start?flow=${encodeURIComponent(flow)}`);
-    assert.equal(r.status, 303, r.text.replace(/<style[\s\S]*?<\/style>/g, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').slice(0, 600));
+    assert.equal(
+      r.status,
+      303,
+      r.text
+        .replace(/<style[\s\S]*?<\/style>/g, '')
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .slice(0, 600),
+    );
     const toIdp = new URL(r.headers.location!);
     assert.equal(toIdp.origin + toIdp.pathname, idp.ssoUrl);
     return idp.requestId(toIdp, metadata);
@@ -61,7 +79,8 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
    * The IdP's form post to the ACS as a browser makes it: cross-site (the IdP's Origin), so
    * without our SameSite=Lax cookies — a client with no cookies plays it.
    */
-  const postAcs = (samlResponse: string, connectionId = conn) => s.browser().post(`/sso/saml/${connectionId}/acs`, { SAMLResponse: samlResponse }, { origin: new URL(idp.ssoUrl).origin });
+  const postAcs = (samlResponse: string, connectionId = conn) =>
+    s.browser().post(`/sso/saml/${connectionId}/acs`, { SAMLResponse: samlResponse }, { origin: new URL(idp.ssoUrl).origin });
   /** The same-site completion page the ACS answers 303 to (a path with the one-time handle), or undefined. */
   const completion = (acs: HttpResponse) => {
     if (acs.status !== 303) return undefined;
@@ -101,7 +120,10 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     assert.equal(id.email, 'ada@acme.test');
     assert.equal(id.name, 'Ada Lovelace');
     const members = (await s.api('GET', `/organizations/${org}/members`)).json().data;
-    assert.deepEqual(members.map((m: { user_id: string; role: string }) => [m.user_id, m.role]), [[id.sub, 'admin']]);
+    assert.deepEqual(
+      members.map((m: { user_id: string; role: string }) => [m.user_id, m.role]),
+      [[id.sub, 'admin']],
+    );
     const added = await events('member.added');
     assert.deepEqual(added[0]!.data, { organization_id: org, user_id: id.sub, role: 'admin', connection_id: conn });
     const ok = await events('sso.login.succeeded');
@@ -114,7 +136,9 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     // The same response again: a replay, refused on its assertion id.
     await refused(s.browser(), response, 'assertion_replayed');
     const all = JSON.stringify(await events('sso.login.succeeded,sso.login.failed'));
-    const assertionId = Buffer.from(response, 'base64').toString('utf8').match(/<saml:Assertion[^>]* ID="([^"]+)"/)![1]!;
+    const assertionId = Buffer.from(response, 'base64')
+      .toString('utf8')
+      .match(/<saml:Assertion[^>]* ID="([^"]+)"/)![1]!;
     assert.ok(!all.includes(assertionId) && !all.includes(response.slice(0, 40)), 'never the assertion');
 
     // A later login of the same NameID signs the same user in, with the IdP's new name.
@@ -186,7 +210,7 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     // A request already answered: a new assertion for it is refused.
     const once = await startAt(b);
     const ok1 = await post(b, await idp.respond(spMetadata, once, user));
-    assert.equal(ok1.status, 303, ok1.text.replace(/[\s\S]*<body>/, "").slice(0, 800));
+    assert.equal(ok1.status, 303, ok1.text.replace(/[\s\S]*<body>/, '').slice(0, 800));
     await refused(b, await idp.respond(spMetadata, once, user), 'request_unknown');
     // The Response names a live request, the signed assertion another one.
     const b2 = s.browser();
@@ -238,7 +262,12 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
     assert.equal((await post(b, signedResponse, lenient)).status, 303);
     // Even then, an unsigned response is refused.
     const b2 = s.browser();
-    await refused(b2, unsigned(await idp.respond(lenientMetadata, await startAt(b2, lenient, lenientMetadata), { email: 'grace@acme.test' })), 'signature_invalid', lenient);
+    await refused(
+      b2,
+      unsigned(await idp.respond(lenientMetadata, await startAt(b2, lenient, lenientMetadata), { email: 'grace@acme.test' })),
+      'signature_invalid',
+      lenient,
+    );
   });
 
   it('refuses a disabled connection; an unknown connection has no ACS or metadata', async () => {
@@ -255,7 +284,11 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
   it('home-realm discovery: an email of the verified domain continues at the SAML IdP', async () => {
     const other = (await s.api('POST', '/organizations', { name: 'Initech', domain: 'initech.test' })).json().id;
     assert.equal((await s.api('POST', `/organizations/${other}/domain_verification`, { method: 'manual' })).status, 200);
-    const r = await s.api('POST', `/organizations/${other}/sso/connections`, { protocol: 'saml', name: 'Initech IdP', saml: { metadata_xml: idp.metadataXml } });
+    const r = await s.api('POST', `/organizations/${other}/sso/connections`, {
+      protocol: 'saml',
+      name: 'Initech IdP',
+      saml: { metadata_xml: idp.metadataXml },
+    });
     const initech = r.json().id as string;
     const initechMetadata = await metadataOf(initech);
     const b = s.browser();
@@ -357,7 +390,10 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
 
       // 2 minutes after the ACS the outcome is gone; just before, it still completes.
       const paths: string[] = [];
-      for (const [wait, ok] of [[119_000, true], [121_000, false]] as const) {
+      for (const [wait, ok] of [
+        [119_000, true],
+        [121_000, false],
+      ] as const) {
         const b2 = s.browser();
         const later = completion(await postAcs(await answered(b2, { email: 'hopper@acme.test' })))!;
         paths.push(later);
@@ -375,7 +411,9 @@ describe('SAML SSO: a samlify identity provider signs people in through the ACS'
       await expired(b3, `/sso/saml/${conn}/complete?handle=${'A'.repeat(43)}`);
       await expired(b3, `/sso/saml/${conn}/complete`);
       const other = await samlConnection();
-      const otherPath = completion(await postAcs(await idp.respond(await metadataOf(other), await startAt(b3, other, await metadataOf(other)), { email: 'hopper@acme.test' }), other))!;
+      const otherPath = completion(
+        await postAcs(await idp.respond(await metadataOf(other), await startAt(b3, other, await metadataOf(other)), { email: 'hopper@acme.test' }), other),
+      )!;
       await expired(b3, otherPath.replace(other, conn));
       assert.equal((await b3.get(otherPath)).status, 303, 'still good where it belongs');
 

@@ -29,7 +29,12 @@ describe('SAML SSO trust: email_verified and MFA', () => {
   after(() => s.close());
 
   const connection = async (saml: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => {
-    const r = await s.api('POST', `/organizations/${org}/sso/connections`, { protocol: 'saml', name: 'IdP', ...extra, saml: { metadata_xml: idp.metadataXml, ...saml } });
+    const r = await s.api('POST', `/organizations/${org}/sso/connections`, {
+      protocol: 'saml',
+      name: 'IdP',
+      ...extra,
+      saml: { metadata_xml: idp.metadataXml, ...saml },
+    });
     assert.equal(r.status, 201, r.text);
     return { id: r.json().id as string, metadata: (await s.browser().get(`/sso/saml/${r.json().id}/metadata`)).text };
   };
@@ -93,7 +98,9 @@ describe('SAML SSO trust: email_verified and MFA', () => {
     // Trusted, but a password at the IdP is one factor: the challenge.
     const r3 = await signInAs(s.browser(), trusted, { email: 'grace@acme.test' });
     assert.match(r3.headers.location!, /^\/mfa\/challenge\?flow=flw_/);
-    const ok = (await s.api('GET', `/events?organization_id=${org}&types=sso.login.succeeded&limit=100`)).json().data as Array<{ data: Record<string, unknown> }>;
+    const ok = (await s.api('GET', `/events?organization_id=${org}&types=sso.login.succeeded&limit=100`)).json().data as Array<{
+      data: Record<string, unknown>;
+    }>;
     assert.deepEqual(
       ok.slice(-3).map((e) => [e.data.amr, e.data.second_factor_pending ?? false]),
       [

@@ -27,7 +27,8 @@ describe('SSO trust boundaries: domains, administrators, email_verified and MFA'
   after(() => s.close());
 
   const code = (secret: string) => generate({ secret, epoch: Math.floor(clock.now() / 1000) });
-  const failures = async () => ((await s.api('GET', '/events?types=sso.login.failed&limit=100')).json().data as Array<{ data: { reason: string } }>).map((e) => e.data.reason);
+  const failures = async () =>
+    ((await s.api('GET', '/events?types=sso.login.failed&limit=100')).json().data as Array<{ data: { reason: string } }>).map((e) => e.data.reason);
   const redeem = async (location: string) => {
     const c = new URL(location).searchParams.get('code');
     assert.ok(c, `a code at the application: ${location}`);
@@ -78,7 +79,8 @@ describe('SSO trust boundaries: domains, administrators, email_verified and MFA'
   });
 
   it('finding 1, key only: a narrow platform key cannot verify a domain manually, nor mint a key that could; its IdP cannot link the administrator', async () => {
-    const narrow = (await s.api('POST', '/api_keys', { name: 'narrow', scopes: ['organizations:read', 'organizations:write', 'sso:read', 'sso:write'] })).json().key as string;
+    const narrow = (await s.api('POST', '/api_keys', { name: 'narrow', scopes: ['organizations:read', 'organizations:write', 'sso:read', 'sso:write'] })).json()
+      .key as string;
     const n = v1(s, narrow);
     const org = (await n('POST', '/organizations', { name: 'Evil', domain: 'bank.test' })).json().id as string;
     const manual = await n('POST', `/organizations/${org}/domain_verification`, { method: 'manual' });
@@ -108,7 +110,9 @@ describe('SSO trust boundaries: domains, administrators, email_verified and MFA'
 
   it('finding 1, org-bound key: manual verification is forbidden; by DNS the domain is proved, yet the administrator is never linked', async () => {
     bankOrg = (await s.api('POST', '/organizations', { name: 'Bank IT', domain: 'bank.test' })).json().id;
-    const orgKey = (await s.api('POST', `/organizations/${bankOrg}/api_keys`, { name: 'it', scopes: ['organizations:read', 'organizations:write', 'sso:read', 'sso:write'] })).json().key as string;
+    const orgKey = (
+      await s.api('POST', `/organizations/${bankOrg}/api_keys`, { name: 'it', scopes: ['organizations:read', 'organizations:write', 'sso:read', 'sso:write'] })
+    ).json().key as string;
     const k = v1(s, orgKey);
     expectError(await k('POST', `/organizations/${bankOrg}/domain_verification`, { method: 'manual' }), 403, 'forbidden');
     expectError(await s.api('POST', `/organizations/${bankOrg}/api_keys`, { name: 'x', scopes: ['domains:verify'] }), 400, 'invalid_scope');

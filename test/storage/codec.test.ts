@@ -135,7 +135,11 @@ describe('storage codec: records round-trip through insert and find', () => {
       email: 'ann@example.com',
       emailType: 'work',
       active: false,
-      resource: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], name: { familyName: 'Smith' }, emails: [{ value: 'ann@example.com', primary: true }] },
+      resource: {
+        schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+        name: { familyName: 'Smith' },
+        emails: [{ value: 'ann@example.com', primary: true }],
+      },
       version: 1,
       createdAt: 1,
       updatedAt: 1,
@@ -159,7 +163,16 @@ describe('storage codec: records round-trip through insert and find', () => {
     assert.deepEqual(await s.r.signinStore.consent(a, u.id, c.id), { scopes: ['openid', 'email'], resources: ['https://api.example/'] });
 
     const e = await s.db.kysely.transaction().execute((trx) =>
-      s.r.events.append(trx, { id: uid('evt'), tenantId: a, type: 'user.created', organizationId: null, actorType: 'api_key', actorId: null, data: { user_id: u.id, n: 1, ok: true, nothing: null }, createdAt: 3 }),
+      s.r.events.append(trx, {
+        id: uid('evt'),
+        tenantId: a,
+        type: 'user.created',
+        organizationId: null,
+        actorType: 'api_key',
+        actorId: null,
+        data: { user_id: u.id, n: 1, ok: true, nothing: null },
+        createdAt: 3,
+      }),
     );
     assert.ok(e.seq >= 1);
     assert.deepEqual((await s.r.events.list({ tenantId: a, afterSeq: e.seq - 1, limit: 10 }))[0], e);

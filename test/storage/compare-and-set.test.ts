@@ -51,7 +51,10 @@ describe('storage contract: compare-and-set', () => {
     assert.equal(presented?.family.generation, 1);
     assert.deepEqual(presented?.family.extra, { act: { sub: 'svc' } });
     const losers = await Promise.all(hashes.filter((h) => h !== winner).map((h) => s.r.refreshTokens.find(a, h)));
-    assert.ok(losers.every((x) => x === undefined), 'no loser stored its token');
+    assert.ok(
+      losers.every((x) => x === undefined),
+      'no loser stored its token',
+    );
     assert.equal(await s.r.refreshTokens.rotate(a, f.id, 0, next(uid('rt'))), false, 'the old generation is spent');
     assert.equal(await s.r.refreshTokens.rotate(a, f.id, 1, next(uid('rt'))), true);
   });

@@ -61,7 +61,16 @@ describe('storage contract: consume-once', () => {
   /** A flow of tenant `a`, optionally from a PAR request_uri. */
   async function flow(parHash: string | null = null, expiresAt = NOW + 60_000): Promise<string> {
     const flowHash = uid('flow');
-    const rec: FlowRecord = { tenantId: a, clientId: 'cli_a', request: request('cli_a'), parHash, loginAfter: null, createdAt: NOW, expiresAt, completedAt: null };
+    const rec: FlowRecord = {
+      tenantId: a,
+      clientId: 'cli_a',
+      request: request('cli_a'),
+      parHash,
+      loginAfter: null,
+      createdAt: NOW,
+      expiresAt,
+      completedAt: null,
+    };
     await s.r.signinStore.createFlow(flowHash, rec);
     return flowHash;
   }
@@ -88,7 +97,7 @@ describe('storage contract: consume-once', () => {
     const h = await issuedCode();
     assert.equal((await s.r.signinStore.redeemCode(a, h, 'cli_other', NOW)).won, false);
     const foreign = await s.r.signinStore.redeemCode(b, h, 'cli_a', NOW);
-    assert.deepEqual(foreign, { won: false, code: undefined }, "another tenant neither wins nor sees the code");
+    assert.deepEqual(foreign, { won: false, code: undefined }, 'another tenant neither wins nor sees the code');
     assert.equal((await s.r.signinStore.redeemCode(a, h, 'cli_a', NOW)).won, true, 'the losers did not consume it');
   });
 
@@ -96,7 +105,19 @@ describe('storage contract: consume-once', () => {
     const gone = await issuedCode(code(a, userId, { sessionId: 'ses_gone' }));
     assert.equal((await s.r.signinStore.redeemCode(a, gone, 'cli_a', NOW)).won, false);
 
-    const session = { id: uid('ses'), tenantId: a, userId, userAgent: null, ip: null, authTime: NOW, createdAt: NOW, lastSeenAt: NOW, idleExpiresAt: NOW + 60_000, expiresAt: NOW + 60_000, revokedAt: null };
+    const session = {
+      id: uid('ses'),
+      tenantId: a,
+      userId,
+      userAgent: null,
+      ip: null,
+      authTime: NOW,
+      createdAt: NOW,
+      lastSeenAt: NOW,
+      idleExpiresAt: NOW + 60_000,
+      expiresAt: NOW + 60_000,
+      revokedAt: null,
+    };
     await s.r.sessions.insert(session, uid('tok'));
     const live = await issuedCode(code(a, userId, { sessionId: session.id }));
     const revoked = await issuedCode(code(a, userId, { sessionId: session.id }));

@@ -76,7 +76,18 @@ export async function organization(r: Repos, tenantId: string, over: Partial<Org
 
 export async function user(r: Repos, tenantId: string, over: Partial<UserRecord> = {}): Promise<UserRecord> {
   const id = over.id ?? uid('user');
-  const u: UserRecord = { id, tenantId, email: `${id}@example.com`, name: null, emailVerified: false, passwordHash: null, passwordSetBy: null, createdAt: 1, updatedAt: 1, ...over };
+  const u: UserRecord = {
+    id,
+    tenantId,
+    email: `${id}@example.com`,
+    name: null,
+    emailVerified: false,
+    passwordHash: null,
+    passwordSetBy: null,
+    createdAt: 1,
+    updatedAt: 1,
+    ...over,
+  };
   await r.users.insert(u);
   return u;
 }
@@ -109,13 +120,33 @@ export async function client(r: Repos, tenantId: string, over: Partial<ClientRec
 
 export async function apiKey(r: Repos, tenantId: string, organizationId: string | null): Promise<ApiKeyRecord> {
   const id = uid('key');
-  const k: ApiKeyRecord = { id, tenantId, organizationId, name: 'k', scopes: ['organizations:read'], keyHash: `hash-${id}`, keyPrefix: 'sk_live_abcd', createdAt: 1, lastUsedAt: null, revokedAt: null };
+  const k: ApiKeyRecord = {
+    id,
+    tenantId,
+    organizationId,
+    name: 'k',
+    scopes: ['organizations:read'],
+    keyHash: `hash-${id}`,
+    keyPrefix: 'sk_live_abcd',
+    createdAt: 1,
+    lastUsedAt: null,
+    revokedAt: null,
+  };
   await r.apiKeys.insert(k);
   return k;
 }
 
 export async function endpoint(r: Repos, tenantId: string, organizationId: string): Promise<WebhookEndpointRecord> {
-  const e: WebhookEndpointRecord = { id: uid('we'), tenantId, organizationId, url: 'https://hooks.example/in', events: ['*'], secretEnc: 'enc', createdAt: 1, updatedAt: 1 };
+  const e: WebhookEndpointRecord = {
+    id: uid('we'),
+    tenantId,
+    organizationId,
+    url: 'https://hooks.example/in',
+    events: ['*'],
+    secretEnc: 'enc',
+    createdAt: 1,
+    updatedAt: 1,
+  };
   await r.webhookEndpoints.insert(e);
   return e;
 }

@@ -57,7 +57,10 @@ describe('storage contract: claiming webhook deliveries with a lease', () => {
   async function finish(owner: string, rows: DeliveryRecord[], now: number) {
     for (const d of rows) {
       const attempt = { id: uid('wha'), deliveryId: d.id, attempt: d.attempts + 1, startedAt: now, durationMs: 5, statusCode: 204, error: null };
-      assert.equal(await s.r.webhookDeliveries.complete(d, owner, attempt, { status: 'delivered', nextAttemptAt: now, statusCode: 204, error: null }, now), true);
+      assert.equal(
+        await s.r.webhookDeliveries.complete(d, owner, attempt, { status: 'delivered', nextAttemptAt: now, statusCode: 204, error: null }, now),
+        true,
+      );
     }
   }
 
@@ -79,22 +82,35 @@ describe('storage contract: claiming webhook deliveries with a lease', () => {
     await finish('disp_rest', rest, NOW);
   });
 
-  it('on PostgreSQL a claimer skips the rows another open claim holds instead of waiting for them', { skip: !onPostgres && 'SQLite has one writer' }, async () => {
-    const ids = await deliveries(6, NOW);
-    const held = await s.db.kysely.transaction().execute(async (trx) => {
-      const mine = await repos(trx, s.db.dialect).webhookDeliveries.claim({ owner: 'disp_x', now: NOW, leaseMs: LEASE, limit: 3, perEndpoint: 100, perOrganization: 100, skipEndpoints: [], skipOrganizations: [] });
-      let timer: NodeJS.Timeout | undefined;
-      const waited = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('the second claimer waited for the rows of the first')), 5_000);
+  it(
+    'on PostgreSQL a claimer skips the rows another open claim holds instead of waiting for them',
+    { skip: !onPostgres && 'SQLite has one writer' },
+    async () => {
+      const ids = await deliveries(6, NOW);
+      const held = await s.db.kysely.transaction().execute(async (trx) => {
+        const mine = await repos(trx, s.db.dialect).webhookDeliveries.claim({
+          owner: 'disp_x',
+          now: NOW,
+          leaseMs: LEASE,
+          limit: 3,
+          perEndpoint: 100,
+          perOrganization: 100,
+          skipEndpoints: [],
+          skipOrganizations: [],
+        });
+        let timer: NodeJS.Timeout | undefined;
+        const waited = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('the second claimer waited for the rows of the first')), 5_000);
+        });
+        const other = await Promise.race([claim('disp_y', NOW), waited]).finally(() => clearTimeout(timer));
+        assert.equal(mine.length, 3);
+        assert.deepEqual([...mine, ...other].map((d) => d.id).sort(), [...ids].sort());
+        await finish('disp_y', other, NOW);
+        return mine;
       });
-      const other = await Promise.race([claim('disp_y', NOW), waited]).finally(() => clearTimeout(timer));
-      assert.equal(mine.length, 3);
-      assert.deepEqual([...mine, ...other].map((d) => d.id).sort(), [...ids].sort());
-      await finish('disp_y', other, NOW);
-      return mine;
-    });
-    await finish('disp_x', held, NOW);
-  });
+      await finish('disp_x', held, NOW);
+    },
+  );
 
   it('a lease that ran out can be claimed again, and then only its new owner can complete it', async () => {
     const [id] = await deliveries(1, NOW);
@@ -116,7 +132,11 @@ describe('storage contract: claiming webhook deliveries with a lease', () => {
     const done = await s.r.webhookDeliveries.find(a, endpointId, id as string);
     assert.deepEqual([done?.status, done?.attempts, done?.leaseOwner, done?.lastStatusCode], ['pending', 1, null, 500]);
     assert.equal((await s.r.webhookDeliveries.attemptsOf([id as string])).length, 1);
-    assert.equal(await s.r.webhookDeliveries.complete(again as DeliveryRecord, 'disp_y', { ...attempt, id: uid('wha') }, failed, NOW + LEASE), false, 'completing twice is refused');
+    assert.equal(
+      await s.r.webhookDeliveries.complete(again as DeliveryRecord, 'disp_y', { ...attempt, id: uid('wha') }, failed, NOW + LEASE),
+      false,
+      'completing twice is refused',
+    );
   });
 
   it('a released delivery is due again at once', async () => {

@@ -36,14 +36,29 @@ describe('storage contract: cursor paging and tenant filtering', () => {
       await user(s.r, b);
     }
     const orgPages = await pages((after, limit) => s.r.organizations.list(a, after, limit), 10);
-    assert.deepEqual(orgPages.map((p) => p.length), [10, 10, 5]);
-    assert.deepEqual(orgPages.flat().map((o) => o.id), [...orgs].sort());
+    assert.deepEqual(
+      orgPages.map((p) => p.length),
+      [10, 10, 5],
+    );
+    assert.deepEqual(
+      orgPages.flat().map((o) => o.id),
+      [...orgs].sort(),
+    );
     const userPages = await pages((after, limit) => s.r.users.list(a, after, limit), 7);
-    assert.deepEqual(userPages.map((p) => p.length), [7, 7, 7, 4]);
-    assert.deepEqual(userPages.flat().map((u) => u.id), [...users].sort());
+    assert.deepEqual(
+      userPages.map((p) => p.length),
+      [7, 7, 7, 4],
+    );
+    assert.deepEqual(
+      userPages.flat().map((u) => u.id),
+      [...users].sort(),
+    );
     assert.deepEqual((await s.r.users.list(a, undefined, 100, 'nobody@example.com')).length, 0);
     const one = await s.r.users.find(a, users[3] as string);
-    assert.deepEqual((await s.r.users.list(a, undefined, 100, one?.email)).map((u) => u.id), [users[3]]);
+    assert.deepEqual(
+      (await s.r.users.list(a, undefined, 100, one?.email)).map((u) => u.id),
+      [users[3]],
+    );
   });
 
   it("organizations: another tenant's id finds, lists, updates and deletes nothing", async () => {
@@ -78,7 +93,10 @@ describe('storage contract: cursor paging and tenant filtering', () => {
     assert.equal(await s.r.members.setRole(b, o.id, u.id, 'member', 'admin', 9), undefined);
     assert.equal(await s.r.members.delete(b, o.id, u.id), undefined);
     assert.deepEqual(await s.r.members.find(a, o.id, u.id), m, 'unchanged');
-    assert.deepEqual((await s.r.members.list(a, o.id, undefined, 100)).map((x) => [x.userId, x.email]), [[u.id, u.email]]);
+    assert.deepEqual(
+      (await s.r.members.list(a, o.id, undefined, 100)).map((x) => [x.userId, x.email]),
+      [[u.id, u.email]],
+    );
   });
 
   it("API keys: another tenant's id finds, lists and revokes nothing", async () => {
@@ -116,7 +134,21 @@ describe('storage contract: cursor paging and tenant filtering', () => {
 
   it("sessions: another tenant's id finds, lists, touches and revokes nothing", async () => {
     const u = await user(s.r, a);
-    const ses = { id: uid('ses'), tenantId: a, userId: u.id, userAgent: 'ua', ip: '192.0.2.1', authTime: 1, createdAt: 1, lastSeenAt: 1, idleExpiresAt: 10_000, expiresAt: 20_000, revokedAt: null, amr: ['pwd'], mfaPending: false };
+    const ses = {
+      id: uid('ses'),
+      tenantId: a,
+      userId: u.id,
+      userAgent: 'ua',
+      ip: '192.0.2.1',
+      authTime: 1,
+      createdAt: 1,
+      lastSeenAt: 1,
+      idleExpiresAt: 10_000,
+      expiresAt: 20_000,
+      revokedAt: null,
+      amr: ['pwd'],
+      mfaPending: false,
+    };
     const token = uid('tok');
     await s.r.sessions.insert(ses, token);
     assert.equal(await s.r.sessions.find(b, ses.id), undefined);
@@ -126,6 +158,9 @@ describe('storage contract: cursor paging and tenant filtering', () => {
     assert.deepEqual(await s.r.sessions.revoke(b, u.id, ses.id, 5), []);
     assert.deepEqual(await s.r.sessions.revokeAllForUser(b, u.id, 5), []);
     assert.deepEqual(await s.r.sessions.findByToken(a, token), ses, 'unchanged');
-    assert.deepEqual((await s.r.sessions.listActive(a, u.id, 5)).map((x) => x.id), [ses.id]);
+    assert.deepEqual(
+      (await s.r.sessions.listActive(a, u.id, 5)).map((x) => x.id),
+      [ses.id],
+    );
   });
 });

@@ -14,7 +14,7 @@ describe('envelope encryption', () => {
   it('round-trips and never holds the plaintext', () => {
     const sealed = envelope.encrypt('top secret', 'ctx:1');
     assert.match(sealed, /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
-    assert.ok(!sealed.includes('top secret'), '!sealed.includes(\'top secret\')');
+    assert.ok(!sealed.includes('top secret'), "!sealed.includes('top secret')");
     assert.equal(envelope.decrypt(sealed, 'ctx:1'), 'top secret');
   });
 

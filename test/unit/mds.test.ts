@@ -73,7 +73,10 @@ describe('FIDO MDS BLOB (offline verification)', () => {
 
   it('the default MDS roots are the ones @simplewebauthn/server ships (GlobalSign Root CA - R3 among them)', async () => {
     const subjects = (await mdsRoots({})).map((c) => c.subject);
-    assert.ok(subjects.some((s) => /GlobalSign Root CA - R3/.test(s)), subjects.join(' | '));
+    assert.ok(
+      subjects.some((s) => /GlobalSign Root CA - R3/.test(s)),
+      subjects.join(' | '),
+    );
   });
 
   it('reports a BLOB past its nextUpdate', async () => {

@@ -48,11 +48,11 @@ describe('checkTenantAddress', () => {
     }
   });
   it('knows loopback hosts', () => {
-    assert.ok(isLoopbackHost('localhost:1'), 'isLoopbackHost(\'localhost:1\')');
-    assert.ok(isLoopbackHost('127.0.0.2'), 'isLoopbackHost(\'127.0.0.2\')');
-    assert.ok(isLoopbackHost('[::1]:80'), 'isLoopbackHost(\'[::1]:80\')');
-    assert.ok(!isLoopbackHost('auth.acme.test'), '!isLoopbackHost(\'auth.acme.test\')');
-    assert.ok(!isLoopbackHost('10.0.0.1'), '!isLoopbackHost(\'10.0.0.1\')');
+    assert.ok(isLoopbackHost('localhost:1'), "isLoopbackHost('localhost:1')");
+    assert.ok(isLoopbackHost('127.0.0.2'), "isLoopbackHost('127.0.0.2')");
+    assert.ok(isLoopbackHost('[::1]:80'), "isLoopbackHost('[::1]:80')");
+    assert.ok(!isLoopbackHost('auth.acme.test'), "!isLoopbackHost('auth.acme.test')");
+    assert.ok(!isLoopbackHost('10.0.0.1'), "!isLoopbackHost('10.0.0.1')");
   });
 });
 
@@ -79,7 +79,10 @@ describe('configuration', () => {
     assert.equal(loadConfig({ KEYHALL_PORT: '8080' }).port, 8080);
   });
   it('names the variable that is wrong', () => {
-    assert.throws(() => loadConfig({ KEYHALL_PORT: 'abc' }), (e: Error) => e instanceof ConfigError && /KEYHALL_PORT/.test(e.message));
+    assert.throws(
+      () => loadConfig({ KEYHALL_PORT: 'abc' }),
+      (e: Error) => e instanceof ConfigError && /KEYHALL_PORT/.test(e.message),
+    );
     assert.throws(() => loadConfig({ KEYHALL_DATABASE_URL: 'mysql://x' }), /KEYHALL_DATABASE_URL/);
   });
 });

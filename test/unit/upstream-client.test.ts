@@ -28,7 +28,11 @@ describe('upstream client: ID token, RFC 9207 iss and userinfo checks', () => {
   let lastTokenRequest = new URLSearchParams();
 
   before(async () => {
-    for (const [name, alg] of [['rs', 'RS256'], ['es', 'ES256'], ['rogue', 'RS256']] as const) {
+    for (const [name, alg] of [
+      ['rs', 'RS256'],
+      ['es', 'ES256'],
+      ['rogue', 'RS256'],
+    ] as const) {
       const pair = await generateKeyPair(alg, { extractable: true });
       keys[name] = { privateKey: pair.privateKey, jwk: { ...(await exportJWK(pair.publicKey)), kid: name === 'rogue' ? 'rs' : name, alg } };
     }
@@ -46,7 +50,9 @@ describe('upstream client: ID token, RFC 9207 iss and userinfo checks', () => {
         const key = keys[idToken.key ?? 'rs'];
         const alg = idToken.alg ?? (idToken.key === 'es' ? 'ES256' : 'RS256');
         const jwt = await new SignJWT(claims).setProtectedHeader({ alg, kid: key.jwk.kid! }).sign(key.privateKey);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-1', token_type: 'Bearer', expires_in: 60, id_token: jwt }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ access_token: 'at-1', token_type: 'Bearer', expires_in: 60, id_token: jwt }));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -72,7 +78,8 @@ describe('upstream client: ID token, RFC 9207 iss and userinfo checks', () => {
   });
   const trip = { state: 's-1', nonce: 'n-1', codeVerifier: 'v'.repeat(43) };
   const callback = (params: Record<string, string>) => new URLSearchParams({ code: 'c-1', state: 's-1', ...params });
-  const exchange = (p: UpstreamProvider, params: URLSearchParams, t = trip) => client.exchangeCode(p, 'secret', params, { redirectUri: 'https://rp.example/cb', trip: t });
+  const exchange = (p: UpstreamProvider, params: URLSearchParams, t = trip) =>
+    client.exchangeCode(p, 'secret', params, { redirectUri: 'https://rp.example/cb', trip: t });
 
   async function refused(kind: UpstreamError['kind'], promise: Promise<unknown>, message: RegExp) {
     await assert.rejects(promise, (err: unknown) => {
@@ -145,7 +152,9 @@ describe('upstream client: ID token, RFC 9207 iss and userinfo checks', () => {
   it('builds the authorization URL with state, nonce and an S256 challenge', async () => {
     const t = newRoundTrip({ pkce: true, nonce: true });
     assert.match(t.state, /^[A-Za-z0-9_-]{43}$/);
-    const url = new URL(await client.authorizationUrl(provider(), { redirectUri: 'https://rp.example/cb', scopes: ['openid', 'email'], trip: t, params: { prompt: 'login' } }));
+    const url = new URL(
+      await client.authorizationUrl(provider(), { redirectUri: 'https://rp.example/cb', scopes: ['openid', 'email'], trip: t, params: { prompt: 'login' } }),
+    );
     const q = url.searchParams;
     assert.deepEqual(
       [q.get('response_type'), q.get('client_id'), q.get('state'), q.get('nonce'), q.get('code_challenge_method'), q.get('scope'), q.get('prompt')],
@@ -159,7 +168,12 @@ describe('upstream client: ID token, RFC 9207 iss and userinfo checks', () => {
   });
 
   it("reads a generic OAuth 2.0 provider's subject and email by declared field paths", async () => {
-    userinfo = { id: 583231, login: 'octocat', emails: [{ value: 'octo@example.com', verified: true }, { value: 'other@example.com' }], profile: { name: 'The Octocat' } };
+    userinfo = {
+      id: 583231,
+      login: 'octocat',
+      emails: [{ value: 'octo@example.com', verified: true }, { value: 'other@example.com' }],
+      profile: { name: 'The Octocat' },
+    };
     const doc = await client.userinfo(provider(), 'at-1');
     assert.deepEqual(readProfile(doc, { subject: 'id', email: 'emails[0].value', emailVerified: 'emails[0].verified', name: 'profile.name' }), {
       subject: '583231',

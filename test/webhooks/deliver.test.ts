@@ -57,7 +57,15 @@ const envelope = JSON.stringify({
 });
 
 function attempt(agent: EgressAgent, url: string, extra: Partial<DeliveryAttempt> = {}): Promise<DeliveryResult> {
-  return attemptDelivery({ url, body: envelope, headers: { 'webhook-id': 'whd_1', 'webhook-event': 'member.added' }, timeoutMs: 2000, agent, clock: systemClock, ...extra });
+  return attemptDelivery({
+    url,
+    body: envelope,
+    headers: { 'webhook-id': 'whd_1', 'webhook-event': 'member.added' },
+    timeoutMs: 2000,
+    agent,
+    clock: systemClock,
+    ...extra,
+  });
 }
 
 describe('attemptDelivery', () => {
@@ -95,7 +103,10 @@ describe('attemptDelivery', () => {
 
   it('a 2xx is success; sends exact bytes, the given headers and content-type application/json', async () => {
     const secret = newWebhookSecret();
-    const headers = { ...webhookHeaders({ deliveryId: 'whd_abc', eventType: 'member.added', secret, body: envelope, nowSeconds: 1_700_000_000 }), 'Content-Type': 'text/plain' };
+    const headers = {
+      ...webhookHeaders({ deliveryId: 'whd_abc', eventType: 'member.added', secret, body: envelope, nowSeconds: 1_700_000_000 }),
+      'Content-Type': 'text/plain',
+    };
     const r = await attempt(agent, ok.url, { headers });
     assert.equal(r.ok, true);
     assert.equal(r.status, 200);
@@ -195,7 +206,11 @@ describe('attemptDelivery', () => {
     const received = ok.received.length;
     for (const url of [ok.url, `http://127.1:${ok.port}/hook`, `http://[::ffff:127.0.0.1]:${ok.port}/hook`, `https://127.0.0.1:${ok.port}/hook`]) {
       const r = await attempt(strict, url);
-      assert.deepEqual({ ok: r.ok, error: r.error, status: r.status }, { ok: false, error: 'refused: destination address is not allowed', status: undefined }, url);
+      assert.deepEqual(
+        { ok: r.ok, error: r.error, status: r.status },
+        { ok: false, error: 'refused: destination address is not allowed', status: undefined },
+        url,
+      );
     }
     assert.equal(ok.connections, before);
     assert.equal(ok.received.length, received);
@@ -205,10 +220,28 @@ describe('attemptDelivery', () => {
     const before = ok.connections;
     const p = ok.port;
     const literals = [
-      `127.1:${p}`, `0:${p}`, `0.0.0.0:${p}`, `2130706433:${p}`, `0x7f000001:${p}`, `017700000001:${p}`,
-      `[::1]:${p}`, `[::]:${p}`, `[::ffff:127.0.0.1]:${p}`, `[::ffff:7f00:1]:${p}`, `10.0.0.1:${p}`, `172.16.0.1:${p}`,
-      `192.168.0.1:${p}`, `100.64.0.1:${p}`, `169.254.169.254:${p}`, `[fd00:ec2::254]:${p}`, `[fe80::1]:${p}`, `[fc00::1]:${p}`,
-      `[64:ff9b::a9fe:a9fe]:${p}`, `[2002:a9fe:a9fe::]:${p}`, `198.18.0.1:${p}`, `224.0.0.1:${p}`,
+      `127.1:${p}`,
+      `0:${p}`,
+      `0.0.0.0:${p}`,
+      `2130706433:${p}`,
+      `0x7f000001:${p}`,
+      `017700000001:${p}`,
+      `[::1]:${p}`,
+      `[::]:${p}`,
+      `[::ffff:127.0.0.1]:${p}`,
+      `[::ffff:7f00:1]:${p}`,
+      `10.0.0.1:${p}`,
+      `172.16.0.1:${p}`,
+      `192.168.0.1:${p}`,
+      `100.64.0.1:${p}`,
+      `169.254.169.254:${p}`,
+      `[fd00:ec2::254]:${p}`,
+      `[fe80::1]:${p}`,
+      `[fc00::1]:${p}`,
+      `[64:ff9b::a9fe:a9fe]:${p}`,
+      `[2002:a9fe:a9fe::]:${p}`,
+      `198.18.0.1:${p}`,
+      `224.0.0.1:${p}`,
     ];
     for (const host of literals) {
       for (const scheme of ['https', 'http']) {

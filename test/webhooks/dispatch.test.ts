@@ -49,9 +49,9 @@ describe('webhook endpoints and signed delivery', () => {
     assert.deepEqual(hook.events, ['*']);
     const list = await api('GET', `/organizations/${org}/webhooks`);
     assert.equal(list.json().data[0].endpoint_id, hook.endpoint_id);
-    assert.ok(!list.text.includes(hook.secret) && !list.text.includes('secret'), '!list.text.includes(hook.secret) && !list.text.includes(\'secret\')');
+    assert.ok(!list.text.includes(hook.secret) && !list.text.includes('secret'), "!list.text.includes(hook.secret) && !list.text.includes('secret')");
     const one = await api('GET', `/organizations/${org}/webhooks/${hook.endpoint_id}`);
-    assert.ok(!one.text.includes('secret'), '!one.text.includes(\'secret\')');
+    assert.ok(!one.text.includes('secret'), "!one.text.includes('secret')");
     const row = await s.server.ctx.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', hook.endpoint_id).executeTakeFirstOrThrow();
     assert.match(row.secret_enc, /^v1\./);
     assert.ok(!row.secret_enc.includes(hook.secret), '!row.secret_enc.includes(hook.secret)');
@@ -133,7 +133,10 @@ describe('webhook endpoints and signed delivery', () => {
 
     const failed = (await api('GET', `/organizations/${org}/webhooks/${hook.endpoint_id}/deliveries?status=failed`)).json().data;
     assert.equal(failed.length, 1);
-    assert.deepEqual(failed[0].attempts.map((x: { status_code: number }) => x.status_code), [500, 500, 500, 500, 500]);
+    assert.deepEqual(
+      failed[0].attempts.map((x: { status_code: number }) => x.status_code),
+      [500, 500, 500, 500, 500],
+    );
 
     rx.respond = ok;
     const replay = await api('POST', `/organizations/${org}/webhooks/${hook.endpoint_id}/deliveries/${failed[0].id}/retry`);
@@ -247,27 +250,31 @@ describe('a backlog drains at the pace its endpoint answers', () => {
 });
 
 describe('the system clock steps forward (a laptop resuming from sleep)', () => {
-  it('new deliveries are due at once, not after as long as the machine slept', { skip: onPostgres && 'PostgreSQL judges due-ness by the database clock (docs/webhooks.md)' }, async () => {
-    // A wall clock that runs like the system's and then steps (injected: the process's Date.now
-    // and its monotonic clock stay as they are, as they do when a laptop resumes).
-    let step = 0;
-    const wall = { now: () => Date.now() + step };
-    const s = await startTestServer({ clock: wall, config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000 } });
-    const rx = await startReceiver();
-    try {
-      const { api, org } = await setup(s, rx.url);
-      step = 8 * 3600_000; // the wall clock jumped; the monotonic one did not
-      await addMember(api, org, 'sleeper@example.com');
-      await pump(s);
-      assert.deepEqual(
-        rx.received.map((r) => r.headers['webhook-event']),
-        ['member.added'],
-      );
-    } finally {
-      await rx.close();
-      await s.close();
-    }
-  });
+  it(
+    'new deliveries are due at once, not after as long as the machine slept',
+    { skip: onPostgres && 'PostgreSQL judges due-ness by the database clock (docs/webhooks.md)' },
+    async () => {
+      // A wall clock that runs like the system's and then steps (injected: the process's Date.now
+      // and its monotonic clock stay as they are, as they do when a laptop resumes).
+      let step = 0;
+      const wall = { now: () => Date.now() + step };
+      const s = await startTestServer({ clock: wall, config: { egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000 } });
+      const rx = await startReceiver();
+      try {
+        const { api, org } = await setup(s, rx.url);
+        step = 8 * 3600_000; // the wall clock jumped; the monotonic one did not
+        await addMember(api, org, 'sleeper@example.com');
+        await pump(s);
+        assert.deepEqual(
+          rx.received.map((r) => r.headers['webhook-event']),
+          ['member.added'],
+        );
+      } finally {
+        await rx.close();
+        await s.close();
+      }
+    },
+  );
 });
 
 describe('egress policy at registration and at delivery', () => {

@@ -58,7 +58,11 @@ describe('webhook operations', () => {
   let s: TestServer;
   let rx: Receiver;
   before(async () => {
-    s = await startTestServer({ clock, logStream: log, config: { logLevel: 'info', egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookTimeoutMs: 500 } });
+    s = await startTestServer({
+      clock,
+      logStream: log,
+      config: { logLevel: 'info', egressAllow: '127.0.0.1/32', dispatchIntervalMs: 60_000, webhookTimeoutMs: 500 },
+    });
     rx = await startReceiver();
   });
   after(async () => {
@@ -118,7 +122,10 @@ describe('webhook operations', () => {
 
     // The failure event is not itself a delivery (a loop to the failing endpoint otherwise).
     const all = (await api('GET', `/organizations/${org}/webhooks/${hook.endpoint_id}/deliveries`)).json().data;
-    assert.deepEqual(all.map((d: { event_type: string }) => d.event_type), ['member.added']);
+    assert.deepEqual(
+      all.map((d: { event_type: string }) => d.event_type),
+      ['member.added'],
+    );
     expectError(await api('POST', `/organizations/${org}/webhooks`, { url: rx.url, events: ['webhook_delivery.failed'] }), 400, 'invalid_request');
   });
 
@@ -156,7 +163,12 @@ describe('webhook operations', () => {
     assert.equal(changed.json().created_at, hook.updated_at);
     const events = await feed(api, org, 'webhook_endpoint.updated');
     assert.equal(events.length, 1);
-    assert.deepEqual(events[0]!.data, { endpoint_id: hook.endpoint_id, changed: ['url', 'events'], origin: new URL(rx.url).origin, events: ['member.removed'] });
+    assert.deepEqual(events[0]!.data, {
+      endpoint_id: hook.endpoint_id,
+      changed: ['url', 'events'],
+      origin: new URL(rx.url).origin,
+      events: ['member.removed'],
+    });
 
     // The new subscription is what counts from now on.
     rx.received.length = 0;

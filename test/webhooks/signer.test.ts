@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { webcrypto } from 'node:crypto';
 import { describe, it } from 'node:test';
-import {
-  computeSignature,
-  newWebhookSecret,
-  signWebhook,
-  verifyWebhookSignature,
-  webhookHeaders,
-} from '../../src/webhooks/signer.js';
+import { computeSignature, newWebhookSecret, signWebhook, verifyWebhookSignature, webhookHeaders } from '../../src/webhooks/signer.js';
 
 /** An independent HMAC (WebCrypto, not node:crypto's createHmac) to check our signer against. */
 async function webCryptoHex(secret: string, message: string): Promise<string> {

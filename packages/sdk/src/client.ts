@@ -146,7 +146,13 @@ export class KeyhallClient {
   }
 
   private async request(method: string, path: string, options: unknown): Promise<unknown> {
-    const opts = (options ?? {}) as { path?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal };
+    const opts = (options ?? {}) as {
+      path?: Record<string, unknown>;
+      query?: Record<string, unknown>;
+      body?: unknown;
+      headers?: Record<string, string>;
+      signal?: AbortSignal;
+    };
     const url = this.url(path, opts.path, opts.query);
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers, authorization: `Bearer ${this.options.apiKey}` };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';

@@ -24,4 +24,12 @@ export {
   verifyAccessToken,
   type VerifyAccessTokenOptions,
 } from './tokens.js';
-export { type HeaderSource, type VerifiedWebhook, verifyWebhook, type VerifyWebhookOptions, type WebhookEvent, WebhookVerificationError, type WebhookFailure } from './webhooks.js';
+export {
+  type HeaderSource,
+  type VerifiedWebhook,
+  verifyWebhook,
+  type VerifyWebhookOptions,
+  type WebhookEvent,
+  WebhookVerificationError,
+  type WebhookFailure,
+} from './webhooks.js';

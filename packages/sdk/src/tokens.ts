@@ -127,7 +127,8 @@ async function checkProof(token: string, jkt: string, dpop: DpopRequest, nowMs: 
   }
   const header = decodeProtectedHeader(proof);
   if (payload.htm !== dpop.method) fail('htm does not match the request method');
-  if (typeof payload.htu !== 'string' || !URL.canParse(payload.htu) || withoutQuery(payload.htu) !== withoutQuery(dpop.url)) fail('htu does not match the request URL');
+  if (typeof payload.htu !== 'string' || !URL.canParse(payload.htu) || withoutQuery(payload.htu) !== withoutQuery(dpop.url))
+    fail('htu does not match the request URL');
   if (typeof payload.iat !== 'number' || Math.abs(nowMs / 1000 - payload.iat) > DPOP_IAT_WINDOW_S) fail('iat is not recent');
   if (payload.ath !== (await sha256(token))) fail('ath does not match the access token');
   if ((await calculateJwkThumbprint(header.jwk!)) !== jkt) fail('the DPoP proof is signed by another key');

@@ -42,7 +42,8 @@ const ALL_PERMISSIONS = new Set(PERMISSIONS);
 function checkMutation(request: FastifyRequest): void {
   const issuer = tenantOf(request).issuer;
   const origin = request.headers.origin;
-  if (typeof origin !== 'string' || crossOrigin(origin, issuer)) throw errors.csrfRejected('console requests must come from the console itself (the Origin header is missing or another site)');
+  if (typeof origin !== 'string' || crossOrigin(origin, issuer))
+    throw errors.csrfRejected('console requests must come from the console itself (the Origin header is missing or another site)');
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin') throw errors.csrfRejected('console requests must come from the console itself (Sec-Fetch-Site)');
   const token = request.headers[CSRF_HEADER];
@@ -77,12 +78,16 @@ export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOpt
       rep.send({ open: await admins.setupOpen(tenantOf(request).id, request.query.token), csrf_token: csrfFor(request, rep) }),
     );
     /** Creates the administrator and signs them in: the sign-in engine's console entry (src/signin/engine.ts, consoleSetup). */
-    r.post('/setup', { schema: { body: z.strictObject({ token: z.string().max(100), email: z.email().max(254), password: z.string().min(8).max(256) }) } }, async (request, rep) => {
-      const done = await engine.consoleSetup(tenantOf(request), request.body, browserOf(request));
-      setSessionCookie(request, rep, done.session.token, done.session.maxAgeSeconds);
-      setConsoleCookie(request, rep, done.session.token, done.session.maxAgeSeconds);
-      return rep.code(201).send({ user: userView(done.user), second_factor_required: done.secondFactorRequired });
-    });
+    r.post(
+      '/setup',
+      { schema: { body: z.strictObject({ token: z.string().max(100), email: z.email().max(254), password: z.string().min(8).max(256) }) } },
+      async (request, rep) => {
+        const done = await engine.consoleSetup(tenantOf(request), request.body, browserOf(request));
+        setSessionCookie(request, rep, done.session.token, done.session.maxAgeSeconds);
+        setConsoleCookie(request, rep, done.session.token, done.session.maxAgeSeconds);
+        return rep.code(201).send({ user: userView(done.user), second_factor_required: done.secondFactorRequired });
+      },
+    );
   });
 
   // The administrator's own passkeys and authenticator app (right after setup, or later).
@@ -105,7 +110,12 @@ export async function consoleApiRoutes(app: FastifyInstance, opts: ConsoleApiOpt
       const tenant = tenantOf(request);
       const user = await services.users.get(tenant.id, request.principal!.actor.id!);
       // The permissions list lets the API-key screen offer every scope without a copy of it.
-      return rep.send({ user: { id: user.id, email: user.email }, tenant: { id: tenant.id, issuer: tenant.issuer }, permissions: PERMISSIONS, csrf_token: csrfFor(request, rep) });
+      return rep.send({
+        user: { id: user.id, email: user.email },
+        tenant: { id: tenant.id, issuer: tenant.issuer },
+        permissions: PERMISSIONS,
+        csrf_token: csrfFor(request, rep),
+      });
     });
 
     await managementRoutes(authed, services);

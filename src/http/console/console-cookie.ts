@@ -34,7 +34,13 @@ export function consoleCookieOk(request: FastifyRequest, sessionToken: string | 
 /** Sets the console cookie for this session token (same lifetime as the session cookie). */
 export function setConsoleCookie(request: FastifyRequest, reply: FastifyReply, sessionToken: string, maxAgeSeconds: number): void {
   const issuer = tenantOf(request).issuer;
-  reply.setCookie(consoleCookieName(issuer), consoleCookieValue(sessionToken), { path: '/', httpOnly: true, sameSite: 'strict', secure: secureIssuer(issuer), maxAge: maxAgeSeconds });
+  reply.setCookie(consoleCookieName(issuer), consoleCookieValue(sessionToken), {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: secureIssuer(issuer),
+    maxAge: maxAgeSeconds,
+  });
 }
 
 /**

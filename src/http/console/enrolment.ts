@@ -86,19 +86,17 @@ export async function enrolmentRoutes(app: FastifyInstance, opts: EnrolmentOptio
     return mfa.registrationOptions(tenantOf(request), e.user, binding(request));
   });
 
-  r.post(
-    '/passkeys',
-    { schema: { body: z.strictObject({ credential: z.looseObject({}), name: z.string().max(100).optional() }) } },
-    async (request, reply) => {
-      const e = await enroller(request, { fresh: true });
-      const result = await mfa.registerPasskey(tenantOf(request), e.user, binding(request), JSON.stringify(request.body.credential), request.body.name);
-      if (result.kind === 'rejected') throw errors.forbidden(result.message);
-      if (result.kind === 'invalid') throw errors.invalidRequest(result.message);
-      // User verification was required, so the new passkey is a second factor by itself.
-      await complete(e, amrOfPasskey(result.passkey, true));
-      return reply.code(201).send({ passkey: { id: result.passkey.id, name: result.passkey.name, created_at: new Date(result.passkey.createdAt).toISOString() } });
-    },
-  );
+  r.post('/passkeys', { schema: { body: z.strictObject({ credential: z.looseObject({}), name: z.string().max(100).optional() }) } }, async (request, reply) => {
+    const e = await enroller(request, { fresh: true });
+    const result = await mfa.registerPasskey(tenantOf(request), e.user, binding(request), JSON.stringify(request.body.credential), request.body.name);
+    if (result.kind === 'rejected') throw errors.forbidden(result.message);
+    if (result.kind === 'invalid') throw errors.invalidRequest(result.message);
+    // User verification was required, so the new passkey is a second factor by itself.
+    await complete(e, amrOfPasskey(result.passkey, true));
+    return reply
+      .code(201)
+      .send({ passkey: { id: result.passkey.id, name: result.passkey.name, created_at: new Date(result.passkey.createdAt).toISOString() } });
+  });
 
   /** Starts (or restarts) authenticator-app enrolment: the secret, its otpauth:// URI and QR code (SVG). */
   r.post('/totp', async (request) => {
@@ -115,7 +113,8 @@ export async function enrolmentRoutes(app: FastifyInstance, opts: EnrolmentOptio
     const e = await enroller(request, { fresh: true });
     const result = await mfa.confirmTotp(e.user.tenantId, e.user.id, request.body.code);
     if (result.kind === 'limited') throw errors.tooManyRequests(result.retryAfterSeconds);
-    if (result.kind === 'invalid') throw errors.invalidRequest('that code is not right (or enrolment was not started): enter the current 6-digit code from the app');
+    if (result.kind === 'invalid')
+      throw errors.invalidRequest('that code is not right (or enrolment was not started): enter the current 6-digit code from the app');
     await complete(e, ['otp']);
     return { recovery_codes: result.recoveryCodes };
   });

@@ -21,7 +21,10 @@ export interface ConsoleOwnRoutesOptions {
 }
 
 const email = z.string().trim().max(254).email();
-const userId = z.string().max(64).regex(/^user_[0-9a-z]+$/, 'must be an id starting with user_');
+const userId = z
+  .string()
+  .max(64)
+  .regex(/^user_[0-9a-z]+$/, 'must be an id starting with user_');
 
 /** Who set the password, as the look-up shows it (never the tag tying it to the hash). */
 const setByView = (by: PasswordSetBy | null) => by && { type: by.type, id: by.id, every_permission: by.every_permission };
@@ -53,16 +56,39 @@ export async function consoleOwnRoutes(app: FastifyInstance, opts: ConsoleOwnRou
       password_set_by: setByView(currentPasswordSetBy(c.user)),
       // Sent back with the grant: the account must still be as shown (409 otherwise).
       fingerprint: accountFingerprint(c.user),
-      managed_by: c.directories.map((d) => ({ kind: 'directory' as const, organization_id: d.organizationId, organization_name: d.organizationName, connection_id: d.connectionId, connection_name: d.connectionName })),
-      sso: c.sso.map((x) => ({ organization_id: x.organizationId, organization_name: x.organizationName, connection_id: x.connectionId, connection_name: x.connectionName, protocol: x.protocol })),
-      verified_domain: c.verifiedDomain && { organization_id: c.verifiedDomain.organizationId, organization_name: c.verifiedDomain.organizationName, domain: c.verifiedDomain.domain },
+      managed_by: c.directories.map((d) => ({
+        kind: 'directory' as const,
+        organization_id: d.organizationId,
+        organization_name: d.organizationName,
+        connection_id: d.connectionId,
+        connection_name: d.connectionName,
+      })),
+      sso: c.sso.map((x) => ({
+        organization_id: x.organizationId,
+        organization_name: x.organizationName,
+        connection_id: x.connectionId,
+        connection_name: x.connectionName,
+        protocol: x.protocol,
+      })),
+      verified_domain: c.verifiedDomain && {
+        organization_id: c.verifiedDomain.organizationId,
+        organization_name: c.verifiedDomain.organizationName,
+        domain: c.verifiedDomain.domain,
+      },
       organizations: c.organizations.first.map((o) => ({ id: o.organizationId, name: o.name, role: o.role })),
       organizations_total: c.organizations.total,
     };
   });
 
   const grantBody = z
-    .strictObject({ email: email.optional(), user_id: userId.optional(), fingerprint: z.string().regex(/^[0-9a-f]{32}$/).optional() })
+    .strictObject({
+      email: email.optional(),
+      user_id: userId.optional(),
+      fingerprint: z
+        .string()
+        .regex(/^[0-9a-f]{32}$/)
+        .optional(),
+    })
     .refine((b) => (b.email === undefined) !== (b.user_id === undefined), { message: 'send exactly one of email and user_id' });
   r.post('/admins', { schema: { body: grantBody } }, async (request, reply) => {
     const { email: byEmail, user_id, fingerprint } = request.body;

@@ -23,7 +23,10 @@ export async function authorizeRoutes(app: FastifyInstance, opts: { engine: Pick
   // No automatic HEAD: a request creates a flow, and link checkers should not.
   app.get(AUTHORIZE_PATH, { exposeHeadRoute: false }, (request, reply) => authorize(request, reply, (request.query ?? {}) as Form));
   app.post(AUTHORIZE_PATH, (request, reply) => {
-    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const type = String(request.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
     if (type !== FORM) return sendErrorPage(request, reply, errors.invalidRequest(`POST /authorize takes an ${FORM} body`));
     return authorize(request, reply, (request.body ?? {}) as Form);
   });

@@ -40,7 +40,12 @@ export function browserCors(app: FastifyInstance, policy: CorsPolicy, paths: Rec
   });
   for (const [url, methods] of Object.entries(paths)) {
     // A preflight, or a plain OPTIONS: 204 with Allow; CORS headers only from the hook above.
-    app.options(url, async (_request, reply) => reply.header('allow', [...methods, 'OPTIONS'].join(', ')).code(204).send());
+    app.options(url, async (_request, reply) =>
+      reply
+        .header('allow', [...methods, 'OPTIONS'].join(', '))
+        .code(204)
+        .send(),
+    );
   }
 }
 

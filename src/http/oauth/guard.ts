@@ -30,10 +30,10 @@ export function requireAccessToken(oauth: Pick<OAuthServer, 'guard'>, opts: Requ
     const tenant = opts.tenant ? opts.tenant(request) : tenantOf(request);
     const resource = opts.resource ? opts.resource(tenant, request) : tenant.issuer;
     const url = opts.url ? opts.url(tenant, request) : `${tenant.issuer}${request.url.split('?')[0]}`;
-    request.accessToken = await oauth.guard(
-      { method: request.method, url, headers: oauthHeaders(request.raw) },
-      tenant,
-      { resource, ...(opts.scope ? { scope: opts.scope } : {}), ...(opts.credentialEndpoint ? { credentialEndpoint: true } : {}) },
-    );
+    request.accessToken = await oauth.guard({ method: request.method, url, headers: oauthHeaders(request.raw) }, tenant, {
+      resource,
+      ...(opts.scope ? { scope: opts.scope } : {}),
+      ...(opts.credentialEndpoint ? { credentialEndpoint: true } : {}),
+    });
   };
 }

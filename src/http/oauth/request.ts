@@ -27,7 +27,10 @@ export function oauthHeaders(raw: IncomingMessage): OAuthHttpRequest['headers'] 
 
 /** OAuth endpoints take form bodies only (RFC 6749 §3.2); a JSON body is `invalid_request`. */
 export function formRequest(request: FastifyRequest): OAuthHttpRequest {
-  const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(request.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (type !== FORM) throw oauthErrors.invalidRequest(`the body must be ${FORM}`);
   const body = (request.body ?? {}) as OAuthHttpRequest['body'];
   return {

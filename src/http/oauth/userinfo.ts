@@ -13,7 +13,10 @@ import { noStore, oauthHeaders } from './request.js';
 
 export const USERINFO_PATH = '/userinfo';
 
-export async function userinfoRoutes(app: FastifyInstance, opts: { oauth: Pick<OAuthServer, 'guard'>; profiles: UserProfileSource; cors: CorsPolicy }): Promise<void> {
+export async function userinfoRoutes(
+  app: FastifyInstance,
+  opts: { oauth: Pick<OAuthServer, 'guard'>; profiles: UserProfileSource; cors: CorsPolicy },
+): Promise<void> {
   const { oauth, profiles } = opts;
   browserCors(app, opts.cors, { [USERINFO_PATH]: ['GET', 'POST'] });
   // The token must carry `openid`.
@@ -36,7 +39,10 @@ export async function userinfoRoutes(app: FastifyInstance, opts: { oauth: Pick<O
     const token = request.accessToken!;
     const profile = await profiles.profile(tenant.id, token.sub);
     if (!profile) {
-      throw resourceErrors.invalidToken({ scheme: token.cnf?.jkt ? 'DPoP' : 'Bearer', resourceMetadata: `${tenant.issuer}${PROTECTED_RESOURCE_METADATA_PATH}` }, 'the token does not name a user');
+      throw resourceErrors.invalidToken(
+        { scheme: token.cnf?.jkt ? 'DPoP' : 'Bearer', resourceMetadata: `${tenant.issuer}${PROTECTED_RESOURCE_METADATA_PATH}` },
+        'the token does not name a user',
+      );
     }
     return noStore(reply).send(userInfoClaims(profile, (token.scope ?? '').split(' ')));
   };

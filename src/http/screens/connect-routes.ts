@@ -46,7 +46,13 @@ export async function connectScreenRoutes(app: FastifyInstance, opts: ConnectScr
         csrf,
         email: user?.email ?? '',
         connected: connected && accounts.some((a) => a.id === connected) ? connected : undefined,
-        accounts: accounts.map((a) => ({ id: a.id, providerName: providerName.get(a.providerId) ?? a.providerId, organizationName: orgName.get(a.organizationId) ?? a.organizationId, status: a.status, scopes: a.scopes })),
+        accounts: accounts.map((a) => ({
+          id: a.id,
+          providerName: providerName.get(a.providerId) ?? a.providerId,
+          organizationName: orgName.get(a.organizationId) ?? a.organizationId,
+          status: a.status,
+          scopes: a.scopes,
+        })),
         providers: providers.map((p) => ({ id: p.id, name: p.name })),
       }),
     );

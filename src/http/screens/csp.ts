@@ -49,11 +49,7 @@ function securityHeaders(reply: FastifyReply, nonce: string, brand: Brand, formT
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join('; ');
-  reply
-    .header('content-security-policy', csp)
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'same-origin')
-    .header('cache-control', 'no-store');
+  reply.header('content-security-policy', csp).header('x-frame-options', 'DENY').header('referrer-policy', 'same-origin').header('cache-control', 'no-store');
 }
 
 export interface PageOptions {
@@ -73,7 +69,11 @@ export interface PageOptions {
 export async function pageTranslator(request: FastifyRequest, uiLocales?: readonly string[] | null): Promise<Translator> {
   const texts = request.tenant ? await request.server.pageTexts.texts(request.tenant.id) : NO_TENANT_TEXTS;
   const acceptLanguage = request.headers['accept-language'];
-  const locale = negotiateLocale({ uiLocales, acceptLanguage: typeof acceptLanguage === 'string' ? acceptLanguage : undefined, tenantDefault: texts.defaultLocale });
+  const locale = negotiateLocale({
+    uiLocales,
+    acceptLanguage: typeof acceptLanguage === 'string' ? acceptLanguage : undefined,
+    tenantDefault: texts.defaultLocale,
+  });
   return translator(locale, texts);
 }
 

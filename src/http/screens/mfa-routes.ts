@@ -46,7 +46,11 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
   const carried = (request: FastifyRequest, source: unknown) => engine.carried(tenantOf(request), flowRefOf(source));
 
   app.get('/webauthn.js', async (_request, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(WEBAUTHN_SCRIPT),
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .header('x-content-type-options', 'nosniff')
+      .send(WEBAUTHN_SCRIPT),
   );
 
   // ------------------------------------------------------------ passkey sign-in on /login
@@ -70,7 +74,15 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const f = await mfa.factors(tenant.id, session.userId);
     const csrf = csrfFor(request, reply);
     return sendPage(reply, status, { title: 'title.mfa', script: true }, (frame) =>
-      mfaPage(frame, { csrf, email: user?.email ?? '', fresh: mfa.fresh(session), passkeys: f.passkeys, totp: f.totp, recoveryCodes: f.recoveryCodes, message: textOf(frame.t, extra.message) }),
+      mfaPage(frame, {
+        csrf,
+        email: user?.email ?? '',
+        fresh: mfa.fresh(session),
+        passkeys: f.passkeys,
+        totp: f.totp,
+        recoveryCodes: f.recoveryCodes,
+        message: textOf(frame.t, extra.message),
+      }),
     );
   };
 
@@ -97,7 +109,11 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
    * when `freshFor` names the action, a login at most 5 minutes old (else /mfa says so).
    * Undefined once it has answered.
    */
-  const guarded = async (request: FastifyRequest, reply: FastifyReply, opts: { freshFor?: MessageKey; enrolment?: boolean } = {}): Promise<Enroller | undefined> => {
+  const guarded = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    opts: { freshFor?: MessageKey; enrolment?: boolean } = {},
+  ): Promise<Enroller | undefined> => {
     if (!csrfOk(request)) {
       await rejectCsrf(request, reply);
       return undefined;
@@ -136,7 +152,9 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const tenant = tenantOf(request);
     const ref = flowRefOf(request.body);
     const refuse = async (status: number, message: Message) =>
-      e.pending ? sendSignin(request, reply, await engine.refuseChallenge(tenant, ref, e.session, status, message)) : renderMfa(request, reply, e.session, status, { message });
+      e.pending
+        ? sendSignin(request, reply, await engine.refuseChallenge(tenant, ref, e.session, status, message))
+        : renderMfa(request, reply, e.session, status, { message });
     const user = await signin.user(tenant.id, e.session.userId);
     if (!user) return seeOther(reply, '/login?return_to=%2Fmfa');
     const r = await mfa.registerPasskey(tenant, user, binding(request), field(request.body, 'credential'), field(request.body, 'name'));
@@ -180,7 +198,11 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
     const enrolment = user ? await mfa.totpEnrolment(tenant.id, user, new URL(tenant.issuer).host) : undefined;
     const csrf = csrfFor(request, reply);
     return sendPage(reply, status, { title: 'title.totp', uiLocales: context.uiLocales, formTargets: context.formTargets }, (f) =>
-      totpPage(f, { csrf, flow: context.flow, returnTo: context.returnTo, enrolment, message: message && f.t(message) }, enrolment ? new Html(enrolment.svg) : undefined),
+      totpPage(
+        f,
+        { csrf, flow: context.flow, returnTo: context.returnTo, enrolment, message: message && f.t(message) },
+        enrolment ? new Html(enrolment.svg) : undefined,
+      ),
     );
   };
 
@@ -210,7 +232,10 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
       return renderTotp(request, reply, e.session, 429, request.body, 'totp.too_many');
     }
     if (r.kind === 'invalid') return renderTotp(request, reply, e.session, 400, request.body, 'totp.wrong');
-    if (!e.pending) return r.recoveryCodes ? sendPage(reply, 200, { title: 'title.recovery_codes' }, (f) => recoveryCodesPage(f, { codes: r.recoveryCodes!, next: '/mfa' })) : seeOther(reply, '/mfa');
+    if (!e.pending)
+      return r.recoveryCodes
+        ? sendPage(reply, 200, { title: 'title.recovery_codes' }, (f) => recoveryCodesPage(f, { codes: r.recoveryCodes!, next: '/mfa' }))
+        : seeOther(reply, '/mfa');
     // The codes are shown once, in the answer to this POST (never stored in clear, never shown
     // again); then the sign-in goes on from their page's link.
     const { uiLocales } = await carried(request, request.body);
@@ -235,11 +260,15 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
   });
 
   /** After an enrolment during sign-in: the flow continues (a GET link target that issues nothing by itself). */
-  app.get('/mfa/continue', async (request, reply) => sendSignin(request, reply, await engine.resume(tenantOf(request), flowRefOf(request.query), browserOf(request))));
+  app.get('/mfa/continue', async (request, reply) =>
+    sendSignin(request, reply, await engine.resume(tenantOf(request), flowRefOf(request.query), browserOf(request))),
+  );
 
   // ------------------------------------------------------------ the second factor at sign-in
 
-  app.get('/mfa/challenge', async (request, reply) => sendSignin(request, reply, await engine.showChallenge(tenantOf(request), flowRefOf(request.query), browserOf(request))));
+  app.get('/mfa/challenge', async (request, reply) =>
+    sendSignin(request, reply, await engine.showChallenge(tenantOf(request), flowRefOf(request.query), browserOf(request))),
+  );
 
   app.post('/mfa/challenge', async (request, reply) => {
     if (!csrfOk(request)) return rejectCsrf(request, reply);
@@ -256,6 +285,10 @@ export async function mfaRoutes(app: FastifyInstance, opts: MfaRoutesOptions): P
 
   app.post('/mfa/challenge/passkey', async (request, reply) => {
     if (!csrfOk(request)) return rejectCsrf(request, reply);
-    return sendSignin(request, reply, await engine.secondFactorPasskey(tenantOf(request), flowRefOf(request.body), field(request.body, 'credential'), browserOf(request)));
+    return sendSignin(
+      request,
+      reply,
+      await engine.secondFactorPasskey(tenantOf(request), flowRefOf(request.body), field(request.body, 'credential'), browserOf(request)),
+    );
   });
 }

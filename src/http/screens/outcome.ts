@@ -44,7 +44,18 @@ export async function sendSignin(request: FastifyRequest, reply: FastifyReply, o
     case 'render': {
       if (outcome.retryAfterSeconds !== undefined) reply.header('retry-after', String(outcome.retryAfterSeconds));
       const csrf = csrfFor(request, reply);
-      return sendPage(reply, outcome.status, { title: TITLES[outcome.page], uiLocales: outcome.uiLocales, brand: outcome.brand, formTargets: outcome.formTargets, script: outcome.page !== 'consent' }, body(outcome, csrf));
+      return sendPage(
+        reply,
+        outcome.status,
+        {
+          title: TITLES[outcome.page],
+          uiLocales: outcome.uiLocales,
+          brand: outcome.brand,
+          formTargets: outcome.formTargets,
+          script: outcome.page !== 'consent',
+        },
+        body(outcome, csrf),
+      );
     }
     case 'redirect':
       return seeOther(reply, outcome.location);

@@ -32,7 +32,9 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
   const session = (request: FastifyRequest) => currentSession(service, request);
   const rejectCsrf = (request: FastifyRequest, reply: FastifyReply) => sendErrorPage(request, reply, errors.csrfFailed());
 
-  app.get('/login', async (request, reply) => sendSignin(request, reply, await engine.showLogin(tenantOf(request), flowRefOf(request.query), browserOf(request))));
+  app.get('/login', async (request, reply) =>
+    sendSignin(request, reply, await engine.showLogin(tenantOf(request), flowRefOf(request.query), browserOf(request))),
+  );
 
   app.post('/login', async (request, reply) => {
     if (!csrfOk(request)) return rejectCsrf(request, reply);
@@ -40,7 +42,9 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
     return sendSignin(request, reply, await engine.password(tenantOf(request), flowRefOf(request.body), credentials, browserOf(request)));
   });
 
-  app.get('/login/consent', async (request, reply) => sendSignin(request, reply, await engine.showConsent(tenantOf(request), flowRefOf(request.query), browserOf(request))));
+  app.get('/login/consent', async (request, reply) =>
+    sendSignin(request, reply, await engine.showConsent(tenantOf(request), flowRefOf(request.query), browserOf(request))),
+  );
 
   app.post('/login/consent', async (request, reply) => {
     if (!csrfOk(request)) return rejectCsrf(request, reply);
@@ -89,7 +93,9 @@ export async function screenRoutes(app: FastifyInstance, opts: ScreenRoutesOptio
       links.links(tenant.id, current.userId, user?.email ?? ''),
     ]);
     const csrf = csrfFor(request, reply);
-    return sendPage(reply, 200, { title: 'title.sessions' }, (f) => sessionsPage(f, { csrf, email: user?.email ?? '', currentId: current.id, sessions, consents, sso: ssoLinks }));
+    return sendPage(reply, 200, { title: 'title.sessions' }, (f) =>
+      sessionsPage(f, { csrf, email: user?.email ?? '', currentId: current.id, sessions, consents, sso: ssoLinks }),
+    );
   });
 
   app.post('/sessions/revoke', async (request, reply) => {

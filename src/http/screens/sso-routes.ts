@@ -36,11 +36,19 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
 
   app.get<{ Params: { connectionId: string } }>('/sso/:connectionId/start', async (request, reply) => {
     const hint = field(request.query, 'login_hint');
-    return sendSignin(request, reply, await engine.startUpstream(tenantOf(request), flowRefOf(request.query), request.params.connectionId, hint, browserOf(request)));
+    return sendSignin(
+      request,
+      reply,
+      await engine.startUpstream(tenantOf(request), flowRefOf(request.query), request.params.connectionId, hint, browserOf(request)),
+    );
   });
 
   /** The IdP's answer, whatever the protocol: validated by the SSO service, then the engine's next step. */
-  async function finish(request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply, run: () => Promise<SsoFinish>): Promise<FastifyReply> {
+  async function finish(
+    request: FastifyRequest<{ Params: { connectionId: string } }>,
+    reply: FastifyReply,
+    run: () => Promise<SsoFinish>,
+  ): Promise<FastifyReply> {
     let done;
     try {
       done = await run();
@@ -55,7 +63,9 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
     const tenant = tenantOf(request);
     const browser = browserOf(request);
     const callbackUrl = new URL(request.url, tenant.issuer);
-    return finish(request, reply, () => sso.finishOidc(tenant, request.params.connectionId, callbackUrl, browser.ssoBinding, meta(browser), browser.sessionToken));
+    return finish(request, reply, () =>
+      sso.finishOidc(tenant, request.params.connectionId, callbackUrl, browser.ssoBinding, meta(browser), browser.sessionToken),
+    );
   });
 
   // The IdP's cross-site form post: no CSRF token (the single-use InResponseTo binds it to a
@@ -79,7 +89,9 @@ export async function ssoRoutes(app: FastifyInstance, opts: SsoRoutesOptions): P
   app.get<{ Params: { connectionId: string } }>('/sso/saml/:connectionId/complete', async (request, reply) => {
     const tenant = tenantOf(request);
     const browser = browserOf(request);
-    return finish(request, reply, () => sso.completeSaml(tenant, request.params.connectionId, field(request.query, 'handle'), browser.ssoBinding, meta(browser), browser.sessionToken));
+    return finish(request, reply, () =>
+      sso.completeSaml(tenant, request.params.connectionId, field(request.query, 'handle'), browser.ssoBinding, meta(browser), browser.sessionToken),
+    );
   });
 
   app.get<{ Params: { connectionId: string } }>('/sso/saml/:connectionId/metadata', async (request, reply) => {

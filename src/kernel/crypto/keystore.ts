@@ -97,9 +97,7 @@ export class Keystore {
     const keys = await this.#entry(tenantId).keys;
     const now = this.clock.now();
     return {
-      keys: keys
-        .filter((k) => k.status === 'active' || (k.expiresAt ?? 0) > now)
-        .map((k) => JSON.parse(k.publicJwk) as JWK),
+      keys: keys.filter((k) => k.status === 'active' || (k.expiresAt ?? 0) > now).map((k) => JSON.parse(k.publicJwk) as JWK),
     };
   }
 

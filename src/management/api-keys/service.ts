@@ -131,7 +131,11 @@ export class ApiKeyService {
       if (organizationId === null) await r.tenants.lock(caller.tenantId);
       const revoked = await r.apiKeys.revoke(caller.tenantId, organizationId, keyId, this.deps.clock.now());
       if (!revoked) throw errors.notFound('API key not found');
-      if (organizationId === null && revoked.scopes.includes(ADMIN_SCOPE) && (await r.apiKeys.livePlatformKeysHolding(caller.tenantId, ADMIN_SCOPE)).length === 0) {
+      if (
+        organizationId === null &&
+        revoked.scopes.includes(ADMIN_SCOPE) &&
+        (await r.apiKeys.livePlatformKeysHolding(caller.tenantId, ADMIN_SCOPE)).length === 0
+      ) {
         throw errors.conflict(
           `this is the last platform API key holding ${ADMIN_SCOPE}; mint another first (POST /v1/api_keys, or \`keyhall api-keys create --tenant <id|host>\` on the server)`,
         );

@@ -15,7 +15,11 @@ export const brandingFeature = defineFeature({
   tags: [{ name: 'branding', description: "The hosted pages' language: the tenant's default locale and its own texts per locale" }],
   routes: (r, { branding: service }) => {
     r.get('/branding/texts', {
-      config: { permission: 'branding:read', access: 'platform', operation: { operationId: 'getBrandingTexts', ok: "The messages the tenant replaces, per locale ({} when none)" } },
+      config: {
+        permission: 'branding:read',
+        access: 'platform',
+        operation: { operationId: 'getBrandingTexts', ok: 'The messages the tenant replaces, per locale ({} when none)' },
+      },
       schema: { summary: "The tenant's own texts of the hosted pages, per locale (only the messages it replaces)", response: { 200: texts } },
       handler: async (request) => service.getTexts(tenantOf(request).id),
     });
@@ -31,14 +35,25 @@ export const brandingFeature = defineFeature({
     });
 
     r.get('/branding/locale', {
-      config: { permission: 'branding:read', access: 'platform', operation: { operationId: 'getBrandingLocale', ok: "The hosted pages' default language (en when never set)" } },
-      schema: { summary: "The hosted pages' default language (when neither ui_locales nor Accept-Language names a supported one)", response: { 200: localeSchema } },
+      config: {
+        permission: 'branding:read',
+        access: 'platform',
+        operation: { operationId: 'getBrandingLocale', ok: "The hosted pages' default language (en when never set)" },
+      },
+      schema: {
+        summary: "The hosted pages' default language (when neither ui_locales nor Accept-Language names a supported one)",
+        response: { 200: localeSchema },
+      },
       handler: async (request) => service.getLocale(tenantOf(request).id),
     });
 
     r.put('/branding/locale', {
       config: { permission: 'branding:write', access: 'platform', operation: { operationId: 'setBrandingLocale', ok: 'The default language as stored' } },
-      schema: { summary: "Set the hosted pages' default language", body: z.strictObject({ default_locale: z.enum(LOCALES) }), response: { 200: localeSchema, 400: errorResponse } },
+      schema: {
+        summary: "Set the hosted pages' default language",
+        body: z.strictObject({ default_locale: z.enum(LOCALES) }),
+        response: { 200: localeSchema, 400: errorResponse },
+      },
       handler: async (request) => service.putLocale(tenantOf(request).id, actorOf(request), request.body.default_locale),
     });
   },

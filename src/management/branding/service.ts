@@ -27,7 +27,10 @@ function checkOverrides(texts: TextsView): void {
       if (!isMessageKey(key)) throw errors.invalidRequest(`unknown message key "${key.slice(0, 100)}" in ${locale}`);
       const allowed = placeholders(en[key]);
       const stray = [...placeholders(text)].find((p) => !allowed.has(p));
-      if (stray) throw errors.invalidRequest(`${locale} ${key}: {${stray}} is not a placeholder of this message${allowed.size ? ` (it has ${[...allowed].map((p) => `{${p}}`).join(', ')})` : ''}`);
+      if (stray)
+        throw errors.invalidRequest(
+          `${locale} ${key}: {${stray}} is not a placeholder of this message${allowed.size ? ` (it has ${[...allowed].map((p) => `{${p}}`).join(', ')})` : ''}`,
+        );
     }
   }
 }
@@ -69,7 +72,10 @@ export class BrandingTextsService {
 
   async getLocale(tenantId: string): Promise<LocaleView> {
     const stored = await this.#stored(tenantId);
-    return { default_locale: stored && isLocale(stored.defaultLocale) ? stored.defaultLocale : DEFAULT_LOCALE, updated_at: stored ? iso(stored.updatedAt) : null };
+    return {
+      default_locale: stored && isLocale(stored.defaultLocale) ? stored.defaultLocale : DEFAULT_LOCALE,
+      updated_at: stored ? iso(stored.updatedAt) : null,
+    };
   }
 
   async putLocale(tenantId: string, actor: Actor, locale: Locale): Promise<LocaleView> {

@@ -9,47 +9,64 @@ import { ID_TOKEN_CLAIMS_POLICIES } from '../../oauth/token/lifetimes.js';
 
 const clientList = listing('clients');
 
-export const clientSchema = z.object({
-  client_id: z.string(),
-  client_id_issued_at: z.number(),
-  client_secret: z.string().optional(),
-  client_secret_expires_at: z.number().optional(),
-  client_name: z.string().nullable(),
-  redirect_uris: z.array(z.string()),
-  grant_types: z.array(z.string()),
-  token_endpoint_auth_method: z.string(),
-  token_endpoint_auth_method_strict: z.boolean().describe('Secret clients: the secret is accepted only by the registered method'),
-  jwks: z.unknown(),
-  jwks_uri: z.string().nullable(),
-  scope: z.string().nullable(),
-  dpop_bound_access_tokens: z.boolean(),
-  allowed_resources: z.array(z.string()),
-  allowed_origins: z.array(z.string()),
-  token_exchange: z.unknown(),
-  id_token_signed_response_alg: z.enum(['RS256', 'EdDSA']),
-  require_pushed_authorization_requests: z.boolean(),
-  post_logout_redirect_uris: z.array(z.string()),
-  third_party: z.boolean(),
-}).meta({ id: 'Client' });
-
+export const clientSchema = z
+  .object({
+    client_id: z.string(),
+    client_id_issued_at: z.number(),
+    client_secret: z.string().optional(),
+    client_secret_expires_at: z.number().optional(),
+    client_name: z.string().nullable(),
+    redirect_uris: z.array(z.string()),
+    grant_types: z.array(z.string()),
+    token_endpoint_auth_method: z.string(),
+    token_endpoint_auth_method_strict: z.boolean().describe('Secret clients: the secret is accepted only by the registered method'),
+    jwks: z.unknown(),
+    jwks_uri: z.string().nullable(),
+    scope: z.string().nullable(),
+    dpop_bound_access_tokens: z.boolean(),
+    allowed_resources: z.array(z.string()),
+    allowed_origins: z.array(z.string()),
+    token_exchange: z.unknown(),
+    id_token_signed_response_alg: z.enum(['RS256', 'EdDSA']),
+    require_pushed_authorization_requests: z.boolean(),
+    post_logout_redirect_uris: z.array(z.string()),
+    third_party: z.boolean(),
+  })
+  .meta({ id: 'Client' });
 
 const settingsBody = z.strictObject({
-  access_token_ttl_seconds: z.number().int().min(30).max(24 * 3600).nullable(),
-  refresh_token_ttl_seconds: z.number().int().min(60).max(365 * 24 * 3600).nullable(),
+  access_token_ttl_seconds: z
+    .number()
+    .int()
+    .min(30)
+    .max(24 * 3600)
+    .nullable(),
+  refresh_token_ttl_seconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(365 * 24 * 3600)
+    .nullable(),
   // Absent: unchanged (older callers send only the lifetimes); null: the default, `scoped`.
   id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES).nullable().optional(),
 });
-const settingsSchema = settingsBody.extend({
-  id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES).nullable(),
-  effective: z.object({ access_token_ttl_seconds: z.number(), refresh_token_ttl_seconds: z.number(), id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES) }),
-}).meta({ id: 'OAuthSettings' });
+const settingsSchema = settingsBody
+  .extend({
+    id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES).nullable(),
+    effective: z.object({ access_token_ttl_seconds: z.number(), refresh_token_ttl_seconds: z.number(), id_token_claims: z.enum(ID_TOKEN_CLAIMS_POLICIES) }),
+  })
+  .meta({ id: 'OAuthSettings' });
 const params = z.strictObject({ clientId: idOf('cli') });
 
 export const clientsFeature = defineFeature({
   tags: [{ name: 'clients', description: 'OAuth 2.0 / OpenID Connect clients and token settings' }],
   routes: (r, { clients: service, tokenSettings: settings }) => {
     r.post('/clients', {
-      config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'createClient', ok: 'The client registered; a secret-based client gets `client_secret` only here' } },
+      config: {
+        permission: 'clients:write',
+        access: 'platform',
+        operation: { operationId: 'createClient', ok: 'The client registered; a secret-based client gets `client_secret` only here' },
+      },
       schema: {
         summary: 'Register an OAuth client; a secret-based client gets client_secret in this response only',
         body: clientMetadata,
@@ -90,20 +107,40 @@ export const clientsFeature = defineFeature({
     });
 
     r.post('/clients/:clientId/secret', {
-      config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'rotateClientSecret', ok: 'The client with its new `client_secret`, shown only here' } },
-      schema: { summary: 'Rotate the client secret (the old one stops working at once)', params, response: { 200: clientSchema, 400: errorResponse, 404: errorResponse } },
+      config: {
+        permission: 'clients:write',
+        access: 'platform',
+        operation: { operationId: 'rotateClientSecret', ok: 'The client with its new `client_secret`, shown only here' },
+      },
+      schema: {
+        summary: 'Rotate the client secret (the old one stops working at once)',
+        params,
+        response: { 200: clientSchema, 400: errorResponse, 404: errorResponse },
+      },
       handler: async (request) => service.rotateSecret(tenantOf(request).id, request.params.clientId, actorOf(request)),
     });
 
     r.get('/oauth/settings', {
-      config: { permission: 'clients:read', access: 'platform', operation: { operationId: 'getOAuthSettings', ok: "The tenant's OAuth settings and the values in effect" } },
+      config: {
+        permission: 'clients:read',
+        access: 'platform',
+        operation: { operationId: 'getOAuthSettings', ok: "The tenant's OAuth settings and the values in effect" },
+      },
       schema: { summary: "The tenant's OAuth settings: token lifetimes, ID-token claims (null: the default)", response: { 200: settingsSchema } },
       handler: async (request) => settings.get(tenantOf(request).id),
     });
 
     r.put('/oauth/settings', {
-      config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'setOAuthSettings', ok: 'The settings as stored and the values in effect' } },
-      schema: { summary: "Set the tenant's OAuth settings (null: the default; id_token_claims absent: unchanged)", body: settingsBody, response: { 200: settingsSchema, 400: errorResponse } },
+      config: {
+        permission: 'clients:write',
+        access: 'platform',
+        operation: { operationId: 'setOAuthSettings', ok: 'The settings as stored and the values in effect' },
+      },
+      schema: {
+        summary: "Set the tenant's OAuth settings (null: the default; id_token_claims absent: unchanged)",
+        body: settingsBody,
+        response: { 200: settingsSchema, 400: errorResponse },
+      },
       handler: async (request) => settings.put(tenantOf(request).id, request.body, actorOf(request)),
     });
   },

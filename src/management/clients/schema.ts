@@ -15,21 +15,27 @@ const absoluteUri = z.string().max(2000).refine(isResourceIndicator, 'must be an
  * (`com.example.app:/cb`). Script-capable and local schemes (`javascript:`, `data:`, `file:`…)
  * are refused.
  */
-export const redirectUri = z.string().max(2000).refine((v) => {
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    return false;
-  }
-  if (v.includes('#') || u.username || u.password) return false;
-  if (u.protocol === 'https:') return true;
-  if (u.protocol === 'http:') return isLoopbackHost(u.host);
-  return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(u.protocol);
-}, 'must be https (http only for loopback hosts) or a reverse-domain private-use scheme, without fragment or credentials');
+export const redirectUri = z
+  .string()
+  .max(2000)
+  .refine((v) => {
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      return false;
+    }
+    if (v.includes('#') || u.username || u.password) return false;
+    if (u.protocol === 'https:') return true;
+    if (u.protocol === 'http:') return isLoopbackHost(u.host);
+    return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(u.protocol);
+  }, 'must be https (http only for loopback hosts) or a reverse-domain private-use scheme, without fragment or credentials');
 
 /** A browser origin allowed to call /token, /revoke and /userinfo (oauth/cors.ts). */
-const webOrigin = z.string().max(2000).refine(isWebOrigin, 'must be an origin scheme://host[:port] (https, or http for a loopback host) without path, wildcard or trailing slash');
+const webOrigin = z
+  .string()
+  .max(2000)
+  .refine(isWebOrigin, 'must be an origin scheme://host[:port] (https, or http for a loopback host) without path, wildcard or trailing slash');
 
 const publicJwk = z
   .looseObject({ kty: z.enum(['OKP', 'EC', 'RSA']), kid: z.string().max(200).optional(), alg: z.string().optional() })
@@ -49,7 +55,11 @@ export const tokenExchangePolicy = z.strictObject({
 export const clientMetadata = z.strictObject({
   client_name: z.string().min(1).max(200).optional(),
   redirect_uris: z.array(redirectUri).max(50).optional(),
-  grant_types: z.array(z.enum(Object.values(GRANT_TYPE) as [string, ...string[]])).min(1).max(10).optional(),
+  grant_types: z
+    .array(z.enum(Object.values(GRANT_TYPE) as [string, ...string[]]))
+    .min(1)
+    .max(10)
+    .optional(),
   token_endpoint_auth_method: z.enum(AUTH_METHODS).optional(),
   token_endpoint_auth_method_strict: z.boolean().optional(),
   jwks: jwks.nullable().optional(),

@@ -130,11 +130,17 @@ export class ClientService {
       saveClientSettings: async () => undefined,
     },
     /** Runs a client write, its settings write and its audit event in one transaction. */
-    private readonly atomic: <T>(fn: (clients: OAuthClientRepo, signin: SigninSettingsPort, record: (e: NewEvent) => Promise<unknown>) => Promise<T>) => Promise<T> = (fn) =>
-      fn(this.repo, this.signin, async () => undefined),
+    private readonly atomic: <T>(
+      fn: (clients: OAuthClientRepo, signin: SigninSettingsPort, record: (e: NewEvent) => Promise<unknown>) => Promise<T>,
+    ) => Promise<T> = (fn) => fn(this.repo, this.signin, async () => undefined),
   ) {}
 
-  #event(tenantId: string, type: 'client.created' | 'client.updated' | 'client.deleted' | 'client.secret_rotated', actor: Actor, data: Record<string, unknown>): NewEvent {
+  #event(
+    tenantId: string,
+    type: 'client.created' | 'client.updated' | 'client.deleted' | 'client.secret_rotated',
+    actor: Actor,
+    data: Record<string, unknown>,
+  ): NewEvent {
     return { tenantId, type, organizationId: null, actor, data };
   }
 

@@ -50,10 +50,20 @@ export class TokenSettingsService {
     // The same values again write nothing.
     if (!isDeepStrictEqual(next, own)) {
       const changed = (Object.keys(next) as (keyof typeof next)[]).filter((k) => next[k] !== own[k]);
-      const names = { accessTokenTtlSeconds: 'access_token_ttl_seconds', refreshTokenTtlSeconds: 'refresh_token_ttl_seconds', idTokenClaims: 'id_token_claims' } as const;
+      const names = {
+        accessTokenTtlSeconds: 'access_token_ttl_seconds',
+        refreshTokenTtlSeconds: 'refresh_token_ttl_seconds',
+        idTokenClaims: 'id_token_claims',
+      } as const;
       await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         await reposOf(this.deps, trx).oauthSettings.put(tenantId, next, this.deps.clock.now());
-        await this.deps.events.record(trx, { tenantId, type: 'oauth_settings.updated', organizationId: null, actor, data: { changed: changed.map((k) => names[k]) } });
+        await this.deps.events.record(trx, {
+          tenantId,
+          type: 'oauth_settings.updated',
+          organizationId: null,
+          actor,
+          data: { changed: changed.map((k) => names[k]) },
+        });
       });
       this.lifetimes.invalidate(tenantId);
     }

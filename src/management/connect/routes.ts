@@ -25,13 +25,14 @@ const providerFields = {
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'none']),
   scopes: z.array(scopeToken).max(50),
   pkce: z.boolean(),
-  authorize_params: z
-    .record(paramName, z.string().max(500))
-    .refine((o) => Object.keys(o).length <= 20, 'at most 20 parameters'),
+  authorize_params: z.record(paramName, z.string().max(500)).refine((o) => Object.keys(o).length <= 20, 'at most 20 parameters'),
 };
 
 const presetName = z.enum(PRESET_NAMES as [PresetName, ...PresetName[]]);
-const createBody = z.strictObject({ ...providerFields, preset: presetName }).partial().required({ name: true, client_id: true });
+const createBody = z
+  .strictObject({ ...providerFields, preset: presetName })
+  .partial()
+  .required({ name: true, client_id: true });
 const patchBody = z
   .strictObject({ ...providerFields, preset: presetName })
   .partial()
@@ -88,8 +89,17 @@ export const connectFeature = defineFeature({
     const atags = ['connected accounts'];
 
     r.post('/connect/providers', {
-      config: { permission: 'connect_providers:write', access: 'platform', operation: { operationId: 'createConnectProvider', ok: 'The provider registered (its client secret is never returned)' } },
-      schema: { tags: ptags, summary: 'Register an upstream provider (the client secret is stored encrypted, never returned)', body: createBody, response: { 201: providerSchema, 400: errorResponse } },
+      config: {
+        permission: 'connect_providers:write',
+        access: 'platform',
+        operation: { operationId: 'createConnectProvider', ok: 'The provider registered (its client secret is never returned)' },
+      },
+      schema: {
+        tags: ptags,
+        summary: 'Register an upstream provider (the client secret is stored encrypted, never returned)',
+        body: createBody,
+        response: { 201: providerSchema, 400: errorResponse },
+      },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
         const p = await providers.create(tenant.id, actorOf(request), request.body);
@@ -98,7 +108,11 @@ export const connectFeature = defineFeature({
     });
 
     r.get('/connect/providers', {
-      config: { permission: 'connect_providers:read', access: 'platform', operation: { operationId: 'listConnectProviders', ok: 'A page of upstream providers' } },
+      config: {
+        permission: 'connect_providers:read',
+        access: 'platform',
+        operation: { operationId: 'listConnectProviders', ok: 'A page of upstream providers' },
+      },
       schema: { tags: ptags, summary: 'List upstream providers', querystring: providerList.query, response: { 200: pageResponse(providerSchema) } },
       handler: async (request) => {
         const tenant = tenantOf(request);
@@ -116,7 +130,13 @@ export const connectFeature = defineFeature({
 
     r.patch('/connect/providers/:providerId', {
       config: { permission: 'connect_providers:write', access: 'platform', operation: { operationId: 'updateConnectProvider', ok: 'The provider as updated' } },
-      schema: { tags: ptags, summary: 'Change an upstream provider (URLs are checked again)', params: providerParams, body: patchBody, response: { 200: providerSchema, 400: errorResponse, 404: errorResponse } },
+      schema: {
+        tags: ptags,
+        summary: 'Change an upstream provider (URLs are checked again)',
+        params: providerParams,
+        body: patchBody,
+        response: { 200: providerSchema, 400: errorResponse, 404: errorResponse },
+      },
       handler: async (request) => {
         const tenant = tenantOf(request);
         return providerView(await providers.update(tenant.id, actorOf(request), request.params.providerId, request.body), tenant.issuer);
@@ -125,7 +145,12 @@ export const connectFeature = defineFeature({
 
     r.delete('/connect/providers/:providerId', {
       config: { permission: 'connect_providers:write', access: 'platform', operation: { operationId: 'deleteConnectProvider', ok: 'Removed', errors: [409] } },
-      schema: { tags: ptags, summary: 'Remove an upstream provider (refused while accounts use it)', params: providerParams, response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse } },
+      schema: {
+        tags: ptags,
+        summary: 'Remove an upstream provider (refused while accounts use it)',
+        params: providerParams,
+        response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse },
+      },
       handler: async (request, reply) => {
         await providers.delete(tenantOf(request).id, actorOf(request), request.params.providerId);
         return reply.code(204).send();
@@ -133,7 +158,11 @@ export const connectFeature = defineFeature({
     });
 
     r.get('/organizations/:orgId/connect/accounts', {
-      config: { permission: 'connected_accounts:read', access: 'organization', operation: { operationId: 'listConnectedAccounts', ok: "A page of the organization's connected accounts (never a token)" } },
+      config: {
+        permission: 'connected_accounts:read',
+        access: 'organization',
+        operation: { operationId: 'listConnectedAccounts', ok: "A page of the organization's connected accounts (never a token)" },
+      },
       schema: {
         tags: atags,
         summary: "The organization's connected accounts (never a token)",
@@ -147,21 +176,40 @@ export const connectFeature = defineFeature({
       },
       handler: async (request) => {
         const { limit, after, user_id, provider_id, status } = request.query;
-        const rows = await vault.list(tenantOf(request).id, request.params.orgId, { userId: user_id, providerId: provider_id, status, after, limit: limit + 1 });
+        const rows = await vault.list(tenantOf(request).id, request.params.orgId, {
+          userId: user_id,
+          providerId: provider_id,
+          status,
+          after,
+          limit: limit + 1,
+        });
         const p = accountList.page(rows, limit, (x) => x.id);
         return { ...p, data: p.data.map(accountView) };
       },
     });
 
     r.get('/organizations/:orgId/connect/accounts/:accountId', {
-      config: { permission: 'connected_accounts:read', access: 'organization', operation: { operationId: 'getConnectedAccount', ok: 'The connected account (never a token)' } },
+      config: {
+        permission: 'connected_accounts:read',
+        access: 'organization',
+        operation: { operationId: 'getConnectedAccount', ok: 'The connected account (never a token)' },
+      },
       schema: { tags: atags, summary: 'Get a connected account (never a token)', params: accountParams, response: { 200: accountSchema, 404: errorResponse } },
       handler: async (request) => accountView(await vault.get(tenantOf(request).id, request.params.orgId, request.params.accountId)),
     });
 
     r.delete('/organizations/:orgId/connect/accounts/:accountId', {
-      config: { permission: 'connected_accounts:write', access: 'organization', operation: { operationId: 'deleteConnectedAccount', ok: 'Removed; its tokens are revoked upstream where supported' } },
-      schema: { tags: atags, summary: 'Remove a connected account (its tokens are revoked upstream where the provider supports RFC 7009)', params: accountParams, response: { 204: z.undefined(), 404: errorResponse } },
+      config: {
+        permission: 'connected_accounts:write',
+        access: 'organization',
+        operation: { operationId: 'deleteConnectedAccount', ok: 'Removed; its tokens are revoked upstream where supported' },
+      },
+      schema: {
+        tags: atags,
+        summary: 'Remove a connected account (its tokens are revoked upstream where the provider supports RFC 7009)',
+        params: accountParams,
+        response: { 204: z.undefined(), 404: errorResponse },
+      },
       handler: async (request, reply) => {
         await vault.remove(tenantOf(request).id, request.params.orgId, request.params.accountId, actorOf(request));
         return reply.code(204).send();
@@ -169,7 +217,15 @@ export const connectFeature = defineFeature({
     });
 
     r.post('/organizations/:orgId/connect/accounts/:accountId/token', {
-      config: { permission: 'connected_accounts:token', access: 'organization', operation: { operationId: 'getConnectedAccountToken', ok: "A live upstream access token (refreshed first when near expiry) while the account's user is a member of the organization; every retrieval is audited", errors: [502] } },
+      config: {
+        permission: 'connected_accounts:token',
+        access: 'organization',
+        operation: {
+          operationId: 'getConnectedAccountToken',
+          ok: "A live upstream access token (refreshed first when near expiry) while the account's user is a member of the organization; every retrieval is audited",
+          errors: [502],
+        },
+      },
       schema: {
         tags: atags,
         summary: 'A live access token of the account (refreshed upstream first when near expiry); every retrieval is audited',
@@ -185,7 +241,10 @@ export const connectFeature = defineFeature({
         // Tokens go to API keys only: the console shows accounts, never their tokens.
         if (keyId === null) throw errors.forbidden('retrieving a token needs an API key');
         const t = await vault.retrieve(tenantOf(request).id, request.params.orgId, request.params.accountId, { type: 'api_key', keyId });
-        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({ access_token: t.accessToken, expires_at: t.expiresAt, scopes: t.scopes });
+        return reply
+          .header('cache-control', 'no-store')
+          .header('pragma', 'no-cache')
+          .send({ access_token: t.accessToken, expires_at: t.expiresAt, scopes: t.scopes });
       },
     });
   },

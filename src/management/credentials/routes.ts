@@ -18,7 +18,11 @@ const typeBody = z.strictObject({
     .record(claimName, claimSpec)
     .refine((c) => Object.keys(c).length >= 1 && Object.keys(c).length <= 50, 'must define 1 to 50 claims')
     .refine((c) => !Object.keys(c).some((k) => RESERVED_CLAIMS.includes(k)), `claim names may not be ${RESERVED_CLAIMS.join(', ')}`),
-  lifetime_seconds: z.number().int().min(60).max(10 * 365 * 24 * 3600),
+  lifetime_seconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(10 * 365 * 24 * 3600),
 });
 const typeView = z.object({
   id: z.string(),
@@ -28,7 +32,14 @@ const typeView = z.object({
   lifetime_seconds: z.number(),
   built_in: z.boolean(),
 });
-const typeOf = (t: CredentialTypeRecord) => ({ id: t.id, vct: t.vct, display_name: t.displayName, claims: t.claims, lifetime_seconds: t.lifetimeSeconds, built_in: t.createdAt === 0 });
+const typeOf = (t: CredentialTypeRecord) => ({
+  id: t.id,
+  vct: t.vct,
+  display_name: t.displayName,
+  claims: t.claims,
+  lifetime_seconds: t.lifetimeSeconds,
+  built_in: t.createdAt === 0,
+});
 
 const claimValue = z.union([z.string().max(2000), z.number(), z.boolean()]);
 const offerBody = z.strictObject({
@@ -84,21 +95,42 @@ export const credentialsFeature = defineFeature({
   tags: [{ name: 'credentials', description: 'Verifiable credentials (OID4VCI, SD-JWT VC): types, offers, issued credentials and revocation' }],
   routes: (r, { credentials: service }) => {
     r.get('/credential_types', {
-      config: { permission: 'credentials:read', access: 'any', operation: { operationId: 'listCredentialTypes', ok: 'The credential types, the built-in OrganizationMembership included' } },
-      schema: { summary: 'List credential types (the built-in OrganizationMembership first)', querystring: typeList.query, response: { 200: pageResponse(typeView) } },
+      config: {
+        permission: 'credentials:read',
+        access: 'any',
+        operation: { operationId: 'listCredentialTypes', ok: 'The credential types, the built-in OrganizationMembership included' },
+      },
+      schema: {
+        summary: 'List credential types (the built-in OrganizationMembership first)',
+        querystring: typeList.query,
+        response: { 200: pageResponse(typeView) },
+      },
       // Built-in types sort first: the cursor key is the type id behind a built-in marker.
-      handler: async (request) => typeList.pageAll((await service.listTypes(tenantOf(request).id)).map(typeOf), request.query, (t) => `${t.built_in ? 0 : 1}${t.id}`),
+      handler: async (request) =>
+        typeList.pageAll((await service.listTypes(tenantOf(request).id)).map(typeOf), request.query, (t) => `${t.built_in ? 0 : 1}${t.id}`),
     });
 
     r.post('/credential_types', {
-      config: { permission: 'credentials:issue', access: 'platform', operation: { operationId: 'createCredentialType', ok: 'The credential type created', errors: [409] } },
+      config: {
+        permission: 'credentials:issue',
+        access: 'platform',
+        operation: { operationId: 'createCredentialType', ok: 'The credential type created', errors: [409] },
+      },
       schema: { summary: 'Define a credential type', body: typeBody, response: { 201: typeView, 400: errorResponse, 409: errorResponse } },
       handler: async (request, reply) => reply.code(201).send(typeOf(await service.createType(tenantOf(request).id, actorOf(request), request.body))),
     });
 
     r.delete('/credential_types/:typeId', {
-      config: { permission: 'credentials:issue', access: 'platform', operation: { operationId: 'deleteCredentialType', ok: 'Removed; credentials already issued stay valid' } },
-      schema: { summary: 'Remove a credential type (issued credentials stay valid)', params: typeParams, response: { 204: z.undefined(), 400: errorResponse, 404: errorResponse } },
+      config: {
+        permission: 'credentials:issue',
+        access: 'platform',
+        operation: { operationId: 'deleteCredentialType', ok: 'Removed; credentials already issued stay valid' },
+      },
+      schema: {
+        summary: 'Remove a credential type (issued credentials stay valid)',
+        params: typeParams,
+        response: { 204: z.undefined(), 400: errorResponse, 404: errorResponse },
+      },
       handler: async (request, reply) => {
         await service.deleteType(tenantOf(request).id, actorOf(request), request.params.typeId);
         return reply.code(204).send();
@@ -106,11 +138,25 @@ export const credentialsFeature = defineFeature({
     });
 
     r.post('/organizations/:orgId/credentials/offers', {
-      config: { permission: 'credentials:issue', access: 'organization', operation: { operationId: 'createCredentialOffer', ok: 'The offer, by value and by reference; `tx_code` appears only in this response' } },
-      schema: { summary: 'Make a credential offer (pre-authorized code flow)', params: orgParams, body: offerBody, response: { 201: offerView, 400: errorResponse, 404: errorResponse } },
+      config: {
+        permission: 'credentials:issue',
+        access: 'organization',
+        operation: { operationId: 'createCredentialOffer', ok: 'The offer, by value and by reference; `tx_code` appears only in this response' },
+      },
+      schema: {
+        summary: 'Make a credential offer (pre-authorized code flow)',
+        params: orgParams,
+        body: offerBody,
+        response: { 201: offerView, 400: errorResponse, 404: errorResponse },
+      },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
-        const made = await service.createOffer({ id: tenant.id, issuer: tenant.issuer, name: tenant.host }, actorOf(request), request.params.orgId, request.body);
+        const made = await service.createOffer(
+          { id: tenant.id, issuer: tenant.issuer, name: tenant.host },
+          actorOf(request),
+          request.params.orgId,
+          request.body,
+        );
         return reply
           .code(201)
           .header('cache-control', 'no-store')
@@ -126,8 +172,17 @@ export const credentialsFeature = defineFeature({
     });
 
     r.get('/organizations/:orgId/credentials', {
-      config: { permission: 'credentials:read', access: 'organization', operation: { operationId: 'listCredentials', ok: "A page of the organization's issued credentials (never their disclosures)" } },
-      schema: { summary: 'List issued credentials (records only, never their disclosures)', params: orgParams, querystring: credentialList.query, response: { 200: pageResponse(credentialView), 404: errorResponse } },
+      config: {
+        permission: 'credentials:read',
+        access: 'organization',
+        operation: { operationId: 'listCredentials', ok: "A page of the organization's issued credentials (never their disclosures)" },
+      },
+      schema: {
+        summary: 'List issued credentials (records only, never their disclosures)',
+        params: orgParams,
+        querystring: credentialList.query,
+        response: { 200: pageResponse(credentialView), 404: errorResponse },
+      },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1);
@@ -136,14 +191,26 @@ export const credentialsFeature = defineFeature({
     });
 
     r.get('/organizations/:orgId/credentials/:vcId', {
-      config: { permission: 'credentials:read', access: 'organization', operation: { operationId: 'getCredential', ok: 'The credential record (never its disclosures)' } },
+      config: {
+        permission: 'credentials:read',
+        access: 'organization',
+        operation: { operationId: 'getCredential', ok: 'The credential record (never its disclosures)' },
+      },
       schema: { summary: 'Get an issued credential record', params: vcParams, response: { 200: credentialView, 404: errorResponse } },
       handler: async (request) => credentialOf(await service.get(tenantOf(request).id, request.params.orgId, request.params.vcId)),
     });
 
     r.post('/organizations/:orgId/credentials/:vcId/revoke', {
-      config: { permission: 'credentials:revoke', access: 'organization', operation: { operationId: 'revokeCredential', ok: "Revoked: its status-list bit is set (idempotent)" } },
-      schema: { summary: "Revoke a credential (flips its status-list bit; idempotent)", params: vcParams, response: { 200: credentialView, 404: errorResponse } },
+      config: {
+        permission: 'credentials:revoke',
+        access: 'organization',
+        operation: { operationId: 'revokeCredential', ok: 'Revoked: its status-list bit is set (idempotent)' },
+      },
+      schema: {
+        summary: 'Revoke a credential (flips its status-list bit; idempotent)',
+        params: vcParams,
+        response: { 200: credentialView, 404: errorResponse },
+      },
       handler: async (request) => credentialOf(await service.revoke(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.vcId)),
     });
   },

@@ -5,17 +5,19 @@ import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
 import { connectionView, directoryGroupView, directoryUserView } from './service.js';
 
-const connectionSchema = z.object({
-  id: z.string(),
-  organization_id: z.string(),
-  name: z.string(),
-  group_roles: z.record(z.string(), z.string()),
-  rate_limit_per_minute: z.number(),
-  has_token: z.boolean(),
-  token_created_at: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: 'DirectoryConnection' });
+const connectionSchema = z
+  .object({
+    id: z.string(),
+    organization_id: z.string(),
+    name: z.string(),
+    group_roles: z.record(z.string(), z.string()),
+    rate_limit_per_minute: z.number(),
+    has_token: z.boolean(),
+    token_created_at: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'DirectoryConnection' });
 
 const name = z.string().trim().min(1).max(200);
 const groupRoles = z
@@ -77,7 +79,12 @@ export const directoryFeature = defineFeature({
 
     r.get('/organizations/:orgId/directory/connections', {
       config: { ...readConfig, operation: { operationId: 'listDirectoryConnections', ok: "A page of the organization's directory connections" } },
-      schema: { summary: 'List directory connections', params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
+      schema: {
+        summary: 'List directory connections',
+        params: orgParams,
+        querystring: connectionList.query,
+        response: { 200: pageResponse(connectionSchema), 404: errorResponse },
+      },
       handler: async (request) => {
         const { limit, after } = request.query;
         const p = connectionList.page(await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1), limit, (c) => c.id);
@@ -108,7 +115,10 @@ export const directoryFeature = defineFeature({
     });
 
     r.get('/organizations/:orgId/directory/connections/:connectionId/groups', {
-      config: { ...readConfig, operation: { operationId: 'listDirectoryGroups', ok: 'A page of the groups the connection provisioned over SCIM, oldest first, with member counts' } },
+      config: {
+        ...readConfig,
+        operation: { operationId: 'listDirectoryGroups', ok: 'A page of the groups the connection provisioned over SCIM, oldest first, with member counts' },
+      },
       schema: {
         summary: 'List the groups a connection provisioned over SCIM, with member counts',
         params: connParams,

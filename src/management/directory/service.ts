@@ -82,7 +82,14 @@ const lowerKeys = (m: Record<string, string>) => Object.fromEntries(Object.entri
 export class DirectoryService {
   constructor(private readonly deps: ManagementDeps) {}
 
-  private event(trx: Parameters<ManagementDeps['events']['record']>[0], tenantId: string, orgId: string, actor: Actor, type: 'directory.connection.created' | 'directory.connection.updated' | 'directory.connection.deleted' | 'directory.token.created', data: Record<string, unknown>) {
+  private event(
+    trx: Parameters<ManagementDeps['events']['record']>[0],
+    tenantId: string,
+    orgId: string,
+    actor: Actor,
+    type: 'directory.connection.created' | 'directory.connection.updated' | 'directory.connection.deleted' | 'directory.token.created',
+    data: Record<string, unknown>,
+  ) {
     return this.deps.events.record(trx, { tenantId, organizationId: orgId, actor, type, data });
   }
 

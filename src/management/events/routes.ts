@@ -6,14 +6,16 @@ import { errorResponse, idOf, limitParam } from '../common.js';
 import { defineFeature } from '../feature.js';
 import { principalOf } from '../principal.js';
 
-const eventSchema = z.object({
-  id: z.string(),
-  type: z.string(),
-  created: z.number().int(),
-  organization_id: z.string().nullable(),
-  actor: z.object({ type: z.string(), id: z.string().nullable() }),
-  data: z.record(z.string(), z.unknown()),
-}).meta({ id: 'Event' });
+const eventSchema = z
+  .object({
+    id: z.string(),
+    type: z.string(),
+    created: z.number().int(),
+    organization_id: z.string().nullable(),
+    actor: z.object({ type: z.string(), id: z.string().nullable() }),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'Event' });
 
 const query = z.strictObject({
   after: idOf('evt').optional(),
@@ -21,7 +23,12 @@ const query = z.strictObject({
   types: z
     .string()
     .max(2000)
-    .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
     .refine((ts) => ts.every(isEventType), 'names an unknown event type')
     .optional(),
   organization_id: idOf('org').optional(),
@@ -44,7 +51,8 @@ function checkActorFilter(actorType: ActorType | undefined, actorId: string | un
   if (actorId === undefined) return;
   if (actorType === undefined) throw errors.invalidRequest('actor_id: needs actor_type');
   const prefix = ACTOR_ID_PREFIX[actorType];
-  if (prefix !== undefined && !idOf(prefix).safeParse(actorId).success) throw errors.invalidRequest(`actor_id: must be an id starting with ${prefix}_ for actor_type ${actorType}`);
+  if (prefix !== undefined && !idOf(prefix).safeParse(actorId).success)
+    throw errors.invalidRequest(`actor_id: must be an id starting with ${prefix}_ for actor_type ${actorType}`);
 }
 
 /**
@@ -57,7 +65,14 @@ export const eventsFeature = defineFeature({
   tags: [{ name: 'events', description: 'The audit trail as a cursor feed' }],
   routes: (r, { events: feed }) => {
     r.get('/events', {
-      config: { permission: 'events:read', access: 'any', operation: { operationId: 'listEvents', ok: 'Events after the cursor, oldest first (newest first with `order=desc`); pass `next_cursor` as `after` next time' } },
+      config: {
+        permission: 'events:read',
+        access: 'any',
+        operation: {
+          operationId: 'listEvents',
+          ok: 'Events after the cursor, oldest first (newest first with `order=desc`); pass `next_cursor` as `after` next time',
+        },
+      },
       schema: {
         summary: 'Read the audit trail (cursor feed)',
         querystring: query,

@@ -19,7 +19,12 @@ export const mcpSettingsFeature = defineFeature({
 
     r.put('/mcp/settings', {
       config: { permission: 'clients:write', access: 'platform', operation: { operationId: 'setMcpSettings', ok: 'The policy as stored' } },
-      schema: { tags, summary: 'Set how MCP clients may onboard (absent: unchanged)', body: mcpSettingsBody, response: { 200: settingsSchema, 400: errorResponse } },
+      schema: {
+        tags,
+        summary: 'Set how MCP clients may onboard (absent: unchanged)',
+        body: mcpSettingsBody,
+        response: { 200: settingsSchema, 400: errorResponse },
+      },
       handler: async (request) => service.putSettings(tenantOf(request).id, request.body),
     });
   },

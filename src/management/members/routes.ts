@@ -6,14 +6,16 @@ import { actorOf } from '../principal.js';
 import { memberView, ROLES } from './service.js';
 
 const role = z.enum(ROLES);
-export const memberSchema = z.object({
-  organization_id: z.string(),
-  user_id: z.string(),
-  role: z.string(),
-  user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }).optional(),
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: 'Member' });
+export const memberSchema = z
+  .object({
+    organization_id: z.string(),
+    user_id: z.string(),
+    role: z.string(),
+    user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }).optional(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Member' });
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const memberParams = z.strictObject({ orgId: idOf('org'), userId: idOf('user') });
@@ -36,7 +38,11 @@ export const membersFeature = defineFeature({
     // Users are tenant-wide: attaching an existing one (and so learning their email) is for
     // platform keys; an organization's own keys manage roles and removals.
     r.post('/organizations/:orgId/members', {
-      config: { permission: 'members:write', access: 'platform', operation: { operationId: 'addOrganizationMember', ok: 'The membership created', errors: [409] } },
+      config: {
+        permission: 'members:write',
+        access: 'platform',
+        operation: { operationId: 'addOrganizationMember', ok: 'The membership created', errors: [409] },
+      },
       schema: {
         summary: 'Add a user to the organization',
         params: orgParams,
@@ -50,7 +56,11 @@ export const membersFeature = defineFeature({
     });
 
     r.patch('/organizations/:orgId/members/:userId', {
-      config: { permission: 'members:write', access: 'organization', operation: { operationId: 'updateOrganizationMember', ok: 'The membership as updated', errors: [409] } },
+      config: {
+        permission: 'members:write',
+        access: 'organization',
+        operation: { operationId: 'updateOrganizationMember', ok: 'The membership as updated', errors: [409] },
+      },
       schema: {
         summary: "Change a member's role (an empty body changes nothing)",
         params: memberParams,
@@ -62,7 +72,14 @@ export const membersFeature = defineFeature({
     });
 
     r.delete('/organizations/:orgId/members/:userId', {
-      config: { permission: 'members:write', access: 'organization', operation: { operationId: 'removeOrganizationMember', ok: 'The user is no longer a member; their connected accounts in the organization are disconnected (and revoked upstream where supported)' } },
+      config: {
+        permission: 'members:write',
+        access: 'organization',
+        operation: {
+          operationId: 'removeOrganizationMember',
+          ok: 'The user is no longer a member; their connected accounts in the organization are disconnected (and revoked upstream where supported)',
+        },
+      },
       schema: { summary: 'Remove a member', params: memberParams, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.remove(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.userId);

@@ -82,7 +82,12 @@ export class MemberService {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const removed = await reposOf(this.deps, trx).members.delete(tenantId, orgId, userId);
       if (!removed) throw errors.notFound('member not found');
-      await revokeMembershipCredentials(trx, { dialect: this.deps.db.dialect, events: this.deps.events, now: this.deps.clock.now() }, { tenantId, organizationId: orgId, userId }, actor);
+      await revokeMembershipCredentials(
+        trx,
+        { dialect: this.deps.db.dialect, events: this.deps.events, now: this.deps.clock.now() },
+        { tenantId, organizationId: orgId, userId },
+        actor,
+      );
       await this.deps.vault.endMembership(trx, { tenantId, organizationId: orgId, userId }, actor);
       await this.deps.events.record(trx, {
         tenantId,

@@ -14,7 +14,11 @@ export const mfaPolicyFeature = defineFeature({
   tags: [{ name: 'mfa', description: "The tenant's multi-factor sign-in policy (organizations' own are under organizations)" }],
   routes: (r, { mfaPolicy: service }) => {
     r.get('/mfa_policy', {
-      config: { permission: 'mfa_policy:read', access: 'platform', operation: { operationId: 'getMfaPolicy', ok: "The tenant's MFA policy (optional when never set)" } },
+      config: {
+        permission: 'mfa_policy:read',
+        access: 'platform',
+        operation: { operationId: 'getMfaPolicy', ok: "The tenant's MFA policy (optional when never set)" },
+      },
       schema: { summary: "The tenant's MFA policy (optional when never set)", response: { 200: tenantSchema } },
       handler: async (request) => service.getTenant(tenantOf(request).id),
     });
@@ -30,13 +34,26 @@ export const mfaPolicyFeature = defineFeature({
     });
 
     r.get('/organizations/:orgId/mfa_policy', {
-      config: { permission: 'mfa_policy:read', access: 'organization', operation: { operationId: 'getOrganizationMfaPolicy', ok: "The organization's own MFA policy (null: none) and the one in effect for its members" } },
-      schema: { tags: ['organizations'], summary: "The organization's MFA policy and the one in effect for its members", params: orgParams, response: { 200: orgSchema, 404: errorResponse } },
+      config: {
+        permission: 'mfa_policy:read',
+        access: 'organization',
+        operation: { operationId: 'getOrganizationMfaPolicy', ok: "The organization's own MFA policy (null: none) and the one in effect for its members" },
+      },
+      schema: {
+        tags: ['organizations'],
+        summary: "The organization's MFA policy and the one in effect for its members",
+        params: orgParams,
+        response: { 200: orgSchema, 404: errorResponse },
+      },
       handler: async (request) => service.getOrganization(tenantOf(request).id, request.params.orgId),
     });
 
     r.put('/organizations/:orgId/mfa_policy', {
-      config: { permission: 'mfa_policy:write', access: 'organization', operation: { operationId: 'setOrganizationMfaPolicy', ok: 'The policy as stored and the one now in effect' } },
+      config: {
+        permission: 'mfa_policy:write',
+        access: 'organization',
+        operation: { operationId: 'setOrganizationMfaPolicy', ok: 'The policy as stored and the one now in effect' },
+      },
       schema: {
         tags: ['organizations'],
         summary: "Set the organization's MFA policy (null: follow the tenant's); it can raise the tenant's, never lower it",

@@ -79,7 +79,9 @@ function describeOperation(path: string, method: string, op: Json): void {
   const key = operationKey(method, path);
   const doc = OPERATIONS[key];
   const responses = op.responses as Record<string, Json>;
-  const declared = Object.keys(responses).map(Number).filter((s) => s >= 400);
+  const declared = Object.keys(responses)
+    .map(Number)
+    .filter((s) => s >= 400);
   for (const status of declared) delete responses[status];
   if (doc) {
     op.operationId = doc.operationId;
@@ -117,12 +119,16 @@ function pruneSchemas(doc: Json): void {
   const schemas = components.schemas ?? {};
   const used = new Set<string>();
   collectSchemaRefs({ ...doc, components: { ...components, schemas: {} } }, used);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     const before = used.size;
     for (const name of [...used]) collectSchemaRefs(schemas[name], used);
     grew = used.size > before;
   }
-  components.schemas = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)).sort(([a], [b]) => a.localeCompare(b)));
+  components.schemas = Object.fromEntries(
+    Object.entries(schemas)
+      .filter(([name]) => used.has(name))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
 }
 
 /** The finished /v1 document (pure: `doc` is the generated one and is not modified). */

@@ -43,13 +43,23 @@ const samlConnection = {
   saml: {
     idp_entity_id: 'https://sts.acme.test/3f1c2b8e/',
     idp_sso_url: 'https://login.acme.test/3f1c2b8e/saml2',
-    idp_certificates: [{ fingerprint_sha256: '5A:1F:0C:93:7B:44:2E:D1:8C:6A:0B:3E:9F:12:74:C8:AD:51:E0:27:96:3B:4C:8D:F2:01:6E:5B:A7:C9:30:DE', not_after: '2029-11-23T09:30:00.000Z' }],
+    idp_certificates: [
+      {
+        fingerprint_sha256: '5A:1F:0C:93:7B:44:2E:D1:8C:6A:0B:3E:9F:12:74:C8:AD:51:E0:27:96:3B:4C:8D:F2:01:6E:5B:A7:C9:30:DE',
+        not_after: '2029-11-23T09:30:00.000Z',
+      },
+    ],
     metadata_url: 'https://login.acme.test/3f1c2b8e/federationmetadata/2007-06/federationmetadata.xml',
     sp_entity_id: `https://auth.example.com/sso/saml/${SSO}/metadata`,
     acs_url: `https://auth.example.com/sso/saml/${SSO}/acs`,
     sp_metadata_url: `https://auth.example.com/sso/saml/${SSO}/metadata`,
     allow_signed_response: false,
-    attributes: { email: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress', name: 'http://schemas.microsoft.com/identity/claims/displayname', groups: 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups', email_verified: null },
+    attributes: {
+      email: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+      name: 'http://schemas.microsoft.com/identity/claims/displayname',
+      groups: 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups',
+      email_verified: null,
+    },
   },
   created_at: AT,
   updated_at: AT,
@@ -169,7 +179,16 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   'GET /v1/organizations/{orgId}/directory/connections/{connectionId}/groups': {
     response: {
-      data: [{ id: 'dsg_01jf8ze4f5g6h7j8k9m0n1p2q3', external_id: '00g9zy8xw7VU6ts5r4q3', display_name: 'Engineering', member_count: 12, created_at: AT, updated_at: AT }],
+      data: [
+        {
+          id: 'dsg_01jf8ze4f5g6h7j8k9m0n1p2q3',
+          external_id: '00g9zy8xw7VU6ts5r4q3',
+          display_name: 'Engineering',
+          member_count: 12,
+          created_at: AT,
+          updated_at: AT,
+        },
+      ],
       has_more: false,
       next_cursor: null,
     },

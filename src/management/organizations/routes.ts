@@ -19,22 +19,24 @@ const httpsUrl = z
   .refine((u) => u.startsWith('https://'), 'must be an https URL');
 const color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be #rrggbb');
 
-export const organizationSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  slug: z.string().nullable(),
-  domain: z.string().nullable(),
-  did: z.string().nullable(),
-  status: z.string(),
-  brand_logo_url: z.string().nullable(),
-  brand_primary_color: z.string().nullable(),
-  brand_display_name: z.string().nullable(),
-  webauthn_aaguid_allowlist: z.array(z.string()).nullable(),
-  domain_verified: z.boolean(),
-  sso_required: z.boolean(),
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: 'Organization' });
+export const organizationSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string().nullable(),
+    domain: z.string().nullable(),
+    did: z.string().nullable(),
+    status: z.string(),
+    brand_logo_url: z.string().nullable(),
+    brand_primary_color: z.string().nullable(),
+    brand_display_name: z.string().nullable(),
+    webauthn_aaguid_allowlist: z.array(z.string()).nullable(),
+    domain_verified: z.boolean(),
+    sso_required: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Organization' });
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const organizationList = listing('organizations');
@@ -43,7 +45,11 @@ export const organizationsFeature = defineFeature({
   tags: [{ name: 'organizations', description: 'Organizations (customers of the tenant): name, slug, domain and branding' }],
   routes: (r, { organizations: service }) => {
     r.post('/organizations', {
-      config: { permission: 'organizations:write', access: 'platform', operation: { operationId: 'createOrganization', ok: 'The organization created', errors: [409] } },
+      config: {
+        permission: 'organizations:write',
+        access: 'platform',
+        operation: { operationId: 'createOrganization', ok: 'The organization created', errors: [409] },
+      },
       schema: {
         summary: 'Create an organization',
         body: z.strictObject({ name, slug: slug.optional(), domain: domain.optional() }),
@@ -56,7 +62,11 @@ export const organizationsFeature = defineFeature({
     });
 
     r.get('/organizations', {
-      config: { permission: 'organizations:read', access: 'platform', operation: { operationId: 'listOrganizations', ok: 'A page of organizations, oldest first' } },
+      config: {
+        permission: 'organizations:read',
+        access: 'platform',
+        operation: { operationId: 'listOrganizations', ok: 'A page of organizations, oldest first' },
+      },
       schema: { summary: 'List organizations', querystring: organizationList.query, response: { 200: pageResponse(organizationSchema) } },
       handler: async (request) => {
         const { limit, after } = request.query;
@@ -73,20 +83,23 @@ export const organizationsFeature = defineFeature({
     });
 
     r.patch('/organizations/:orgId', {
-      config: { permission: 'organizations:write', access: 'organization', operation: { operationId: 'updateOrganization', ok: 'The organization as updated', errors: [409] } },
+      config: {
+        permission: 'organizations:write',
+        access: 'organization',
+        operation: { operationId: 'updateOrganization', ok: 'The organization as updated', errors: [409] },
+      },
       schema: {
         summary: 'Update an organization (name, slug, domain, branding)',
         params: orgParams,
-        body: z
-          .strictObject({
-            name: name.optional(),
-            slug: slug.nullable().optional(),
-            domain: domain.nullable().optional(),
-            brand_logo_url: httpsUrl.nullable().optional(),
-            brand_primary_color: color.nullable().optional(),
-            brand_display_name: z.string().trim().min(1).max(100).nullable().optional(),
-            sso_required: z.boolean().optional(),
-          }),
+        body: z.strictObject({
+          name: name.optional(),
+          slug: slug.nullable().optional(),
+          domain: domain.nullable().optional(),
+          brand_logo_url: httpsUrl.nullable().optional(),
+          brand_primary_color: color.nullable().optional(),
+          brand_display_name: z.string().trim().min(1).max(100).nullable().optional(),
+          sso_required: z.boolean().optional(),
+        }),
         response: { 200: organizationSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request) => {
@@ -112,13 +125,29 @@ export const organizationsFeature = defineFeature({
     });
 
     r.get('/organizations/:orgId/domain_verification', {
-      config: { permission: 'organizations:read', access: 'organization', operation: { operationId: 'getDomainVerification', ok: "The organization's domain, whether it is verified, and the DNS TXT record that verifies it" } },
-      schema: { summary: "The organization's domain and the DNS TXT record that verifies it", params: orgParams, response: { 200: verificationSchema, 404: errorResponse } },
+      config: {
+        permission: 'organizations:read',
+        access: 'organization',
+        operation: { operationId: 'getDomainVerification', ok: "The organization's domain, whether it is verified, and the DNS TXT record that verifies it" },
+      },
+      schema: {
+        summary: "The organization's domain and the DNS TXT record that verifies it",
+        params: orgParams,
+        response: { 200: verificationSchema, 404: errorResponse },
+      },
       handler: async (request) => domainVerificationView(await service.get(tenantOf(request).id, request.params.orgId)),
     });
 
     r.post('/organizations/:orgId/domain_verification', {
-      config: { permission: 'organizations:write', access: 'organization', operation: { operationId: 'verifyDomain', ok: 'The domain is verified (by its DNS TXT record, or manually by a platform key holding every permission: domains:verify)', errors: [409] } },
+      config: {
+        permission: 'organizations:write',
+        access: 'organization',
+        operation: {
+          operationId: 'verifyDomain',
+          ok: 'The domain is verified (by its DNS TXT record, or manually by a platform key holding every permission: domains:verify)',
+          errors: [409],
+        },
+      },
       schema: {
         summary: 'Verify the domain: by its DNS TXT record, or manually (needs domains:verify: platform keys holding every permission)',
         params: orgParams,
@@ -126,12 +155,18 @@ export const organizationsFeature = defineFeature({
         response: { 200: verificationSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request) => {
-        return domainVerificationView(await service.verifyDomain(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.method, principalOf(request)));
+        return domainVerificationView(
+          await service.verifyDomain(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.method, principalOf(request)),
+        );
       },
     });
 
     r.delete('/organizations/:orgId', {
-      config: { permission: 'organizations:write', access: 'platform', operation: { operationId: 'deleteOrganization', ok: 'Deleted; its memberships are removed and its API keys revoked' } },
+      config: {
+        permission: 'organizations:write',
+        access: 'platform',
+        operation: { operationId: 'deleteOrganization', ok: 'Deleted; its memberships are removed and its API keys revoked' },
+      },
       schema: { summary: 'Delete an organization, its memberships and API keys', params: orgParams, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId);

@@ -40,7 +40,11 @@ const slugTaken = (err: unknown) => {
 
 /** The DNS name and TXT value that prove control of an organization's domain (docs/sso.md). */
 export function domainChallenge(tenantId: string, orgId: string, domain: string) {
-  return { name: `_keyhall-challenge.${domain}`, type: 'TXT' as const, value: `keyhall-domain-verification=${sha256Hex(`${tenantId}:${orgId}:${domain}`).slice(0, 32)}` };
+  return {
+    name: `_keyhall-challenge.${domain}`,
+    type: 'TXT' as const,
+    value: `keyhall-domain-verification=${sha256Hex(`${tenantId}:${orgId}:${domain}`).slice(0, 32)}`,
+  };
 }
 
 export function domainVerificationView(o: OrganizationRecord) {
@@ -66,11 +70,20 @@ export class OrganizationService {
    * another organization of the tenant has verified is a conflict: a domain routes to one
    * organization.
    */
-  async verifyDomain(tenantId: string, actor: Actor, id: string, method: 'dns' | 'manual', caller: { organizationId: string | null; scopes: ReadonlySet<string> }) {
+  async verifyDomain(
+    tenantId: string,
+    actor: Actor,
+    id: string,
+    method: 'dns' | 'manual',
+    caller: { organizationId: string | null; scopes: ReadonlySet<string> },
+  ) {
     if (method === 'manual') {
-      if (caller.organizationId !== null) throw errors.forbidden('manual domain verification needs a platform API key holding every permission; use method "dns"');
+      if (caller.organizationId !== null)
+        throw errors.forbidden('manual domain verification needs a platform API key holding every permission; use method "dns"');
       if (!caller.scopes.has('domains:verify') || !holdsEveryPermission(caller)) {
-        throw errors.insufficientScope('manual domain verification needs the domains:verify permission (platform keys holding every permission, console administrators); use method "dns"');
+        throw errors.insufficientScope(
+          'manual domain verification needs the domains:verify permission (platform keys holding every permission, console administrators); use method "dns"',
+        );
       }
     }
     const org = await this.get(tenantId, id);
@@ -80,7 +93,8 @@ export class OrganizationService {
     if (method === 'dns') {
       const challenge = domainChallenge(tenantId, id, domain);
       const records = await this.txt(challenge.name);
-      if (!records.includes(challenge.value)) throw errors.invalidRequest(`domain: no TXT record ${challenge.name} with the value ${challenge.value} was found`);
+      if (!records.includes(challenge.value))
+        throw errors.invalidRequest(`domain: no TXT record ${challenge.name} with the value ${challenge.value} was found`);
     }
     try {
       return await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
@@ -90,7 +104,13 @@ export class OrganizationService {
         const current = await r.organizations.find(tenantId, id);
         if (!current || current.domain !== domain) throw errors.conflict('domain: the domain changed during verification; retry');
         const updated = (await r.organizations.update(tenantId, id, { domainVerifiedAt: this.deps.clock.now() }, this.deps.clock.now()))!;
-        await this.deps.events.record(trx, { tenantId, type: 'organization.domain_verified', organizationId: id, actor, data: { organization_id: id, domain, method } });
+        await this.deps.events.record(trx, {
+          tenantId,
+          type: 'organization.domain_verified',
+          organizationId: id,
+          actor,
+          data: { organization_id: id, domain, method },
+        });
         return updated;
       });
     } catch (err) {
@@ -187,7 +207,12 @@ export class OrganizationService {
       await r.apiKeys.revokeAllOfOrganization(tenantId, id, now);
       await r.mfa.deletePolicy(tenantId, id);
       for (const m of members) {
-        await revokeMembershipCredentials(trx, { dialect: this.deps.db.dialect, events: this.deps.events, now }, { tenantId, organizationId: id, userId: m.userId }, actor);
+        await revokeMembershipCredentials(
+          trx,
+          { dialect: this.deps.db.dialect, events: this.deps.events, now },
+          { tenantId, organizationId: id, userId: m.userId },
+          actor,
+        );
         await this.deps.events.record(trx, {
           tenantId,
           type: 'member.removed',

@@ -17,7 +17,12 @@ const fields = {
   name: z.string().min(1).max(200),
   identifier,
   access_token_signing_alg: z.enum(ACCESS_TOKEN_ALGS),
-  access_token_ttl_seconds: z.number().int().min(30).max(24 * 3600).nullable(),
+  access_token_ttl_seconds: z
+    .number()
+    .int()
+    .min(30)
+    .max(24 * 3600)
+    .nullable(),
   scopes: z.array(z.string().regex(SCOPE_TOKEN, 'must be a scope token')).max(100),
   dpop_required: z.boolean(),
 };
@@ -36,7 +41,11 @@ export const resourceServersFeature = defineFeature({
   tags: [{ name: 'resource servers', description: 'APIs that accept Keyhall access tokens' }],
   routes: (r, { resourceServers: service }) => {
     r.post('/resource_servers', {
-      config: { permission: 'resource_servers:write', access: 'platform', operation: { operationId: 'createResourceServer', ok: 'The resource server registered', errors: [409] } },
+      config: {
+        permission: 'resource_servers:write',
+        access: 'platform',
+        operation: { operationId: 'createResourceServer', ok: 'The resource server registered', errors: [409] },
+      },
       schema: { summary: 'Register a resource server (API)', body: createBody, response: { 201: view, 400: errorResponse, 409: errorResponse } },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
@@ -61,8 +70,17 @@ export const resourceServersFeature = defineFeature({
     });
 
     r.patch('/resource_servers/:rsId', {
-      config: { permission: 'resource_servers:write', access: 'platform', operation: { operationId: 'updateResourceServer', ok: 'The resource server as updated', errors: [409] } },
-      schema: { summary: 'Change a resource server', params, body: patchBody, response: { 200: view, 400: errorResponse, 404: errorResponse, 409: errorResponse } },
+      config: {
+        permission: 'resource_servers:write',
+        access: 'platform',
+        operation: { operationId: 'updateResourceServer', ok: 'The resource server as updated', errors: [409] },
+      },
+      schema: {
+        summary: 'Change a resource server',
+        params,
+        body: patchBody,
+        response: { 200: view, 400: errorResponse, 404: errorResponse, 409: errorResponse },
+      },
       handler: async (request) => {
         const tenant = tenantOf(request);
         return resourceServerView(await service.update(tenant.id, tenant.issuer, actorOf(request), request.params.rsId, request.body));

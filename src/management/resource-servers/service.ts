@@ -64,7 +64,12 @@ export class ResourceServerService {
     if (identifier === issuer || identifier === `${issuer}/`) throw errors.invalidRequest('identifier: must not be the tenant issuer');
   }
 
-  async create(tenantId: string, issuer: string, actor: Actor, input: ResourceServerInput & { name: string; identifier: string }): Promise<ResourceServerRecord> {
+  async create(
+    tenantId: string,
+    issuer: string,
+    actor: Actor,
+    input: ResourceServerInput & { name: string; identifier: string },
+  ): Promise<ResourceServerRecord> {
     this.#checkIdentifier(input.identifier, issuer);
     const now = this.deps.clock.now();
     const rs: ResourceServerRecord = {
@@ -135,7 +140,13 @@ export class ResourceServerService {
     const current = await this.get(tenantId, id);
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       if (!(await reposOf(this.deps, trx).resourceServers.delete(tenantId, id))) throw notFound();
-      await this.deps.events.record(trx, { tenantId, type: 'resource_server.deleted', organizationId: null, actor, data: { id, identifier: current.identifier } });
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'resource_server.deleted',
+        organizationId: null,
+        actor,
+        data: { id, identifier: current.identifier },
+      });
     });
     this.changed(tenantId, current.identifier);
   }

@@ -17,16 +17,16 @@ const connectionSchema = z.object({
   trust_idp_mfa: z.boolean().describe("The IdP's own MFA statement (OIDC amr/acr, SAML AuthnContextClassRef) satisfies the MFA policy"),
   oidc: z
     .object({
-    issuer: z.string(),
-    client_id: z.string(),
-    has_client_secret: z.boolean(),
-    scopes: z.array(z.string()),
-    pkce: z.boolean(),
-    claims: z.object({ email: z.string(), name: z.string(), groups: z.string() }),
-    id_token_signed_response_alg: z.string(),
-    token_endpoint_auth_method: z.string(),
-    redirect_uri: z.string(),
-  })
+      issuer: z.string(),
+      client_id: z.string(),
+      has_client_secret: z.boolean(),
+      scopes: z.array(z.string()),
+      pkce: z.boolean(),
+      claims: z.object({ email: z.string(), name: z.string(), groups: z.string() }),
+      id_token_signed_response_alg: z.string(),
+      token_endpoint_auth_method: z.string(),
+      redirect_uri: z.string(),
+    })
     .optional()
     .describe('OIDC settings (protocol `oidc`)'),
   saml: z
@@ -60,8 +60,18 @@ const oidcFields = {
   pkce: z.boolean(),
   claims: z.strictObject({ email: claimName.optional(), name: claimName.optional(), groups: claimName.optional() }),
 };
-const oidcCreate = z.strictObject({ ...oidcFields, client_secret: oidcFields.client_secret.optional(), scopes: oidcFields.scopes.optional(), pkce: oidcFields.pkce.optional(), claims: oidcFields.claims.optional() });
-const oidcPatch = z.strictObject(Object.fromEntries(Object.entries(oidcFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof oidcFields]: z.ZodOptional<(typeof oidcFields)[K]> });
+const oidcCreate = z.strictObject({
+  ...oidcFields,
+  client_secret: oidcFields.client_secret.optional(),
+  scopes: oidcFields.scopes.optional(),
+  pkce: oidcFields.pkce.optional(),
+  claims: oidcFields.claims.optional(),
+});
+const oidcPatch = z.strictObject(
+  Object.fromEntries(Object.entries(oidcFields).map(([k, v]) => [k, v.optional()])) as {
+    [K in keyof typeof oidcFields]: z.ZodOptional<(typeof oidcFields)[K]>;
+  },
+);
 
 const attributeName = z.string().trim().min(1).max(256);
 const samlFields = {
@@ -73,12 +83,25 @@ const samlFields = {
     email: attributeName.optional(),
     name: attributeName.optional(),
     groups: attributeName.optional(),
-    email_verified: attributeName.nullable().optional().describe('An attribute whose value `true` says the IdP verified the email; null: the verified-domain rule'),
+    email_verified: attributeName
+      .nullable()
+      .optional()
+      .describe('An attribute whose value `true` says the IdP verified the email; null: the verified-domain rule'),
   }),
 };
-const samlInput = z.strictObject(Object.fromEntries(Object.entries(samlFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof samlFields]: z.ZodOptional<(typeof samlFields)[K]> });
+const samlInput = z.strictObject(
+  Object.fromEntries(Object.entries(samlFields).map(([k, v]) => [k, v.optional()])) as {
+    [K in keyof typeof samlFields]: z.ZodOptional<(typeof samlFields)[K]>;
+  },
+);
 const trustIdpMfa = z.boolean().describe("Count the IdP's own MFA statement as the second factor (default false; docs/sso.md)");
-const common = { name, enabled: z.boolean().optional(), default_role: role.optional(), group_roles: groupRoles.optional(), trust_idp_mfa: trustIdpMfa.optional() };
+const common = {
+  name,
+  enabled: z.boolean().optional(),
+  default_role: role.optional(),
+  group_roles: groupRoles.optional(),
+  trust_idp_mfa: trustIdpMfa.optional(),
+};
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const connParams = z.strictObject({ orgId: idOf('org'), connectionId: idOf('sso') });
@@ -90,7 +113,13 @@ export const ssoFeature = defineFeature({
   tags: [{ name: 'sso', description: 'Enterprise SSO connections (OIDC, SAML) per organization' }],
   routes: (r, { sso: service }) => {
     r.post('/organizations/:orgId/sso/connections', {
-      config: { ...write, operation: { operationId: 'createSsoConnection', ok: 'The connection created (an OIDC client secret is never returned; SAML shows the IdP certificates and the SP URLs to register)' } },
+      config: {
+        ...write,
+        operation: {
+          operationId: 'createSsoConnection',
+          ok: 'The connection created (an OIDC client secret is never returned; SAML shows the IdP certificates and the SP URLs to register)',
+        },
+      },
       schema: {
         summary: 'Create an SSO connection (OIDC: the issuer is discovered now, the client secret is never returned; SAML: the IdP metadata is imported now)',
         params: orgParams,
@@ -109,7 +138,12 @@ export const ssoFeature = defineFeature({
 
     r.get('/organizations/:orgId/sso/connections', {
       config: { ...read, operation: { operationId: 'listSsoConnections', ok: "The organization's SSO connections" } },
-      schema: { summary: "The organization's SSO connections", params: orgParams, querystring: connectionList.query, response: { 200: pageResponse(connectionSchema), 404: errorResponse } },
+      schema: {
+        summary: "The organization's SSO connections",
+        params: orgParams,
+        querystring: connectionList.query,
+        response: { 200: pageResponse(connectionSchema), 404: errorResponse },
+      },
       handler: async (request) => {
         const tenant = tenantOf(request);
         const all = (await service.list(tenant.id, request.params.orgId)).map((c) => ssoConnectionView(c, tenant.issuer));
@@ -144,7 +178,10 @@ export const ssoFeature = defineFeature({
       },
       handler: async (request) => {
         const tenant = tenantOf(request);
-        return ssoConnectionView(await service.update(tenant.id, actorOf(request), request.params.orgId, request.params.connectionId, request.body), tenant.issuer);
+        return ssoConnectionView(
+          await service.update(tenant.id, actorOf(request), request.params.orgId, request.params.connectionId, request.body),
+          tenant.issuer,
+        );
       },
     });
 

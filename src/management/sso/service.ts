@@ -13,7 +13,14 @@ import { chooseIdTokenAlg, chooseTokenAuthMethod, discoverIssuer } from '../../s
 import type { UpstreamClient } from '../../upstream/client.js';
 import { fetchIdpMetadata, type IdpMetadata, parseIdpMetadata } from '../../sso/saml.js';
 import { sealConnectionSecret } from '../../sso/secrets.js';
-import { type OidcSettings, oidcSettings, type SamlSettings, type SsoConnectionPatch, type SsoConnectionRecord, samlSettings } from '../../storage/repos/sso-connections.js';
+import {
+  type OidcSettings,
+  oidcSettings,
+  type SamlSettings,
+  type SsoConnectionPatch,
+  type SsoConnectionRecord,
+  samlSettings,
+} from '../../storage/repos/sso-connections.js';
 import { iso, type ManagementDeps, reposOf } from '../common.js';
 import type { Role } from '../members/service.js';
 
@@ -88,7 +95,12 @@ function samlView(c: SsoConnectionRecord, issuer: string) {
     acs_url: `${issuer}/sso/saml/${c.id}/acs`,
     sp_metadata_url: metadataUrl,
     allow_signed_response: config.allowSignedResponse,
-    attributes: { email: config.attributes.email, name: config.attributes.name, groups: config.attributes.groups, email_verified: config.attributes.emailVerified ?? null },
+    attributes: {
+      email: config.attributes.email,
+      name: config.attributes.name,
+      groups: config.attributes.groups,
+      email_verified: config.attributes.emailVerified ?? null,
+    },
   };
 }
 

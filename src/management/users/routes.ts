@@ -9,15 +9,17 @@ const email = z.string().trim().max(254).email();
 const password = z.string().min(8).max(256);
 const name = z.string().trim().min(1).max(200);
 
-export const userSchema = z.object({
-  id: z.string(),
-  email: z.string(),
-  name: z.string().nullable(),
-  email_verified: z.boolean(),
-  has_password: z.boolean(),
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: 'User' });
+export const userSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string().nullable(),
+    email_verified: z.boolean(),
+    has_password: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'User' });
 
 const params = z.strictObject({ userId: idOf('user') });
 const userList = listing('users');
@@ -87,7 +89,11 @@ export const usersFeature = defineFeature({
       .meta({ id: 'Session', description: 'A hosted-login session (never its cookie value or hash)' });
 
     r.get('/users/:userId/sessions', {
-      config: { permission: 'users:read', access: 'platform', operation: { operationId: 'listUserSessions', ok: "A page of the user's live hosted-login sessions, oldest first (never a cookie value)" } },
+      config: {
+        permission: 'users:read',
+        access: 'platform',
+        operation: { operationId: 'listUserSessions', ok: "A page of the user's live hosted-login sessions, oldest first (never a cookie value)" },
+      },
       schema: {
         summary: "List a user's live hosted-login sessions (oldest first)",
         params,
@@ -103,7 +109,11 @@ export const usersFeature = defineFeature({
     });
 
     r.delete('/users/:userId/sessions/:sessionId', {
-      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'revokeUserSession', ok: 'The session is ended, at once on every instance' } },
+      config: {
+        permission: 'users:write',
+        access: 'platform',
+        operation: { operationId: 'revokeUserSession', ok: 'The session is ended, at once on every instance' },
+      },
       schema: {
         summary: "End one of a user's hosted-login sessions",
         params: z.strictObject({ userId: idOf('user'), sessionId: idOf('ses') }),
@@ -116,7 +126,11 @@ export const usersFeature = defineFeature({
     });
 
     r.delete('/users/:userId/sessions', {
-      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'revokeUserSessions', ok: "Every hosted-login session of the user is revoked" } },
+      config: {
+        permission: 'users:write',
+        access: 'platform',
+        operation: { operationId: 'revokeUserSessions', ok: 'Every hosted-login session of the user is revoked' },
+      },
       schema: { summary: "Revoke all of a user's hosted-login sessions", params, response: { 204: z.undefined(), 404: errorResponse } },
       handler: async (request, reply) => {
         await service.revokeSessions(tenantOf(request).id, actorOf(request), request.params.userId);
@@ -132,18 +146,41 @@ export const usersFeature = defineFeature({
       attestation_verified: z.boolean(),
       created_at: z.string(),
       last_used_at: z.string().nullable(),
-      disabled_at: z.string().nullable().describe('When the passkey was disabled because its signature counter went backwards (a possible copy); a disabled passkey signs nothing in until it is removed'),
+      disabled_at: z
+        .string()
+        .nullable()
+        .describe(
+          'When the passkey was disabled because its signature counter went backwards (a possible copy); a disabled passkey signs nothing in until it is removed',
+        ),
     });
 
     r.get('/users/:userId/passkeys', {
-      config: { permission: 'users:read', access: 'platform', operation: { operationId: 'listUserPasskeys', ok: "A page of the user's passkeys (no key material)" } },
-      schema: { summary: "List a user's passkeys (no key material)", params, querystring: passkeyList.query, response: { 200: pageResponse(passkeySchema), 404: errorResponse } },
-      handler: async (request) => passkeyList.pageAll((await service.listPasskeys(tenantOf(request).id, request.params.userId)).map(passkeyView), request.query, (p) => p.id),
+      config: {
+        permission: 'users:read',
+        access: 'platform',
+        operation: { operationId: 'listUserPasskeys', ok: "A page of the user's passkeys (no key material)" },
+      },
+      schema: {
+        summary: "List a user's passkeys (no key material)",
+        params,
+        querystring: passkeyList.query,
+        response: { 200: pageResponse(passkeySchema), 404: errorResponse },
+      },
+      handler: async (request) =>
+        passkeyList.pageAll((await service.listPasskeys(tenantOf(request).id, request.params.userId)).map(passkeyView), request.query, (p) => p.id),
     });
 
     r.delete('/users/:userId/passkeys/:passkeyId', {
-      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'deleteUserPasskey', ok: 'The passkey is removed; it can no longer sign in' } },
-      schema: { summary: "Remove one of a user's passkeys", params: z.strictObject({ userId: idOf('user'), passkeyId: idOf('pk') }), response: { 204: z.undefined(), 404: errorResponse } },
+      config: {
+        permission: 'users:write',
+        access: 'platform',
+        operation: { operationId: 'deleteUserPasskey', ok: 'The passkey is removed; it can no longer sign in' },
+      },
+      schema: {
+        summary: "Remove one of a user's passkeys",
+        params: z.strictObject({ userId: idOf('user'), passkeyId: idOf('pk') }),
+        response: { 204: z.undefined(), 404: errorResponse },
+      },
       handler: async (request, reply) => {
         await service.deletePasskey(tenantOf(request).id, actorOf(request), request.params.userId, request.params.passkeyId);
         return reply.code(204).send();
@@ -152,7 +189,11 @@ export const usersFeature = defineFeature({
 
     r.delete('/users/:userId', {
       config: { permission: 'users:write', access: 'platform', operation: { operationId: 'deleteUser', ok: 'Deleted, with their memberships' } },
-      schema: { summary: 'Delete a user and their memberships (not a tenant administrator: remove the role first)', params, response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse } },
+      schema: {
+        summary: 'Delete a user and their memberships (not a tenant administrator: remove the role first)',
+        params,
+        response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse },
+      },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.userId);
         return reply.code(204).send();

@@ -18,7 +18,11 @@ const tags = ['organizations'];
 export const webauthnPolicyFeature = defineFeature({
   routes: (r, { webauthnPolicy: service }) => {
     r.get('/organizations/:orgId/webauthn_policy', {
-      config: { permission: 'webauthn_policy:read', access: 'organization', operation: { operationId: 'getWebauthnPolicy', ok: "The organization's passkey AAGUID allowlist (null: unrestricted)" } },
+      config: {
+        permission: 'webauthn_policy:read',
+        access: 'organization',
+        operation: { operationId: 'getWebauthnPolicy', ok: "The organization's passkey AAGUID allowlist (null: unrestricted)" },
+      },
       schema: { tags, summary: "Get the organization's WebAuthn policy", params: orgParams, response: { 200: policySchema, 404: errorResponse } },
       handler: async (request) => webauthnPolicyView(await service.get(tenantOf(request).id, request.params.orgId)),
     });

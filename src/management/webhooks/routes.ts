@@ -5,25 +5,29 @@ import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
 import { endpointView } from './service.js';
 
-const endpointSchema = z.object({
-  endpoint_id: z.string(),
-  organization_id: z.string(),
-  url: z.string(),
-  events: z.array(z.string()),
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: 'Webhook' });
-const deliverySchema = z.object({
-  id: z.string(),
-  event_id: z.string(),
-  event_type: z.string(),
-  status: z.string(),
-  attempts: z.array(
-    z.object({ attempt: z.number(), at: z.string(), duration_ms: z.number(), status_code: z.number().nullable(), error: z.string().nullable() }),
-  ),
-  next_attempt_at: z.string().nullable(),
-  created_at: z.string(),
-}).meta({ id: 'WebhookDelivery' });
+const endpointSchema = z
+  .object({
+    endpoint_id: z.string(),
+    organization_id: z.string(),
+    url: z.string(),
+    events: z.array(z.string()),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Webhook' });
+const deliverySchema = z
+  .object({
+    id: z.string(),
+    event_id: z.string(),
+    event_type: z.string(),
+    status: z.string(),
+    attempts: z.array(
+      z.object({ attempt: z.number(), at: z.string(), duration_ms: z.number(), status_code: z.number().nullable(), error: z.string().nullable() }),
+    ),
+    next_attempt_at: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'WebhookDelivery' });
 
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const endpointParams = z.strictObject({ orgId: idOf('org'), webhookId: idOf('we') });
@@ -35,7 +39,11 @@ export const webhooksFeature = defineFeature({
   tags: [{ name: 'webhooks', description: 'Webhook endpoints and their delivery log' }],
   routes: (r, { webhooks: service }) => {
     r.post('/organizations/:orgId/webhooks', {
-      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'createWebhook', ok: 'The endpoint registered; `secret` appears only in this response' } },
+      config: {
+        permission: 'webhooks:write',
+        access: 'organization',
+        operation: { operationId: 'createWebhook', ok: 'The endpoint registered; `secret` appears only in this response' },
+      },
       schema: {
         summary: 'Register a webhook endpoint (the signing secret is shown only here)',
         params: orgParams,
@@ -70,7 +78,11 @@ export const webhooksFeature = defineFeature({
     });
 
     r.patch('/organizations/:orgId/webhooks/:webhookId', {
-      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'updateWebhook', ok: 'The endpoint as updated (the URL is checked against the egress policy again)' } },
+      config: {
+        permission: 'webhooks:write',
+        access: 'organization',
+        operation: { operationId: 'updateWebhook', ok: 'The endpoint as updated (the URL is checked against the egress policy again)' },
+      },
       schema: {
         summary: "Change an endpoint's url (checked against the egress policy) or event types; {} changes nothing",
         params: endpointParams,
@@ -84,7 +96,11 @@ export const webhooksFeature = defineFeature({
     });
 
     r.post('/organizations/:orgId/webhooks/:webhookId/ping', {
-      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'pingWebhook', ok: 'A signed `ping` event is queued for this endpoint only' } },
+      config: {
+        permission: 'webhooks:write',
+        access: 'organization',
+        operation: { operationId: 'pingWebhook', ok: 'A signed `ping` event is queued for this endpoint only' },
+      },
       schema: {
         summary: 'Queue a signed `ping` event to this endpoint only (shown in its delivery log)',
         params: endpointParams,
@@ -97,8 +113,16 @@ export const webhooksFeature = defineFeature({
     });
 
     r.delete('/organizations/:orgId/webhooks/:webhookId', {
-      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'deleteWebhook', ok: 'Removed; its pending deliveries are dropped' } },
-      schema: { summary: 'Remove a webhook endpoint (its pending deliveries are dropped)', params: endpointParams, response: { 204: z.undefined(), 404: errorResponse } },
+      config: {
+        permission: 'webhooks:write',
+        access: 'organization',
+        operation: { operationId: 'deleteWebhook', ok: 'Removed; its pending deliveries are dropped' },
+      },
+      schema: {
+        summary: 'Remove a webhook endpoint (its pending deliveries are dropped)',
+        params: endpointParams,
+        response: { 204: z.undefined(), 404: errorResponse },
+      },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.webhookId);
         return reply.code(204).send();
@@ -106,7 +130,11 @@ export const webhooksFeature = defineFeature({
     });
 
     r.get('/organizations/:orgId/webhooks/:webhookId/deliveries', {
-      config: { permission: 'webhooks:read', access: 'organization', operation: { operationId: 'listWebhookDeliveries', ok: 'A page of deliveries, each with its attempts' } },
+      config: {
+        permission: 'webhooks:read',
+        access: 'organization',
+        operation: { operationId: 'listWebhookDeliveries', ok: 'A page of deliveries, each with its attempts' },
+      },
       schema: {
         summary: "An endpoint's delivery log, with every attempt",
         params: endpointParams,
@@ -133,7 +161,11 @@ export const webhooksFeature = defineFeature({
     });
 
     r.post('/organizations/:orgId/webhooks/:webhookId/deliveries/:deliveryId/retry', {
-      config: { permission: 'webhooks:write', access: 'organization', operation: { operationId: 'retryWebhookDelivery', ok: 'The delivery is queued again', errors: [409] } },
+      config: {
+        permission: 'webhooks:write',
+        access: 'organization',
+        operation: { operationId: 'retryWebhookDelivery', ok: 'The delivery is queued again', errors: [409] },
+      },
       schema: {
         summary: 'Retry or resend a delivery now (same webhook-id and body); one being attempted right now is 409',
         params: deliveryParams,

@@ -37,4 +37,3 @@ export function minimumAcr(requested: readonly string[] | undefined): Acr | null
 }
 
 export const satisfiesAcr = (amr: readonly string[], required: Acr | null) => required === null || RANK[acrOf(amr)] >= RANK[required];
-

@@ -65,7 +65,7 @@ function errorRedirect(tenant: OAuthTenant, req: { redirectUri: string; state: s
 
 /** A pushed request named by `request_uri`: only ours, unexpired, unconsumed, and of this client. */
 async function pushedRequest(requestUri: string, client: ClientRecord, tenant: OAuthTenant, deps: AuthorizeDeps) {
-  if (!requestUri.startsWith(PAR_URN)) throw E.badRequestUri('only request_uris issued by this server\'s /par are accepted');
+  if (!requestUri.startsWith(PAR_URN)) throw E.badRequestUri("only request_uris issued by this server's /par are accepted");
   const parHash = sha256Hex(requestUri);
   const par = await deps.store.findPar(tenant.id, parHash);
   if (!par || par.clientId !== client.id || par.consumedAt !== null || par.expiresAt <= deps.now) {
@@ -138,7 +138,12 @@ export async function startAuthorization(raw: RawParams, tenant: OAuthTenant, se
  * The flow stored under `hash` (SHA-256 of its `fl_…` id), if it is still open; `handle` is what
  * the browser calls it (the sign-in engine's flow id), which login and consent outcomes name.
  */
-export async function loadFlow(hash: string, handle: string, tenant: OAuthTenant, deps: Pick<AuthorizeDeps, 'clients' | 'store' | 'now'>): Promise<LoadedFlow | undefined> {
+export async function loadFlow(
+  hash: string,
+  handle: string,
+  tenant: OAuthTenant,
+  deps: Pick<AuthorizeDeps, 'clients' | 'store' | 'now'>,
+): Promise<LoadedFlow | undefined> {
   const flow = await deps.store.findFlow(tenant.id, hash);
   if (!flow || flow.completedAt !== null || flow.expiresAt <= deps.now) return undefined;
   const client = await deps.clients.find(tenant.id, flow.clientId);

@@ -40,7 +40,10 @@ const authorizationParams: Json = {
   prompt: { type: 'string', description: `Space-separated: ${PROMPT_VALUES.join(', ')}` },
   max_age: { type: 'integer', minimum: 0, description: 'Maximum seconds since the user last signed in' },
   login_hint: str('The email to pre-fill'),
-  ui_locales: str('Space-separated BCP 47 language tags, preferred first: the language of the hosted pages (ui_locales_supported in discovery), before Accept-Language', { maxLength: 256 }),
+  ui_locales: str(
+    'Space-separated BCP 47 language tags, preferred first: the language of the hosted pages (ui_locales_supported in discovery), before Accept-Language',
+    { maxLength: 256 },
+  ),
   id_token_hint: str('A previously issued ID token'),
   response_mode: { type: 'string', enum: ['query'] },
   organization: str('An organization id or slug to sign in to'),
@@ -54,13 +57,26 @@ const tokenForms: Json = {
     type: 'object',
     description: 'RFC 6749 §4.1.3 with PKCE (RFC 7636)',
     required: ['grant_type', 'code', 'redirect_uri', 'code_verifier'],
-    properties: { grant_type: { const: GRANT.code }, code: str('The code from /authorize'), redirect_uri: str('The redirect URI of the authorization request'), code_verifier: str('PKCE verifier (43–128 characters)'), ...resourceField, ...clientAuthFields },
+    properties: {
+      grant_type: { const: GRANT.code },
+      code: str('The code from /authorize'),
+      redirect_uri: str('The redirect URI of the authorization request'),
+      code_verifier: str('PKCE verifier (43–128 characters)'),
+      ...resourceField,
+      ...clientAuthFields,
+    },
   },
   RefreshTokenGrant: {
     type: 'object',
     description: 'RFC 6749 §6; the refresh token is rotated on every use',
     required: ['grant_type', 'refresh_token'],
-    properties: { grant_type: { const: GRANT.refresh }, refresh_token: str('The refresh token'), scope: str('A subset of the granted scopes'), ...resourceField, ...clientAuthFields },
+    properties: {
+      grant_type: { const: GRANT.refresh },
+      refresh_token: str('The refresh token'),
+      scope: str('A subset of the granted scopes'),
+      ...resourceField,
+      ...clientAuthFields,
+    },
   },
   ClientCredentialsGrant: {
     type: 'object',
@@ -104,7 +120,13 @@ const invalidClient = {
 const unknownTenant = { $ref: '#/components/responses/UnknownTenant' };
 const tooLarge = { $ref: '#/components/responses/PayloadTooLarge' };
 const formBody = (schema: Json, example: Record<string, string>) => ({ required: true, content: { [FORM]: { schema, example } } });
-const dpopHeader = { name: 'DPoP', in: 'header', required: false, description: 'RFC 9449 proof: binds the issued tokens to the key of the proof', schema: { type: 'string' } };
+const dpopHeader = {
+  name: 'DPoP',
+  in: 'header',
+  required: false,
+  description: 'RFC 9449 proof: binds the issued tokens to the key of the proof',
+  schema: { type: 'string' },
+};
 /** HTTP Basic, or (no scheme OpenAPI can express) credentials in the form body, or a public client. */
 const tokenEndpointAuth = [{ clientSecretBasic: [] }, {}];
 
@@ -114,7 +136,10 @@ function metadataOperation(operationId: string, summary: string): Json {
     summary,
     tags: ['discovery'],
     security: [],
-    responses: { 200: { description: 'The metadata document (public, cacheable, any origin)', content: { 'application/json': { schema: ref('ServerMetadata') } } }, 404: unknownTenant },
+    responses: {
+      200: { description: 'The metadata document (public, cacheable, any origin)', content: { 'application/json': { schema: ref('ServerMetadata') } } },
+      404: unknownTenant,
+    },
   };
 }
 
@@ -124,7 +149,12 @@ const userinfo = (operationId: string, summary: string): Json => ({
   tags: ['userinfo'],
   security: [{ accessToken: [] }, { dpopAccessToken: [] }],
   responses: {
-    200: { description: 'The claims the access token’s scopes release', content: { 'application/json': { schema: ref('UserInfo'), example: { sub: 'user_01jf8z7b2c3d4e5f6g7h8j9k0m', email: 'ada@acme.test', email_verified: true } } } },
+    200: {
+      description: 'The claims the access token’s scopes release',
+      content: {
+        'application/json': { schema: ref('UserInfo'), example: { sub: 'user_01jf8z7b2c3d4e5f6g7h8j9k0m', email: 'ada@acme.test', email_verified: true } },
+      },
+    },
     401: {
       description: 'No access token, or an invalid, expired or revoked one (RFC 6750 §3)',
       headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer (or DPoP) challenge with error="invalid_token"' } },
@@ -155,7 +185,9 @@ export function oauthOpenApiDocument(issuer: string): Json {
     ],
     paths: {
       '/.well-known/openid-configuration': { get: metadataOperation('getOpenIdConfiguration', 'OpenID Connect Discovery 1.0 configuration') },
-      '/.well-known/oauth-authorization-server': { get: metadataOperation('getAuthorizationServerMetadata', 'RFC 8414 authorization server metadata (the same document)') },
+      '/.well-known/oauth-authorization-server': {
+        get: metadataOperation('getAuthorizationServerMetadata', 'RFC 8414 authorization server metadata (the same document)'),
+      },
       '/.well-known/oauth-protected-resource': {
         get: {
           operationId: 'getProtectedResourceMetadata',
@@ -163,7 +195,18 @@ export function oauthOpenApiDocument(issuer: string): Json {
           tags: ['discovery'],
           security: [],
           responses: {
-            200: { description: 'The metadata document', content: { 'application/json': { schema: { type: 'object', required: ['resource', 'authorization_servers'], properties: { resource: { type: 'string' }, authorization_servers: { type: 'array', items: { type: 'string' } } } } } } },
+            200: {
+              description: 'The metadata document',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['resource', 'authorization_servers'],
+                    properties: { resource: { type: 'string' }, authorization_servers: { type: 'array', items: { type: 'string' } } },
+                  },
+                },
+              },
+            },
             404: unknownTenant,
           },
         },
@@ -181,13 +224,20 @@ export function oauthOpenApiDocument(issuer: string): Json {
         get: {
           operationId: 'authorize',
           summary: 'Start the authorization code flow (a browser navigation, not an API call)',
-          description: 'Signs the user in on the hosted screens, then redirects to `redirect_uri` with `code`, `state` and `iss` (RFC 9207), or with `error`. A missing or unregistered client or redirect URI is shown to the user as a page, never redirected.',
+          description:
+            'Signs the user in on the hosted screens, then redirects to `redirect_uri` with `code`, `state` and `iss` (RFC 9207), or with `error`. A missing or unregistered client or redirect URI is shown to the user as a page, never redirected.',
           tags: ['authorization'],
           security: [],
           parameters: Object.entries(authorizationParams).map(([name, schema]) => ({ name, in: 'query', required: ['client_id'].includes(name), schema })),
           responses: {
-            302: { description: 'To the sign-in screen, or back to the redirect URI with `code` (or `error`), `state` and `iss`', headers: { Location: { schema: { type: 'string' } } } },
-            400: { description: 'The client or redirect URI is unknown or invalid: an error page for the user', content: { 'text/html': { schema: { type: 'string' } } } },
+            302: {
+              description: 'To the sign-in screen, or back to the redirect URI with `code` (or `error`), `state` and `iss`',
+              headers: { Location: { schema: { type: 'string' } } },
+            },
+            400: {
+              description: 'The client or redirect URI is unknown or invalid: an error page for the user',
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
           },
         },
         post: {
@@ -195,10 +245,24 @@ export function oauthOpenApiDocument(issuer: string): Json {
           summary: 'Start the authorization code flow with a form post (OpenID Connect Core §3.1.2.1)',
           tags: ['authorization'],
           security: [],
-          requestBody: formBody({ type: 'object', required: ['client_id'], properties: authorizationParams }, { response_type: 'code', client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5', redirect_uri: 'https://app.acme.test/callback', scope: 'openid email', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', state: 'af0ifjsldkj' }),
+          requestBody: formBody(
+            { type: 'object', required: ['client_id'], properties: authorizationParams },
+            {
+              response_type: 'code',
+              client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5',
+              redirect_uri: 'https://app.acme.test/callback',
+              scope: 'openid email',
+              code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+              code_challenge_method: 'S256',
+              state: 'af0ifjsldkj',
+            },
+          ),
           responses: {
             302: { description: 'As for GET', headers: { Location: { schema: { type: 'string' } } } },
-            400: { description: 'The client or redirect URI is unknown or invalid: an error page for the user', content: { 'text/html': { schema: { type: 'string' } } } },
+            400: {
+              description: 'The client or redirect URI is unknown or invalid: an error page for the user',
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
           },
         },
       },
@@ -209,10 +273,32 @@ export function oauthOpenApiDocument(issuer: string): Json {
           tags: ['authorization'],
           security: tokenEndpointAuth,
           parameters: [dpopHeader],
-          requestBody: formBody({ type: 'object', properties: { ...authorizationParams, ...clientAuthFields } }, { response_type: 'code', client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5', redirect_uri: 'https://app.acme.test/callback', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }),
+          requestBody: formBody(
+            { type: 'object', properties: { ...authorizationParams, ...clientAuthFields } },
+            {
+              response_type: 'code',
+              client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5',
+              redirect_uri: 'https://app.acme.test/callback',
+              scope: 'openid',
+              code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+              code_challenge_method: 'S256',
+            },
+          ),
           responses: {
-            201: { description: 'The request is stored; pass `request_uri` and `client_id` to /authorize', content: { 'application/json': { schema: ref('PushedAuthorizationResponse'), example: { request_uri: 'urn:ietf:params:oauth:request_uri:6esc_11ACC5bwc014ltc14eY22c', expires_in: 60 } } } },
-            400: oauthError('The authorization request is invalid', ['invalid_request', 'invalid_scope', 'invalid_target', 'unauthorized_client', 'invalid_dpop_proof'], 'the body must be application/x-www-form-urlencoded'),
+            201: {
+              description: 'The request is stored; pass `request_uri` and `client_id` to /authorize',
+              content: {
+                'application/json': {
+                  schema: ref('PushedAuthorizationResponse'),
+                  example: { request_uri: 'urn:ietf:params:oauth:request_uri:6esc_11ACC5bwc014ltc14eY22c', expires_in: 60 },
+                },
+              },
+            },
+            400: oauthError(
+              'The authorization request is invalid',
+              ['invalid_request', 'invalid_scope', 'invalid_target', 'unauthorized_client', 'invalid_dpop_proof'],
+              'the body must be application/x-www-form-urlencoded',
+            ),
             401: invalidClient,
             413: tooLarge,
           },
@@ -222,7 +308,8 @@ export function oauthOpenApiDocument(issuer: string): Json {
         post: {
           operationId: 'requestToken',
           summary: 'Issue tokens (authorization code, refresh token, client credentials, token exchange)',
-          description: 'Which members the form takes depends on `grant_type`. Confidential clients authenticate with HTTP Basic (`client_secret_basic`), `client_secret`, or `client_assertion` (`private_key_jwt`); public clients send `client_id` only. A DPoP header binds the tokens to its key.',
+          description:
+            'Which members the form takes depends on `grant_type`. Confidential clients authenticate with HTTP Basic (`client_secret_basic`), `client_secret`, or `client_assertion` (`private_key_jwt`); public clients send `client_id` only. A DPoP header binds the tokens to its key.',
           tags: ['token'],
           security: tokenEndpointAuth,
           parameters: [dpopHeader],
@@ -230,9 +317,28 @@ export function oauthOpenApiDocument(issuer: string): Json {
             required: true,
             content: {
               [FORM]: {
-                schema: { oneOf: Object.keys(tokenForms).map(ref), discriminator: { propertyName: 'grant_type', mapping: { [GRANT.code]: '#/components/schemas/AuthorizationCodeGrant', [GRANT.refresh]: '#/components/schemas/RefreshTokenGrant', [GRANT.client]: '#/components/schemas/ClientCredentialsGrant', [GRANT.exchange]: '#/components/schemas/TokenExchangeGrant' } } },
+                schema: {
+                  oneOf: Object.keys(tokenForms).map(ref),
+                  discriminator: {
+                    propertyName: 'grant_type',
+                    mapping: {
+                      [GRANT.code]: '#/components/schemas/AuthorizationCodeGrant',
+                      [GRANT.refresh]: '#/components/schemas/RefreshTokenGrant',
+                      [GRANT.client]: '#/components/schemas/ClientCredentialsGrant',
+                      [GRANT.exchange]: '#/components/schemas/TokenExchangeGrant',
+                    },
+                  },
+                },
                 examples: {
-                  authorization_code: { value: { grant_type: GRANT.code, code: 'SplxlOBeZQQYbYS6WxSbIA', redirect_uri: 'https://app.acme.test/callback', code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5' } },
+                  authorization_code: {
+                    value: {
+                      grant_type: GRANT.code,
+                      code: 'SplxlOBeZQQYbYS6WxSbIA',
+                      redirect_uri: 'https://app.acme.test/callback',
+                      code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+                      client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5',
+                    },
+                  },
                   client_credentials: { value: { grant_type: GRANT.client, scope: 'invoices:read', resource: 'https://api.acme.test' } },
                   refresh_token: { value: { grant_type: GRANT.refresh, refresh_token: 'rt_tGzv3JOkF0XG5Qx2TlKWIA' } },
                 },
@@ -242,11 +348,32 @@ export function oauthOpenApiDocument(issuer: string): Json {
           responses: {
             200: {
               description: 'The tokens (never cached: Cache-Control no-store)',
-              content: { 'application/json': { schema: ref('TokenResponse'), example: { access_token: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCJ9.e30.c2ln', token_type: 'Bearer', expires_in: 600, scope: 'openid email', refresh_token: 'rt_8xLOxBtZp8', id_token: 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln' } } },
+              content: {
+                'application/json': {
+                  schema: ref('TokenResponse'),
+                  example: {
+                    access_token: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCJ9.e30.c2ln',
+                    token_type: 'Bearer',
+                    expires_in: 600,
+                    scope: 'openid email',
+                    refresh_token: 'rt_8xLOxBtZp8',
+                    id_token: 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln',
+                  },
+                },
+              },
             },
             400: oauthError(
               'The grant or request is invalid (a non-form body is invalid_request)',
-              ['invalid_request', 'invalid_grant', 'unsupported_grant_type', 'unauthorized_client', 'invalid_scope', 'invalid_target', 'invalid_dpop_proof', 'use_dpop_nonce'],
+              [
+                'invalid_request',
+                'invalid_grant',
+                'unsupported_grant_type',
+                'unauthorized_client',
+                'invalid_scope',
+                'invalid_target',
+                'invalid_dpop_proof',
+                'use_dpop_nonce',
+              ],
               'code: invalid, expired or already used',
             ),
             401: invalidClient,
@@ -260,9 +387,34 @@ export function oauthOpenApiDocument(issuer: string): Json {
           summary: 'Token introspection (RFC 7662), for confidential clients and resource servers',
           tags: ['token'],
           security: tokenEndpointAuth,
-          requestBody: formBody({ type: 'object', required: ['token'], properties: { token: str('The token'), token_type_hint: { type: 'string', enum: ['access_token', 'refresh_token'] }, ...clientAuthFields } }, { token: 'eyJhbGciOiJFZERTQSJ9.e30.c2ln' }),
+          requestBody: formBody(
+            {
+              type: 'object',
+              required: ['token'],
+              properties: { token: str('The token'), token_type_hint: { type: 'string', enum: ['access_token', 'refresh_token'] }, ...clientAuthFields },
+            },
+            { token: 'eyJhbGciOiJFZERTQSJ9.e30.c2ln' },
+          ),
           responses: {
-            200: { description: 'Whether the token is active and, if so, its claims', content: { 'application/json': { schema: ref('IntrospectionResponse'), example: { active: true, client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5', scope: 'invoices:read', token_type: 'Bearer', exp: 1795478400, iat: 1795477800, sub: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5', aud: 'https://api.acme.test', iss: issuer } } } },
+            200: {
+              description: 'Whether the token is active and, if so, its claims',
+              content: {
+                'application/json': {
+                  schema: ref('IntrospectionResponse'),
+                  example: {
+                    active: true,
+                    client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5',
+                    scope: 'invoices:read',
+                    token_type: 'Bearer',
+                    exp: 1795478400,
+                    iat: 1795477800,
+                    sub: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5',
+                    aud: 'https://api.acme.test',
+                    iss: issuer,
+                  },
+                },
+              },
+            },
             400: oauthError('The request is invalid', ['invalid_request'], 'token is required'),
             401: invalidClient,
             413: tooLarge,
@@ -275,7 +427,14 @@ export function oauthOpenApiDocument(issuer: string): Json {
           summary: 'Token revocation (RFC 7009)',
           tags: ['token'],
           security: tokenEndpointAuth,
-          requestBody: formBody({ type: 'object', required: ['token'], properties: { token: str('The token'), token_type_hint: { type: 'string', enum: ['access_token', 'refresh_token'] }, ...clientAuthFields } }, { token: 'rt_8xLOxBtZp8', token_type_hint: 'refresh_token' }),
+          requestBody: formBody(
+            {
+              type: 'object',
+              required: ['token'],
+              properties: { token: str('The token'), token_type_hint: { type: 'string', enum: ['access_token', 'refresh_token'] }, ...clientAuthFields },
+            },
+            { token: 'rt_8xLOxBtZp8', token_type_hint: 'refresh_token' },
+          ),
           responses: {
             200: { description: 'Revoked, or the token was unknown (RFC 7009 §2.2: the same answer)' },
             400: oauthError('The request is invalid', ['invalid_request', 'unsupported_token_type'], 'token is required'),
@@ -284,7 +443,10 @@ export function oauthOpenApiDocument(issuer: string): Json {
           },
         },
       },
-      '/userinfo': { get: userinfo('getUserInfo', 'The signed-in user’s claims (OpenID Connect Core §5.3)'), post: userinfo('postUserInfo', 'The same, with the token in a form body or header') },
+      '/userinfo': {
+        get: userinfo('getUserInfo', 'The signed-in user’s claims (OpenID Connect Core §5.3)'),
+        post: userinfo('postUserInfo', 'The same, with the token in a form body or header'),
+      },
       '/.well-known/oauth-protected-resource/mcp': {
         get: {
           operationId: 'getMcpProtectedResourceMetadata',
@@ -296,7 +458,15 @@ export function oauthOpenApiDocument(issuer: string): Json {
               description: 'The metadata document',
               content: {
                 'application/json': {
-                  schema: { type: 'object', required: ['resource', 'authorization_servers', 'scopes_supported'], properties: { resource: { type: 'string' }, authorization_servers: { type: 'array', items: { type: 'string' } }, scopes_supported: { type: 'array', items: { type: 'string' } } } },
+                  schema: {
+                    type: 'object',
+                    required: ['resource', 'authorization_servers', 'scopes_supported'],
+                    properties: {
+                      resource: { type: 'string' },
+                      authorization_servers: { type: 'array', items: { type: 'string' } },
+                      scopes_supported: { type: 'array', items: { type: 'string' } },
+                    },
+                  },
                 },
               },
             },
@@ -308,7 +478,8 @@ export function oauthOpenApiDocument(issuer: string): Json {
         post: {
           operationId: 'registerClient',
           summary: 'Dynamic Client Registration (RFC 7591) of a public MCP client, under the tenant’s policy',
-          description: 'Policy `open`, `initial_access_token` (a platform API key holding `clients:register` as Bearer) or `off` (`/v1/mcp/settings`). The response echoes every registered field.',
+          description:
+            'Policy `open`, `initial_access_token` (a platform API key holding `clients:register` as Bearer) or `off` (`/v1/mcp/settings`). The response echoes every registered field.',
           tags: ['mcp'],
           security: [{ initialAccessToken: [] }, {}],
           requestBody: {
@@ -327,7 +498,13 @@ export function oauthOpenApiDocument(issuer: string): Json {
                     scope: { type: 'string' },
                   },
                 },
-                example: { client_name: 'Agent', redirect_uris: ['http://127.0.0.1:33418/callback'], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none', scope: 'mcp:read offline_access' },
+                example: {
+                  client_name: 'Agent',
+                  redirect_uris: ['http://127.0.0.1:33418/callback'],
+                  grant_types: ['authorization_code', 'refresh_token'],
+                  token_endpoint_auth_method: 'none',
+                  scope: 'mcp:read offline_access',
+                },
               },
             },
           },
@@ -336,13 +513,33 @@ export function oauthOpenApiDocument(issuer: string): Json {
               description: 'Registered',
               content: {
                 'application/json': {
-                  schema: { type: 'object', required: ['client_id', 'redirect_uris'], properties: { client_id: { type: 'string' }, client_id_issued_at: { type: 'integer' }, redirect_uris: { type: 'array', items: { type: 'string' } } } },
+                  schema: {
+                    type: 'object',
+                    required: ['client_id', 'redirect_uris'],
+                    properties: {
+                      client_id: { type: 'string' },
+                      client_id_issued_at: { type: 'integer' },
+                      redirect_uris: { type: 'array', items: { type: 'string' } },
+                    },
+                  },
                 },
               },
             },
-            400: oauthError('The metadata is invalid', ['invalid_client_metadata', 'invalid_redirect_uri', 'invalid_request'], 'token_endpoint_auth_method: only public clients (none) may register'),
-            401: oauthError('An initial access token is required (policy initial_access_token), or it is unknown', ['invalid_token'], 'an initial access token is required'),
-            403: oauthError('Registration is off, or the token may not register', ['access_denied', 'insufficient_scope', 'forbidden'], 'dynamic client registration is turned off for this tenant'),
+            400: oauthError(
+              'The metadata is invalid',
+              ['invalid_client_metadata', 'invalid_redirect_uri', 'invalid_request'],
+              'token_endpoint_auth_method: only public clients (none) may register',
+            ),
+            401: oauthError(
+              'An initial access token is required (policy initial_access_token), or it is unknown',
+              ['invalid_token'],
+              'an initial access token is required',
+            ),
+            403: oauthError(
+              'Registration is off, or the token may not register',
+              ['access_denied', 'insufficient_scope', 'forbidden'],
+              'dynamic client registration is turned off for this tenant',
+            ),
             429: oauthError('Too many registrations from this address', ['rate_limited'], 'too many requests; retry later'),
           },
         },
@@ -353,7 +550,19 @@ export function oauthOpenApiDocument(issuer: string): Json {
           summary: 'The MCP server (Streamable HTTP, stateless): one JSON-RPC message per request',
           tags: ['mcp'],
           security: [{ accessToken: [] }, { dpopAccessToken: [] }],
-          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['jsonrpc', 'method'], properties: { jsonrpc: { type: 'string' }, id: { type: ['integer', 'string'] }, method: { type: 'string' }, params: { type: 'object' } } }, example: { jsonrpc: '2.0', id: 1, method: 'tools/list' } } } },
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['jsonrpc', 'method'],
+                  properties: { jsonrpc: { type: 'string' }, id: { type: ['integer', 'string'] }, method: { type: 'string' }, params: { type: 'object' } },
+                },
+                example: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+              },
+            },
+          },
           responses: {
             200: { description: 'The JSON-RPC response', content: { 'application/json': { schema: { type: 'object' } } } },
             202: { description: 'A notification was accepted' },
@@ -362,7 +571,11 @@ export function oauthOpenApiDocument(issuer: string): Json {
               headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
               content: { 'application/json': { schema: ref('OAuthError') } },
             },
-            403: oauthError('The token lacks the called tool’s scope (named in the challenge), or a foreign Origin', ['insufficient_scope', 'forbidden'], 'requires scope mcp:connected_accounts'),
+            403: oauthError(
+              'The token lacks the called tool’s scope (named in the challenge), or a foreign Origin',
+              ['insufficient_scope', 'forbidden'],
+              'requires scope mcp:connected_accounts',
+            ),
           },
         },
       },
@@ -371,15 +584,33 @@ export function oauthOpenApiDocument(issuer: string): Json {
       securitySchemes: {
         clientSecretBasic: { type: 'http', scheme: 'basic', description: 'client_secret_basic: form-urlencoded client_id and client_secret (RFC 6749 §2.3.1)' },
         accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token issued by /token (RFC 6750)' },
-        initialAccessToken: { type: 'http', scheme: 'bearer', description: 'An initial access token for /register: a platform API key holding clients:register' },
-        dpopAccessToken: { type: 'http', scheme: 'dpop', description: `A DPoP-bound access token with its proof in the DPoP header (RFC 9449; ${DPOP_ALGS.join(', ')})` },
+        initialAccessToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An initial access token for /register: a platform API key holding clients:register',
+        },
+        dpopAccessToken: {
+          type: 'http',
+          scheme: 'dpop',
+          description: `A DPoP-bound access token with its proof in the DPoP header (RFC 9449; ${DPOP_ALGS.join(', ')})`,
+        },
       },
       responses: {
         UnknownTenant: {
           description: 'No tenant is served on the Host of the request',
-          content: { 'application/json': { schema: ref('OAuthError'), example: { error: 'unknown_tenant', error_description: 'No tenant is served on host "id.other.test"' } } },
+          content: {
+            'application/json': {
+              schema: ref('OAuthError'),
+              example: { error: 'unknown_tenant', error_description: 'No tenant is served on host "id.other.test"' },
+            },
+          },
         },
-        PayloadTooLarge: { description: 'The body is larger than the server accepts', content: { 'application/json': { schema: ref('OAuthError'), example: { error: 'request_too_large', error_description: 'The request body is too large' } } } },
+        PayloadTooLarge: {
+          description: 'The body is larger than the server accepts',
+          content: {
+            'application/json': { schema: ref('OAuthError'), example: { error: 'request_too_large', error_description: 'The request body is too large' } },
+          },
+        },
       },
       schemas: {
         OAuthError: {
@@ -402,7 +633,11 @@ export function oauthOpenApiDocument(issuer: string): Json {
             issued_token_type: { type: 'string', description: 'Token exchange only' },
           },
         },
-        PushedAuthorizationResponse: { type: 'object', required: ['request_uri', 'expires_in'], properties: { request_uri: { type: 'string' }, expires_in: { type: 'integer' } } },
+        PushedAuthorizationResponse: {
+          type: 'object',
+          required: ['request_uri', 'expires_in'],
+          properties: { request_uri: { type: 'string' }, expires_in: { type: 'integer' } },
+        },
         IntrospectionResponse: {
           type: 'object',
           required: ['active'],
@@ -422,15 +657,40 @@ export function oauthOpenApiDocument(issuer: string): Json {
         UserInfo: {
           type: 'object',
           required: ['sub'],
-          properties: { sub: { type: 'string' }, email: { type: 'string' }, email_verified: { type: 'boolean' }, name: { type: 'string' }, orgs: { type: 'array', items: { type: 'object' } } },
+          properties: {
+            sub: { type: 'string' },
+            email: { type: 'string' },
+            email_verified: { type: 'boolean' },
+            name: { type: 'string' },
+            orgs: { type: 'array', items: { type: 'object' } },
+          },
         },
         ServerMetadata: {
           type: 'object',
           required: ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri'],
-          properties: { issuer: { type: 'string' }, authorization_endpoint: { type: 'string' }, token_endpoint: { type: 'string' }, jwks_uri: { type: 'string' }, grant_types_supported: { type: 'array', items: { type: 'string' } } },
+          properties: {
+            issuer: { type: 'string' },
+            authorization_endpoint: { type: 'string' },
+            token_endpoint: { type: 'string' },
+            jwks_uri: { type: 'string' },
+            grant_types_supported: { type: 'array', items: { type: 'string' } },
+          },
           additionalProperties: true,
         },
-        JwkSet: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', required: ['kty', 'kid'], properties: { kty: { type: 'string' }, kid: { type: 'string' }, alg: { type: 'string' }, use: { type: 'string' } } } } } },
+        JwkSet: {
+          type: 'object',
+          required: ['keys'],
+          properties: {
+            keys: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['kty', 'kid'],
+                properties: { kty: { type: 'string' }, kid: { type: 'string' }, alg: { type: 'string' }, use: { type: 'string' } },
+              },
+            },
+          },
+        },
       },
     },
   };

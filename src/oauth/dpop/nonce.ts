@@ -18,7 +18,9 @@ export class DpopNonces {
       this.#secret = undefined;
       throw err;
     });
-    return createHmac('sha256', await this.#secret).update(`${tenantId}|${window}`).digest('base64url');
+    return createHmac('sha256', await this.#secret)
+      .update(`${tenantId}|${window}`)
+      .digest('base64url');
   }
 
   async issue(tenantId: string, now: number): Promise<string> {

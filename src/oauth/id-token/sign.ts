@@ -29,7 +29,9 @@ export interface IdTokenInput {
 
 /** `at_hash`: left half of the hash of the access token, with the hash of the JWS alg (SHA-256 for RS256, SHA-512 for Ed25519). */
 export function atHash(accessToken: string, alg: IdTokenAlg): string {
-  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256').update(accessToken, 'ascii').digest();
+  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256')
+    .update(accessToken, 'ascii')
+    .digest();
   return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 

@@ -58,7 +58,12 @@ async function describeRefreshToken(token: string, tenant: OAuthTenant, client: 
  * token never authorizes introspection.
  */
 async function callerByAccessToken(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps): Promise<ClientRecord> {
-  const claims = await authorizeResourceRequest({ method: req.method, url: `${tenant.issuer}${req.path}`, headers: req.headers }, tenant, { resource: tenant.issuer }, deps);
+  const claims = await authorizeResourceRequest(
+    { method: req.method, url: `${tenant.issuer}${req.path}`, headers: req.headers },
+    tenant,
+    { resource: tenant.issuer },
+    deps,
+  );
   const client = claims.sub === claims.client_id ? await deps.clients.find(tenant.id, claims.client_id) : undefined;
   if (!client || client.authMethod === 'none') throw oauthErrors.invalidClient("introspection needs a confidential client's own access token");
   return client;

@@ -15,11 +15,13 @@ export interface LogoutParams {
   state?: string;
 }
 
-export type LogoutTarget =
-  | { ok: true; clientId?: string; clientName?: string | null; redirect?: string }
-  | { ok: false; description: string };
+export type LogoutTarget = { ok: true; clientId?: string; clientName?: string | null; redirect?: string } | { ok: false; description: string };
 
-export async function resolveLogout(p: LogoutParams, tenant: OAuthTenant, deps: { keys: KeySource; clients: ClientStore; store: SigninStore }): Promise<LogoutTarget> {
+export async function resolveLogout(
+  p: LogoutParams,
+  tenant: OAuthTenant,
+  deps: { keys: KeySource; clients: ClientStore; store: SigninStore },
+): Promise<LogoutTarget> {
   let clientId = p.clientId;
   if (p.idTokenHint !== undefined) {
     const hint = await verifyIdTokenHint(p.idTokenHint, tenant, deps.keys);
@@ -32,6 +34,7 @@ export async function resolveLogout(p: LogoutParams, tenant: OAuthTenant, deps: 
   if (p.postLogoutRedirectUri === undefined) return { ok: true, clientId, clientName: client?.clientName ?? null };
   if (!client) return { ok: false, description: 'post_logout_redirect_uri needs id_token_hint or client_id' };
   const settings = await deps.store.clientSettings(tenant.id, client.id);
-  if (!settings.postLogoutRedirectUris.includes(p.postLogoutRedirectUri)) return { ok: false, description: 'post_logout_redirect_uri is not registered for this client' };
+  if (!settings.postLogoutRedirectUris.includes(p.postLogoutRedirectUri))
+    return { ok: false, description: 'post_logout_redirect_uri is not registered for this client' };
   return { ok: true, clientId, clientName: client.clientName, redirect: redirectTo(p.postLogoutRedirectUri, { state: p.state }) };
 }

@@ -46,6 +46,10 @@ export async function handlePushedAuthorizationRequest(
     throw asJson(err);
   }
   const requestUri = `${PAR_URN}${randomBase64url(32)}`;
-  await signin.store.savePar(sha256Hex(requestUri), { tenantId: tenant.id, clientId: client.id, request, expiresAt: now + signin.parTtlSeconds * 1000, consumedAt: null }, now);
+  await signin.store.savePar(
+    sha256Hex(requestUri),
+    { tenantId: tenant.id, clientId: client.id, request, expiresAt: now + signin.parTtlSeconds * 1000, consumedAt: null },
+    now,
+  );
   return { request_uri: requestUri, expires_in: signin.parTtlSeconds };
 }

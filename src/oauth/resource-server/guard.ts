@@ -59,7 +59,12 @@ function presentedToken(req: ProtectedRequest, tenant: OAuthTenant, opts: GuardO
 
 async function verifiedClaims(p: Presented, tenant: OAuthTenant, opts: GuardOptions, deps: OAuthDeps, now: number) {
   try {
-    return await verifyAccessToken(p.token, tenant, { keys: deps.keys, revoked: deps.revoked, now }, { audience: opts.resource, credentialEndpoint: opts.credentialEndpoint ?? false });
+    return await verifyAccessToken(
+      p.token,
+      tenant,
+      { keys: deps.keys, revoked: deps.revoked, now },
+      { audience: opts.resource, credentialEndpoint: opts.credentialEndpoint ?? false },
+    );
   } catch (err) {
     if (err instanceof TokenInvalid) throw resourceErrors.invalidToken(challengeFor(tenant, p.scheme, opts), err.message);
     throw err;
@@ -67,7 +72,15 @@ async function verifiedClaims(p: Presented, tenant: OAuthTenant, opts: GuardOpti
 }
 
 /** A bound token needs the DPoP scheme and a proof by its key; an unbound one, Bearer. */
-async function checkBinding(req: ProtectedRequest, p: Presented, claims: AccessTokenClaims, tenant: OAuthTenant, opts: GuardOptions, deps: OAuthDeps, now: number) {
+async function checkBinding(
+  req: ProtectedRequest,
+  p: Presented,
+  claims: AccessTokenClaims,
+  tenant: OAuthTenant,
+  opts: GuardOptions,
+  deps: OAuthDeps,
+  now: number,
+) {
   const jkt = claims.cnf?.jkt;
   if (!jkt) {
     if (p.scheme === 'DPoP') throw resourceErrors.invalidToken(challengeFor(tenant, 'DPoP', opts), 'token is not DPoP-bound');
@@ -77,7 +90,11 @@ async function checkBinding(req: ProtectedRequest, p: Presented, claims: AccessT
   await withDpopFailures(resourceServerFailures(challengeFor(tenant, 'DPoP', opts)), async () => {
     const proof = singleProof(req.headers.dpop);
     if (!proof) throw new DpopError('missing DPoP proof');
-    const verified = await verifyDpopProof(proof, { method: req.method, url: req.url, accessToken: p.token, tenantId: tenant.id, now, nonces: deps.dpopNonces }, deps.replay);
+    const verified = await verifyDpopProof(
+      proof,
+      { method: req.method, url: req.url, accessToken: p.token, tenantId: tenant.id, now, nonces: deps.dpopNonces },
+      deps.replay,
+    );
     if (verified.jkt !== jkt) throw new DpopError('the DPoP proof is signed by another key');
   });
 }
@@ -89,12 +106,7 @@ function checkScope(claims: AccessTokenClaims, p: Presented, tenant: OAuthTenant
 }
 
 /** Returns the verified claims of the request's access token, or throws a 401/403 AppError. */
-export async function authorizeResourceRequest(
-  req: ProtectedRequest,
-  tenant: OAuthTenant,
-  opts: GuardOptions,
-  deps: OAuthDeps,
-): Promise<AccessTokenClaims> {
+export async function authorizeResourceRequest(req: ProtectedRequest, tenant: OAuthTenant, opts: GuardOptions, deps: OAuthDeps): Promise<AccessTokenClaims> {
   const now = deps.clock.now();
   const presented = presentedToken(req, tenant, opts);
   const claims = await verifiedClaims(presented, tenant, opts, deps, now);

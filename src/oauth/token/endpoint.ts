@@ -25,12 +25,7 @@ function checkDpopRequired(client: ClientRecord, dpop: VerifiedDpop | undefined)
   if (client.dpopBound && !dpop) throw oauthErrors.invalidRequest('this client must send a DPoP proof');
 }
 
-export async function handleTokenRequest(
-  req: OAuthHttpRequest,
-  tenant: OAuthTenant,
-  deps: OAuthDeps,
-  grants: GrantTable,
-): Promise<TokenResponse> {
+export async function handleTokenRequest(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps, grants: GrantTable): Promise<TokenResponse> {
   const now = deps.clock.now();
   const grantType = param(req.body, 'grant_type');
   if (grantType === undefined) throw oauthErrors.invalidRequest('missing parameter grant_type');

@@ -20,7 +20,12 @@ export interface NewGrant {
 }
 
 /** Starts a refresh-token family (used by the code grant and other grants that issue RTs). */
-export async function startRefreshFamily(tenant: OAuthTenant, grant: NewGrant, deps: Pick<OAuthDeps, 'refreshTokens' | 'settings'>, now: number): Promise<string> {
+export async function startRefreshFamily(
+  tenant: OAuthTenant,
+  grant: NewGrant,
+  deps: Pick<OAuthDeps, 'refreshTokens' | 'settings'>,
+  now: number,
+): Promise<string> {
   const token = newSecret(REFRESH_TOKEN_PREFIX);
   const expiresAt = now + deps.settings.refreshTokenTtlSeconds * 1000;
   const family: RefreshFamily = {

@@ -47,11 +47,7 @@ export interface IssuedAccessToken {
   tokenType: 'Bearer' | 'DPoP';
 }
 
-export async function issueAccessToken(
-  tenant: OAuthTenant,
-  input: AccessTokenInput,
-  deps: { keys: KeySource; now: number },
-): Promise<IssuedAccessToken> {
+export async function issueAccessToken(tenant: OAuthTenant, input: AccessTokenInput, deps: { keys: KeySource; now: number }): Promise<IssuedAccessToken> {
   const alg = input.alg ?? 'EdDSA';
   const key = await deps.keys.activeKey(tenant.id, alg);
   const iat = Math.floor(deps.now / 1000);

@@ -98,7 +98,8 @@ function checkTimes(c: AccessTokenClaims, nowS: number): void {
 function checkUse(c: AccessTokenClaims, credentialEndpoint: boolean): void {
   const forCredentials = typeof c[CREDENTIAL_OFFER_CLAIM] === 'string';
   if (forCredentials && !credentialEndpoint) throw new TokenInvalid('this token is usable only at the credential endpoint');
-  if (!forCredentials && credentialEndpoint) throw new TokenInvalid('the credential endpoint accepts only tokens from a credential offer (pre-authorized code grant)');
+  if (!forCredentials && credentialEndpoint)
+    throw new TokenInvalid('the credential endpoint accepts only tokens from a credential offer (pre-authorized code grant)');
 }
 
 async function checkNotRevoked(c: AccessTokenClaims, tenant: OAuthTenant, revoked: RevokedTokenStore): Promise<void> {

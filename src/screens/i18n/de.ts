@@ -27,7 +27,8 @@ export const de: Catalogue = {
   'home.discovery': '{discovery} (OpenID-Konfiguration) und die {keys}.',
   'home.sessions_link': 'Ihre Sitzungen',
   'home.sessions': '{link}: Melden Sie sich von diesem Dienst und von Anwendungen ab, denen Sie Zugriff erlaubt haben.',
-  'home.operators': 'Für Betreiber: Der Ordner {docs} im Quellcode von Keyhall beschreibt jede Einstellung, jeden Befehl und jedes Verhalten; beginnen Sie mit seiner README.',
+  'home.operators':
+    'Für Betreiber: Der Ordner {docs} im Quellcode von Keyhall beschreibt jede Einstellung, jeden Befehl und jedes Verhalten; beginnen Sie mit seiner README.',
 
   'error.heading': 'Etwas ist schiefgegangen',
   'error.return': 'Kehren Sie zur Anwendung zurück und versuchen Sie es erneut.',
@@ -39,7 +40,8 @@ export const de: Catalogue = {
   'error.access_denied': 'Die Anmeldung wurde abgelehnt.',
   'error.server_error': 'Bei uns ist ein Fehler aufgetreten. Versuchen Sie es später erneut.',
   'error.flow_gone': 'Diese Anmeldeseite ist abgelaufen oder wurde bereits verwendet. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
-  'error.csrf_failed': 'Dieses Formular ist abgelaufen oder stammt nicht von dieser Website. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
+  'error.csrf_failed':
+    'Dieses Formular ist abgelaufen oder stammt nicht von dieser Website. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
   'error.sign_in_first': 'Melden Sie sich zuerst an.',
   'error.connect_provider_unknown': 'Diesen Verbindungsanbieter gibt es nicht.',
   'error.connect_provider_gone': 'Diesen Verbindungsanbieter gibt es nicht mehr.',
@@ -68,15 +70,19 @@ export const de: Catalogue = {
   'sso.invalid_response': 'Ihr Identitätsanbieter hat mit einer Antwort geantwortet, die nicht überprüft werden konnte.',
   'sso.email_missing': 'Ihr Identitätsanbieter hat Ihre E-Mail-Adresse nicht übermittelt.',
   'sso.email_unverified': 'Ihr Identitätsanbieter hat Ihre E-Mail-Adresse nicht bestätigt.',
-  'sso.email_conflict': 'Ein Konto mit Ihrer E-Mail-Adresse existiert bereits und kann nicht mit dieser Organisation verknüpft werden. Wenden Sie sich an Ihren Administrator.',
-  'sso.administrator_link_refused': 'Ihr Konto ist ein Administratorkonto: Melden Sie sich mit Ihrem eigenen Passwort oder Passkey an. Single Sign-on kann von hier aus nicht damit verknüpft werden.',
-  'sso.link_session_mismatch': 'Diese Verknüpfung wurde von einem anderen Konto begonnen, oder Sie haben sich inzwischen abgemeldet. Melden Sie sich an und beginnen Sie erneut auf Ihrer Sitzungsseite.',
+  'sso.email_conflict':
+    'Ein Konto mit Ihrer E-Mail-Adresse existiert bereits und kann nicht mit dieser Organisation verknüpft werden. Wenden Sie sich an Ihren Administrator.',
+  'sso.administrator_link_refused':
+    'Ihr Konto ist ein Administratorkonto: Melden Sie sich mit Ihrem eigenen Passwort oder Passkey an. Single Sign-on kann von hier aus nicht damit verknüpft werden.',
+  'sso.link_session_mismatch':
+    'Diese Verknüpfung wurde von einem anderen Konto begonnen, oder Sie haben sich inzwischen abgemeldet. Melden Sie sich an und beginnen Sie erneut auf Ihrer Sitzungsseite.',
   'sso.identity_in_use': 'Diese Identität bei Ihrem Identitätsanbieter ist bereits mit einem anderen Konto verknüpft.',
   'sso.xml_rejected': 'Ihr Identitätsanbieter hat mit einem Dokument geantwortet, das abgelehnt wurde.',
   'sso.signature_invalid': 'Ihr Identitätsanbieter hat mit einer Antwort geantwortet, deren Signatur nicht überprüft werden konnte.',
   'sso.audience_mismatch': 'Ihr Identitätsanbieter hat mit einer Antwort geantwortet, die für einen anderen Dienst bestimmt ist.',
   'sso.recipient_mismatch': 'Ihr Identitätsanbieter hat mit einer Antwort geantwortet, die für eine andere Adresse bestimmt ist.',
-  'sso.request_unknown': 'Diese Anmeldung ist abgelaufen, wurde bereits verwendet oder wurde nicht hier begonnen. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
+  'sso.request_unknown':
+    'Diese Anmeldung ist abgelaufen, wurde bereits verwendet oder wurde nicht hier begonnen. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
   'sso.assertion_expired': 'Ihr Identitätsanbieter hat mit einer abgelaufenen Antwort geantwortet. Prüfen Sie die Uhrzeiten und beginnen Sie erneut.',
   'sso.assertion_replayed': 'Diese Anmeldeantwort wurde bereits verwendet. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
 
@@ -148,7 +154,8 @@ export const de: Catalogue = {
   'mfa.no_passkeys': 'Noch keine Passkeys.',
   'mfa.added': 'Hinzugefügt am {date}',
   'mfa.last_used': 'zuletzt verwendet am {date}',
-  'mfa.disabled': 'Deaktiviert am {date}: Sein Signaturzähler ist zurückgegangen, er wurde also möglicherweise kopiert. Entfernen Sie ihn und fügen Sie einen neuen Passkey hinzu.',
+  'mfa.disabled':
+    'Deaktiviert am {date}: Sein Signaturzähler ist zurückgegangen, er wurde also möglicherweise kopiert. Entfernen Sie ihn und fügen Sie einen neuen Passkey hinzu.',
   'mfa.new_name': 'Neuer Name',
   'mfa.rename': 'Umbenennen',
   'mfa.remove': 'Entfernen',
@@ -182,11 +189,13 @@ export const de: Catalogue = {
   'totp.wrong': 'Dieser Code ist nicht richtig. Geben Sie den aktuellen Code aus Ihrer App ein.',
 
   'recovery.heading': 'Ihre Wiederherstellungscodes',
-  'recovery.keep': 'Bewahren Sie diese Codes an einem sicheren Ort auf. Jeder funktioniert einmal, anstelle Ihrer Authenticator-App oder Ihres Passkeys. Sie werden nur jetzt angezeigt.',
+  'recovery.keep':
+    'Bewahren Sie diese Codes an einem sicheren Ort auf. Jeder funktioniert einmal, anstelle Ihrer Authenticator-App oder Ihres Passkeys. Sie werden nur jetzt angezeigt.',
   'recovery.continue': 'Weiter',
 
   'challenge.heading': 'Bestätigen Sie, dass Sie es sind',
-  'challenge.enrol': 'Ihre Organisation verlangt einen zweiten Anmeldeschritt. Fügen Sie einen Passkey hinzu oder richten Sie eine Authenticator-App ein, um fortzufahren.',
+  'challenge.enrol':
+    'Ihre Organisation verlangt einen zweiten Anmeldeschritt. Fügen Sie einen Passkey hinzu oder richten Sie eine Authenticator-App ein, um fortzufahren.',
   'challenge.code': 'Code aus Ihrer Authenticator-App',
   'challenge.continue': 'Weiter',
   'challenge.passkey': 'Passkey verwenden',
@@ -200,13 +209,17 @@ export const de: Catalogue = {
   'passkey.not_verified': 'Der Passkey konnte nicht überprüft werden.',
   // The reason is the WebAuthn library's English: not shown in German.
   'passkey.not_verified_because': 'Der Passkey konnte nicht überprüft werden.',
-  'passkey.revoked_model': 'Diese Art von Passkey (Authenticator-Modell {aaguid}) wurde als widerrufen oder kompromittiert gemeldet ({status}). Verwenden Sie einen anderen Authenticator.',
-  'passkey.not_allowed_model': 'Ihre Organisation erlaubt diese Art von Passkey nicht (Authenticator-Modell {aaguid}). Verwenden Sie einen von Ihrer Organisation zugelassenen Authenticator.',
-  'passkey.attestation_required': 'Ihre Organisation verlangt einen Passkey, für den sein Hersteller bürgt (Attestierung), und dieser konnte nicht überprüft werden.',
+  'passkey.revoked_model':
+    'Diese Art von Passkey (Authenticator-Modell {aaguid}) wurde als widerrufen oder kompromittiert gemeldet ({status}). Verwenden Sie einen anderen Authenticator.',
+  'passkey.not_allowed_model':
+    'Ihre Organisation erlaubt diese Art von Passkey nicht (Authenticator-Modell {aaguid}). Verwenden Sie einen von Ihrer Organisation zugelassenen Authenticator.',
+  'passkey.attestation_required':
+    'Ihre Organisation verlangt einen Passkey, für den sein Hersteller bürgt (Attestierung), und dieser konnte nicht überprüft werden.',
   'passkey.already_registered': 'Dieser Passkey ist bereits registriert.',
   'passkey.sign_in_failed': 'Die Anmeldung mit dem Passkey ist nicht gelungen. Versuchen Sie es erneut.',
   'passkey.not_registered': 'Dieser Passkey ist hier nicht registriert.',
-  'passkey.copied': 'Dieser Passkey wurde möglicherweise kopiert: Sein Signaturzähler ist zurückgegangen. Verwenden Sie eine andere Anmeldemethode und wenden Sie sich an Ihren Administrator.',
+  'passkey.copied':
+    'Dieser Passkey wurde möglicherweise kopiert: Sein Signaturzähler ist zurückgegangen. Verwenden Sie eine andere Anmeldemethode und wenden Sie sich an Ihren Administrator.',
 
   'script.unsupported': 'Dieser Browser unterstützt keine Passkeys.',
   'script.incomplete': 'Die Passkey-Anfrage wurde nicht abgeschlossen ({reason}). Versuchen Sie es erneut.',

@@ -33,7 +33,7 @@ export const en = {
   'home.discovery': '{discovery} (OpenID configuration) and the {keys}.',
   'home.sessions_link': 'Your sessions',
   'home.sessions': '{link}: sign out of this service and applications you allowed.',
-  'home.operators': 'Operators: the {docs} folder of Keyhall\'s source describes every setting, command and behaviour; start with its README.',
+  'home.operators': "Operators: the {docs} folder of Keyhall's source describes every setting, command and behaviour; start with its README.",
 
   // ------------------------------------------------------------------ error pages
   'error.heading': 'Something went wrong',
@@ -76,7 +76,8 @@ export const en = {
   'sso.email_missing': 'Your identity provider did not share your email address.',
   'sso.email_unverified': 'Your identity provider did not confirm your email address.',
   'sso.email_conflict': 'An account with your email address already exists and cannot be linked to this organization. Ask your administrator.',
-  'sso.administrator_link_refused': "Your account is an administrator's account: sign in with your own password or passkey. Single sign-on cannot be linked to it from here.",
+  'sso.administrator_link_refused':
+    "Your account is an administrator's account: sign in with your own password or passkey. Single sign-on cannot be linked to it from here.",
   'sso.link_session_mismatch': 'This link was started by another account, or you signed out meanwhile. Sign in and start again from your sessions page.',
   'sso.identity_in_use': 'This identity at your identity provider is already linked to another account.',
   'sso.xml_rejected': 'Your identity provider answered with a document that was refused.',
@@ -216,8 +217,10 @@ export const en = {
   'passkey.expired': 'This passkey request has expired or was already used. Try again.',
   'passkey.not_verified': 'The passkey could not be verified.',
   'passkey.not_verified_because': 'The passkey could not be verified: {reason}',
-  'passkey.revoked_model': 'This kind of passkey (authenticator model {aaguid}) has been reported revoked or compromised ({status}). Use another authenticator.',
-  'passkey.not_allowed_model': 'Your organization does not allow this kind of passkey (authenticator model {aaguid}). Use an authenticator your organization approved.',
+  'passkey.revoked_model':
+    'This kind of passkey (authenticator model {aaguid}) has been reported revoked or compromised ({status}). Use another authenticator.',
+  'passkey.not_allowed_model':
+    'Your organization does not allow this kind of passkey (authenticator model {aaguid}). Use an authenticator your organization approved.',
   'passkey.attestation_required': 'Your organization requires a passkey whose maker vouches for it (attestation), and this one could not be verified.',
   'passkey.already_registered': 'This passkey is already registered.',
   'passkey.sign_in_failed': 'The passkey sign-in did not succeed. Try again.',

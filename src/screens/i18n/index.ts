@@ -82,16 +82,18 @@ const fill = (text: string, vars: Vars = {}) => text.replace(/\{([a-z_]+)\}/g, (
 const FROM_OTHER_LAYERS = ['error.', 'sso.', 'passkey.'];
 
 /** Each of those English messages as a pattern, its placeholders capturing: how `known` recognizes a text. */
-const PATTERNS: Array<{ key: MessageKey; names: string[]; pattern: RegExp }> = (Object.keys(en) as MessageKey[]).filter((key) => FROM_OTHER_LAYERS.some((p) => key.startsWith(p))).map((key) => {
-  const names: string[] = [];
-  const source = en[key].split(/(\{[a-z_]+\})/).map((part) => {
-    const name = /^\{([a-z_]+)\}$/.exec(part)?.[1];
-    if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    names.push(name);
-    return '([\\s\\S]*?)';
+const PATTERNS: Array<{ key: MessageKey; names: string[]; pattern: RegExp }> = (Object.keys(en) as MessageKey[])
+  .filter((key) => FROM_OTHER_LAYERS.some((p) => key.startsWith(p)))
+  .map((key) => {
+    const names: string[] = [];
+    const source = en[key].split(/(\{[a-z_]+\})/).map((part) => {
+      const name = /^\{([a-z_]+)\}$/.exec(part)?.[1];
+      if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(name);
+      return '([\\s\\S]*?)';
+    });
+    return { key, names, pattern: new RegExp(`^${source.join('')}$`) };
   });
-  return { key, names, pattern: new RegExp(`^${source.join('')}$`) };
-});
 
 function recognize(text: string): { key: MessageKey; vars: Vars } | undefined {
   for (const { key, names, pattern } of PATTERNS) {

@@ -24,7 +24,13 @@ import type { Logger } from '../../kernel/logging.js';
 import { chainVerifies, pemCertificates } from './trust.js';
 
 /** Status reports that refuse an authenticator model (the library's "compromised" list, and REVOKED). */
-export const REFUSING_STATUSES = new Set(['REVOKED', 'USER_VERIFICATION_BYPASS', 'ATTESTATION_KEY_COMPROMISE', 'USER_KEY_REMOTE_COMPROMISE', 'USER_KEY_PHYSICAL_COMPROMISE']);
+export const REFUSING_STATUSES = new Set([
+  'REVOKED',
+  'USER_VERIFICATION_BYPASS',
+  'ATTESTATION_KEY_COMPROMISE',
+  'USER_KEY_REMOTE_COMPROMISE',
+  'USER_KEY_PHYSICAL_COMPROMISE',
+]);
 
 /** JWS algorithms of MDS BLOBs (RSA and ECDSA; never `none` or HMAC). */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
@@ -45,17 +51,24 @@ export interface FidoMetadata {
   entries: Map<string, MdsEntry>;
 }
 
-const payloadSchema = z.object({
-  no: z.number().int(),
-  nextUpdate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-  entries: z.array(
-    z.object({
-      aaguid: z.string().optional(),
-      metadataStatement: z.object({ attestationRootCertificates: z.array(z.string()).default([]) }).loose().optional(),
-      statusReports: z.array(z.object({ status: z.string() }).loose()).default([]),
-    }).loose(),
-  ),
-}).loose();
+const payloadSchema = z
+  .object({
+    no: z.number().int(),
+    nextUpdate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+    entries: z.array(
+      z
+        .object({
+          aaguid: z.string().optional(),
+          metadataStatement: z
+            .object({ attestationRootCertificates: z.array(z.string()).default([]) })
+            .loose()
+            .optional(),
+          statusReports: z.array(z.object({ status: z.string() }).loose()).default([]),
+        })
+        .loose(),
+    ),
+  })
+  .loose();
 
 const der = (base64: string) => Buffer.from(base64, 'base64');
 
@@ -100,12 +113,19 @@ export async function verifyMdsBlob(blob: string, roots: X509Certificate[], now:
 /** Logs a BLOB past its nextUpdate; true when it did (so the caller reports it once). */
 export function warnIfStale(m: FidoMetadata, now: number, log: Pick<Logger, 'warn'> | undefined): boolean {
   if (now < m.nextUpdate) return false;
-  log?.warn({ mds_no: m.no, next_update: new Date(m.nextUpdate).toISOString().slice(0, 10) }, 'KEYHALL_WEBAUTHN_MDS_FILE is past its nextUpdate: download a fresh BLOB (status reports may be out of date)');
+  log?.warn(
+    { mds_no: m.no, next_update: new Date(m.nextUpdate).toISOString().slice(0, 10) },
+    'KEYHALL_WEBAUTHN_MDS_FILE is past its nextUpdate: download a fresh BLOB (status reports may be out of date)',
+  );
   return true;
 }
 
 /** KEYHALL_WEBAUTHN_MDS_FILE read and verified (undefined when unset). */
-export async function loadMetadata(config: Pick<Config, 'webauthnMdsFile' | 'webauthnMdsRoot'>, now: number, log?: Pick<Logger, 'warn' | 'info'>): Promise<FidoMetadata | undefined> {
+export async function loadMetadata(
+  config: Pick<Config, 'webauthnMdsFile' | 'webauthnMdsRoot'>,
+  now: number,
+  log?: Pick<Logger, 'warn' | 'info'>,
+): Promise<FidoMetadata | undefined> {
   if (!config.webauthnMdsFile) return undefined;
   const blob = fs.readFileSync(config.webauthnMdsFile, 'utf8');
   let m: FidoMetadata;
@@ -114,6 +134,7 @@ export async function loadMetadata(config: Pick<Config, 'webauthnMdsFile' | 'web
   } catch (err) {
     throw new Error(`KEYHALL_WEBAUTHN_MDS_FILE ${config.webauthnMdsFile}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (!warnIfStale(m, now, log)) log?.info({ mds_no: m.no, entries: m.entries.size, next_update: new Date(m.nextUpdate).toISOString().slice(0, 10) }, 'FIDO MDS BLOB verified');
+  if (!warnIfStale(m, now, log))
+    log?.info({ mds_no: m.no, entries: m.entries.size, next_update: new Date(m.nextUpdate).toISOString().slice(0, 10) }, 'FIDO MDS BLOB verified');
   return m;
 }

@@ -28,15 +28,19 @@ ${v.fresh ? '' : html`<p id="reauth">${f.t.html('mfa.reauth', { link: html`<a hr
 <h1>${f.t('mfa.passkeys')}</h1>
 ${v.passkeys.length === 0 ? html`<p>${f.t('mfa.no_passkeys')}</p>` : ''}
 <table><tbody>${v.passkeys.map(
-      (p) => html`<tr data-passkey="${p.id}"><td><strong>${p.name}</strong><br><small>${f.t('mfa.added', { date: when(p.createdAt) })}${p.lastUsedAt ? html` · ${f.t('mfa.last_used', { date: when(p.lastUsedAt) })}` : ''}</small>${p.disabledAt ? html`<br><small class="error" data-disabled>${f.t('mfa.disabled', { date: when(p.disabledAt) })}</small>` : ''}
+      (
+        p,
+      ) => html`<tr data-passkey="${p.id}"><td><strong>${p.name}</strong><br><small>${f.t('mfa.added', { date: when(p.createdAt) })}${p.lastUsedAt ? html` · ${f.t('mfa.last_used', { date: when(p.lastUsedAt) })}` : ''}</small>${p.disabledAt ? html`<br><small class="error" data-disabled>${f.t('mfa.disabled', { date: when(p.disabledAt) })}</small>` : ''}
 <form method="post" action="/mfa/passkeys/rename" class="inline">${hidden('csrf_token', v.csrf)}${hidden('passkey_id', p.id)}<input type="text" name="name" aria-label="${f.t('mfa.new_name')}" maxlength="100" required value="${p.name}"><button type="submit" class="secondary">${f.t('mfa.rename')}</button></form></td>
 <td>${v.fresh ? post('/mfa/passkeys/remove', f.t('mfa.remove'), hidden('passkey_id', p.id)) : ''}</td></tr>`,
     )}</tbody></table>
-${v.fresh
-      ? html`<form method="post" action="/mfa/passkeys" id="passkey-register-form">${hidden('csrf_token', v.csrf)}<input type="hidden" name="credential" value="">
+${
+  v.fresh
+    ? html`<form method="post" action="/mfa/passkeys" id="passkey-register-form">${hidden('csrf_token', v.csrf)}<input type="hidden" name="credential" value="">
 <label for="passkey-name">${f.t('mfa.passkey_name')}</label><input id="passkey-name" type="text" name="name" maxlength="100" placeholder="${f.t('mfa.passkey_placeholder')}">
 <button type="button" id="passkey-register" data-webauthn="create" data-options="/mfa/passkeys/options" data-form="passkey-register-form">${f.t('mfa.add_passkey')}</button></form>${webauthnStatus(f)}`
-      : ''}
+    : ''
+}
 <h1>${f.t('mfa.totp_heading')}</h1>
 ${v.totp ? html`<p id="totp-on">${f.t('mfa.totp_on')}</p>${v.fresh ? post('/mfa/totp/remove', f.t('mfa.totp_remove')) : ''}` : html`<p><a href="/mfa/totp">${f.t('mfa.totp_setup')}</a></p>`}
 <h1>${f.t('mfa.recovery_heading')}</h1>
@@ -62,15 +66,17 @@ export function totpPage(f: PageFrame, v: TotpView, qr: Html | undefined): Html 
     f,
     html`<h1>${f.t('totp.heading')}</h1>
 ${v.message ? html`<p class="error" role="alert">${v.message}</p>` : ''}
-${v.enrolment && qr
-      ? html`<p>${f.t('totp.scan')}</p>
+${
+  v.enrolment && qr
+    ? html`<p>${f.t('totp.scan')}</p>
 <div class="qr" id="totp-qr">${qr}</div>
 <p>${f.t.html('totp.by_hand', { secret: html`<code id="totp-secret">${v.enrolment.secret}</code>` })}</p>
 <p><a href="${v.enrolment.uri}" id="totp-uri">${f.t('totp.open')}</a></p>
 <form method="post" action="/mfa/totp/confirm">${context}
 <label for="code">${f.t('totp.code')}</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
 <button type="submit">${f.t('totp.confirm')}</button></form>`
-      : html`<form method="post" action="/mfa/totp/start">${context}<button type="submit">${f.t('totp.start')}</button></form>`}`,
+    : html`<form method="post" action="/mfa/totp/start">${context}<button type="submit">${f.t('totp.start')}</button></form>`
+}`,
   );
 }
 
@@ -104,27 +110,35 @@ export function challengePage(f: PageFrame, v: ChallengeView): Html {
     f,
     html`<h1>${f.t('challenge.heading')}</h1>
 ${v.message ? html`<p class="error" role="alert" id="challenge-error">${v.message}</p>` : ''}
-${v.enrol
-      ? html`<p id="enrol">${f.t('challenge.enrol')}</p>
+${
+  v.enrol
+    ? html`<p id="enrol">${f.t('challenge.enrol')}</p>
 <form method="post" action="/mfa/passkeys" id="passkey-enrol-form">${context}<input type="hidden" name="credential" value="">
 <label for="passkey-name">${f.t('mfa.passkey_name')}</label><input id="passkey-name" type="text" name="name" maxlength="100" placeholder="${f.t('mfa.passkey_placeholder')}">
 <button type="button" id="passkey-enrol" data-webauthn="create" data-options="/mfa/passkeys/options" data-form="passkey-enrol-form">${f.t('mfa.add_passkey')}</button></form>${webauthnStatus(f)}
 <p><a href="/mfa/totp${query ? `?${query}` : ''}" id="totp-enrol">${f.t('mfa.totp_setup')}</a></p>`
-      : ''}
-${v.totp && !v.passkeyOnly
-      ? html`<form method="post" action="/mfa/challenge">${context}
+    : ''
+}
+${
+  v.totp && !v.passkeyOnly
+    ? html`<form method="post" action="/mfa/challenge">${context}
 <label for="code">${f.t('challenge.code')}</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="6">
 <button type="submit">${f.t('challenge.continue')}</button></form>`
-      : ''}
-${v.passkeys
-      ? html`<form method="post" action="/mfa/challenge/passkey" id="challenge-passkey-form">${context}<input type="hidden" name="credential" value="">
+    : ''
+}
+${
+  v.passkeys
+    ? html`<form method="post" action="/mfa/challenge/passkey" id="challenge-passkey-form">${context}<input type="hidden" name="credential" value="">
 <button type="button" id="passkey-verify" data-webauthn="get" data-options="/mfa/challenge/passkey/options" data-form="challenge-passkey-form">${f.t('challenge.passkey')}</button></form>${webauthnStatus(f)}`
-      : ''}
-${!v.enrol && !v.passkeyOnly
-      ? html`<form method="post" action="/mfa/challenge">${context}
+    : ''
+}
+${
+  !v.enrol && !v.passkeyOnly
+    ? html`<form method="post" action="/mfa/challenge">${context}
 <label for="recovery_code">${f.t('challenge.recovery')}</label><input id="recovery_code" name="recovery_code" type="text" autocomplete="off" maxlength="64">
 <button type="submit" class="secondary">${f.t('challenge.use_recovery')}</button></form>`
-      : ''}
+    : ''
+}
 ${SCRIPT}`,
   );
 }

@@ -48,14 +48,9 @@ export interface MfaSettings {
   log?: Pick<Logger, 'warn'>;
 }
 
-export type PasskeyRegistration =
-  | { kind: 'ok'; passkey: PasskeyRecord }
-  | { kind: 'rejected'; message: string }
-  | { kind: 'invalid'; message: string };
+export type PasskeyRegistration = { kind: 'ok'; passkey: PasskeyRecord } | { kind: 'rejected'; message: string } | { kind: 'invalid'; message: string };
 
-export type PasskeyLogin =
-  | { kind: 'ok'; user: UserRecord; passkey: PasskeyRecord; amr: string[] }
-  | { kind: 'invalid'; message: string };
+export type PasskeyLogin = { kind: 'ok'; user: UserRecord; passkey: PasskeyRecord; amr: string[] } | { kind: 'invalid'; message: string };
 
 export type CodeCheck = { kind: 'ok'; amr: string[] } | { kind: 'invalid' } | { kind: 'limited'; retryAfterSeconds: number };
 
@@ -146,7 +141,11 @@ export class MfaService {
 
   async factors(tenantId: string, userId: string) {
     const r = this.#repos();
-    const [totp, passkeys, recovery] = await Promise.all([r.mfa.totp(tenantId, userId), r.mfa.listPasskeys(tenantId, userId), r.mfa.unusedRecoveryCodes(tenantId, userId)]);
+    const [totp, passkeys, recovery] = await Promise.all([
+      r.mfa.totp(tenantId, userId),
+      r.mfa.listPasskeys(tenantId, userId),
+      r.mfa.unusedRecoveryCodes(tenantId, userId),
+    ]);
     return { totp: totp?.confirmed_at != null, totpPending: totp !== undefined && totp.confirmed_at == null, passkeys, recoveryCodes: recovery };
   }
 
@@ -223,14 +222,24 @@ export class MfaService {
   }
 
   /** Confirms enrolment with a first code; returns the recovery codes (shown once) or undefined. */
-  async confirmTotp(tenantId: string, userId: string, code: string): Promise<{ kind: 'ok'; recoveryCodes: string[] | null } | { kind: 'invalid' } | { kind: 'limited'; retryAfterSeconds: number }> {
+  async confirmTotp(
+    tenantId: string,
+    userId: string,
+    code: string,
+  ): Promise<{ kind: 'ok'; recoveryCodes: string[] | null } | { kind: 'invalid' } | { kind: 'limited'; retryAfterSeconds: number }> {
     const retry = await this.#limited(tenantId, userId);
     if (retry !== undefined) return { kind: 'limited', retryAfterSeconds: retry };
     if (!(await this.#verifyCode(tenantId, userId, code.trim(), true))) return { kind: 'invalid' };
     const existing = await this.#repos().mfa.unusedRecoveryCodes(tenantId, userId);
     const codes = existing > 0 ? null : newRecoveryCodes();
     await this.events.transaction(this.db.kysely, async (trx) => {
-      if (codes) await this.#repos(trx).mfa.replaceRecoveryCodes(tenantId, userId, codes.map((c) => recoveryHash(tenantId, userId, c)), this.clock.now());
+      if (codes)
+        await this.#repos(trx).mfa.replaceRecoveryCodes(
+          tenantId,
+          userId,
+          codes.map((c) => recoveryHash(tenantId, userId, c)),
+          this.clock.now(),
+        );
       await this.#record(trx, tenantId, 'mfa.totp.enrolled', userActor(userId), { user_id: userId });
       if (codes) await this.#record(trx, tenantId, 'mfa.recovery_codes.regenerated', userActor(userId), { user_id: userId, count: codes.length });
     });
@@ -239,14 +248,20 @@ export class MfaService {
 
   async removeTotp(tenantId: string, userId: string): Promise<void> {
     await this.events.transaction(this.db.kysely, async (trx) => {
-      if (await this.#repos(trx).mfa.deleteTotp(tenantId, userId)) await this.#record(trx, tenantId, 'mfa.totp.removed', userActor(userId), { user_id: userId });
+      if (await this.#repos(trx).mfa.deleteTotp(tenantId, userId))
+        await this.#record(trx, tenantId, 'mfa.totp.removed', userActor(userId), { user_id: userId });
     });
   }
 
   async regenerateRecoveryCodes(tenantId: string, userId: string): Promise<string[]> {
     const codes = newRecoveryCodes();
     await this.events.transaction(this.db.kysely, async (trx) => {
-      await this.#repos(trx).mfa.replaceRecoveryCodes(tenantId, userId, codes.map((c) => recoveryHash(tenantId, userId, c)), this.clock.now());
+      await this.#repos(trx).mfa.replaceRecoveryCodes(
+        tenantId,
+        userId,
+        codes.map((c) => recoveryHash(tenantId, userId, c)),
+        this.clock.now(),
+      );
       await this.#record(trx, tenantId, 'mfa.recovery_codes.regenerated', userActor(userId), { user_id: userId, count: codes.length });
     });
     return codes;
@@ -294,7 +309,13 @@ export class MfaService {
     return out;
   }
 
-  async #challenge(tenantId: string, purpose: ChallengeRecord['purpose'], binding: string, userId: string | null, attestation: 'none' | 'direct'): Promise<string> {
+  async #challenge(
+    tenantId: string,
+    purpose: ChallengeRecord['purpose'],
+    binding: string,
+    userId: string | null,
+    attestation: 'none' | 'direct',
+  ): Promise<string> {
     const challenge = randomBytes(32).toString('base64url');
     const now = this.clock.now();
     const mfa = this.#repos().mfa;
@@ -330,7 +351,13 @@ export class MfaService {
     });
   }
 
-  async registerPasskey(tenant: WebauthnTenant, user: UserRecord, binding: string, responseText: string | undefined, nameInput: string | undefined): Promise<PasskeyRegistration> {
+  async registerPasskey(
+    tenant: WebauthnTenant,
+    user: UserRecord,
+    binding: string,
+    responseText: string | undefined,
+    nameInput: string | undefined,
+  ): Promise<PasskeyRegistration> {
     const response = parseJson<RegistrationResponseJSON>(responseText);
     const challenge = response?.response?.clientDataJSON ? challengeOf(response.response.clientDataJSON) : undefined;
     if (!response || !challenge) return { kind: 'invalid', message: 'The passkey response could not be read. Try again.' };
@@ -341,7 +368,13 @@ export class MfaService {
     let verification;
     try {
       const [{ verifyRegistrationResponse }] = await webauthn();
-      verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: true });
+      verification = await verifyRegistrationResponse({
+        response,
+        expectedChallenge: challenge,
+        expectedOrigin: origin,
+        expectedRPID: rpID,
+        requireUserVerification: true,
+      });
     } catch (err) {
       return { kind: 'invalid', message: `The passkey could not be verified: ${err instanceof Error ? err.message : 'invalid response'}` };
     }
@@ -353,8 +386,17 @@ export class MfaService {
     const mds = metadata?.entries.get(aaguid);
     // A model the FIDO Alliance reports revoked or compromised is refused, allowlist or not.
     if (mds?.refusedStatus) {
-      await this.#audit(tenant.id, 'passkey.rejected', userActor(user.id), { user_id: user.id, aaguid, organization_id: null, reason: 'authenticator_revoked', status: mds.refusedStatus });
-      return { kind: 'rejected', message: `This kind of passkey (authenticator model ${aaguid}) has been reported revoked or compromised (${mds.refusedStatus}). Use another authenticator.` };
+      await this.#audit(tenant.id, 'passkey.rejected', userActor(user.id), {
+        user_id: user.id,
+        aaguid,
+        organization_id: null,
+        reason: 'authenticator_revoked',
+        status: mds.refusedStatus,
+      });
+      return {
+        kind: 'rejected',
+        message: `This kind of passkey (authenticator model ${aaguid}) has been reported revoked or compromised (${mds.refusedStatus}). Use another authenticator.`,
+      };
     }
     const lists = await this.#allowlists(tenant.id, user.id);
     const refusing = lists.filter((l) => !l.aaguids.includes(aaguid));
@@ -367,7 +409,14 @@ export class MfaService {
     if (refusing.length > 0 || (lists.length > 0 && anchored && !attestationVerified)) {
       await this.events.transaction(this.db.kysely, async (trx) => {
         for (const l of refusing.length > 0 ? refusing : lists) {
-          await this.#record(trx, tenant.id, 'passkey.rejected', userActor(user.id), { user_id: user.id, aaguid, organization_id: l.organizationId, reason: refusing.length > 0 ? 'aaguid_not_allowed' : 'attestation_not_verified' }, l.organizationId);
+          await this.#record(
+            trx,
+            tenant.id,
+            'passkey.rejected',
+            userActor(user.id),
+            { user_id: user.id, aaguid, organization_id: l.organizationId, reason: refusing.length > 0 ? 'aaguid_not_allowed' : 'attestation_not_verified' },
+            l.organizationId,
+          );
         }
       });
       return {
@@ -525,6 +574,8 @@ export class MfaService {
 /** The certificate chain of an attestation statement (empty for none and self attestation). */
 async function x5cOf(attestationObject: Uint8Array): Promise<Uint8Array[]> {
   const [, { decodeAttestationObject }] = await webauthn();
-  const x5c = decodeAttestationObject(attestationObject as Parameters<typeof decodeAttestationObject>[0]).get('attStmt').get('x5c');
+  const x5c = decodeAttestationObject(attestationObject as Parameters<typeof decodeAttestationObject>[0])
+    .get('attStmt')
+    .get('x5c');
   return Array.isArray(x5c) ? x5c : [];
 }

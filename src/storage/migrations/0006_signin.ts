@@ -99,7 +99,15 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['signin_login_failures', 'signin_client_settings', 'signin_consents', 'signin_sessions', 'signin_codes', 'signin_flows', 'signin_par_requests']) {
+  for (const t of [
+    'signin_login_failures',
+    'signin_client_settings',
+    'signin_consents',
+    'signin_sessions',
+    'signin_codes',
+    'signin_flows',
+    'signin_par_requests',
+  ]) {
     await db.schema.dropTable(t).execute();
   }
 }

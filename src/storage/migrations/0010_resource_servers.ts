@@ -18,7 +18,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('oauth_resource_servers_identifier', ['tenant_id', 'identifier'])
     .execute();
-  await db.schema.alterTable('oauth_clients').addColumn('auth_method_strict', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('oauth_clients')
+    .addColumn('auth_method_strict', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('oauth_tenant_settings').addColumn('id_token_claims', 'text').execute();
 }
 

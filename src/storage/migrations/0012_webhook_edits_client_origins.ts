@@ -4,9 +4,15 @@ import { type Kysely, sql } from 'kysely';
 // origins allowed to call /token, /revoke and /userinfo (CORS, docs/oauth.md).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('webhook_endpoints').addColumn('updated_at', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('webhook_endpoints')
+    .addColumn('updated_at', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await sql`update webhook_endpoints set updated_at = created_at`.execute(db);
-  await db.schema.alterTable('oauth_clients').addColumn('allowed_origins', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+  await db.schema
+    .alterTable('oauth_clients')
+    .addColumn('allowed_origins', 'text', (c) => c.notNull().defaultTo('[]'))
+    .execute();
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

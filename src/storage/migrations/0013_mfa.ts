@@ -12,7 +12,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   // JSON array of RFC 8176 amr values; null on sessions from before this migration (password).
   await db.schema.alterTable('signin_sessions').addColumn('amr', 'text').execute();
   // 1 while the password was checked but the second factor is still owed (/mfa/challenge).
-  await db.schema.alterTable('signin_sessions').addColumn('mfa_pending', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('signin_sessions')
+    .addColumn('mfa_pending', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   await db.schema
     .createTable('mfa_passkeys')

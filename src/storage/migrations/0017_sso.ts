@@ -7,7 +7,10 @@ import { type Kysely, sql } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   // A domain routes sign-ins only once verified; changing it clears the verification.
   await db.schema.alterTable('organizations').addColumn('domain_verified_at', 'bigint').execute();
-  await db.schema.alterTable('organizations').addColumn('sso_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('organizations')
+    .addColumn('sso_required', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   // A verified domain belongs to one organization of the tenant.
   await db.schema
     .createIndex('organizations_verified_domain')

@@ -5,14 +5,38 @@ import type { Kysely } from 'kysely';
 // installation's platform key could not reach the new routes (docs/permissions.md, "Upgrades").
 // Both lists are frozen here: a later release that adds permissions ships its own migration.
 export const FIRST_CATALOGUE = [
-  'organizations:read', 'organizations:write', 'users:read', 'users:write', 'members:read', 'members:write',
-  'api_keys:read', 'api_keys:write', 'clients:read', 'clients:write', 'webhooks:read', 'webhooks:write',
-  'directory:write', 'connected_accounts:read', 'connected_accounts:token', 'webauthn_policy:write',
-  'credentials:issue', 'credentials:read', 'credentials:revoke', 'events:read',
+  'organizations:read',
+  'organizations:write',
+  'users:read',
+  'users:write',
+  'members:read',
+  'members:write',
+  'api_keys:read',
+  'api_keys:write',
+  'clients:read',
+  'clients:write',
+  'webhooks:read',
+  'webhooks:write',
+  'directory:write',
+  'connected_accounts:read',
+  'connected_accounts:token',
+  'webauthn_policy:write',
+  'credentials:issue',
+  'credentials:read',
+  'credentials:revoke',
+  'events:read',
 ];
 const ADDED = [
-  'resource_servers:read', 'resource_servers:write', 'connect_providers:read', 'connect_providers:write',
-  'sso:read', 'sso:write', 'connected_accounts:write', 'webauthn_policy:read', 'mfa_policy:read', 'mfa_policy:write',
+  'resource_servers:read',
+  'resource_servers:write',
+  'connect_providers:read',
+  'connect_providers:write',
+  'sso:read',
+  'sso:write',
+  'connected_accounts:write',
+  'webauthn_policy:read',
+  'mfa_policy:read',
+  'mfa_policy:write',
   'clients:register',
 ];
 
@@ -24,7 +48,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     if (!FIRST_CATALOGUE.every((p) => scopes.includes(p))) continue;
     const missing = ADDED.filter((p) => !scopes.includes(p));
     if (missing.length === 0) continue;
-    await db.updateTable('api_keys').set({ scopes: JSON.stringify([...scopes, ...missing]) }).where('id', '=', key.id).execute();
+    await db
+      .updateTable('api_keys')
+      .set({ scopes: JSON.stringify([...scopes, ...missing]) })
+      .where('id', '=', key.id)
+      .execute();
   }
 }
 

@@ -10,7 +10,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const key of keys) {
     const scopes = JSON.parse(key.scopes) as string[];
     if (!scopes.includes('directory:write') || scopes.includes('directory:read')) continue;
-    await db.updateTable('api_keys').set({ scopes: JSON.stringify([...scopes, 'directory:read']) }).where('id', '=', key.id).execute();
+    await db
+      .updateTable('api_keys')
+      .set({ scopes: JSON.stringify([...scopes, 'directory:read']) })
+      .where('id', '=', key.id)
+      .execute();
   }
 }
 

@@ -11,12 +11,38 @@ import type { Kysely } from 'kysely';
 //    whose email is not in a domain the connection's organization has verified are corrected.
 // The catalogue is frozen here: a later release that adds permissions ships its own migration.
 export const CATALOGUE_BEFORE_DOMAINS_VERIFY = [
-  'organizations:read', 'organizations:write', 'users:read', 'users:write', 'members:read', 'members:write',
-  'api_keys:read', 'api_keys:write', 'clients:read', 'clients:write', 'clients:register', 'resource_servers:read',
-  'resource_servers:write', 'webhooks:read', 'webhooks:write', 'directory:read', 'directory:write',
-  'connect_providers:read', 'connect_providers:write', 'sso:read', 'sso:write', 'connected_accounts:read',
-  'connected_accounts:write', 'connected_accounts:token', 'webauthn_policy:read', 'webauthn_policy:write',
-  'mfa_policy:read', 'mfa_policy:write', 'credentials:issue', 'credentials:read', 'credentials:revoke', 'events:read',
+  'organizations:read',
+  'organizations:write',
+  'users:read',
+  'users:write',
+  'members:read',
+  'members:write',
+  'api_keys:read',
+  'api_keys:write',
+  'clients:read',
+  'clients:write',
+  'clients:register',
+  'resource_servers:read',
+  'resource_servers:write',
+  'webhooks:read',
+  'webhooks:write',
+  'directory:read',
+  'directory:write',
+  'connect_providers:read',
+  'connect_providers:write',
+  'sso:read',
+  'sso:write',
+  'connected_accounts:read',
+  'connected_accounts:write',
+  'connected_accounts:token',
+  'webauthn_policy:read',
+  'webauthn_policy:write',
+  'mfa_policy:read',
+  'mfa_policy:write',
+  'credentials:issue',
+  'credentials:read',
+  'credentials:revoke',
+  'events:read',
 ];
 
 type KeyRow = { id: string; scopes: string; organization_id: string | null; revoked_at: number | null };
@@ -32,7 +58,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     const scopes = JSON.parse(key.scopes) as string[];
     if (key.organization_id !== null || !CATALOGUE_BEFORE_DOMAINS_VERIFY.every((p) => scopes.includes(p))) continue;
     full.add(key.id);
-    if (key.revoked_at === null && !scopes.includes('domains:verify')) await db.updateTable('api_keys').set({ scopes: JSON.stringify([...scopes, 'domains:verify']) }).where('id', '=', key.id).execute();
+    if (key.revoked_at === null && !scopes.includes('domains:verify'))
+      await db
+        .updateTable('api_keys')
+        .set({ scopes: JSON.stringify([...scopes, 'domains:verify']) })
+        .where('id', '=', key.id)
+        .execute();
   }
 
   // The latest verification event of each verified organization says how and by whom.
@@ -53,11 +84,15 @@ export async function up(db: Kysely<any>): Promise<void> {
       .executeTakeFirst()) as { actor_type: string; actor_id: string | null; data: string } | undefined;
     if (!last) continue;
     const method = (JSON.parse(last.data) as { method?: string }).method;
-    const fullActor = last.actor_type === 'user' || last.actor_type === 'system' || (last.actor_type === 'api_key' && last.actor_id !== null && full.has(last.actor_id));
+    const fullActor =
+      last.actor_type === 'user' || last.actor_type === 'system' || (last.actor_type === 'api_key' && last.actor_id !== null && full.has(last.actor_id));
     if (method === 'manual' && !fullActor) await db.updateTable('organizations').set({ domain_verified_at: null }).where('id', '=', org.id).execute();
   }
 
-  await db.schema.alterTable('sso_connections').addColumn('trust_idp_mfa', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('sso_connections')
+    .addColumn('trust_idp_mfa', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   const created = (await db
     .selectFrom('events')
@@ -69,9 +104,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const e of created) {
     const userId = (JSON.parse(e.data) as { user_id?: string }).user_id;
     if (!userId) continue;
-    const user = (await db.selectFrom('users').select(['email', 'email_verified']).where('tenant_id', '=', e.tenant_id).where('id', '=', userId).executeTakeFirst()) as
-      | { email: string; email_verified: number }
-      | undefined;
+    const user = (await db
+      .selectFrom('users')
+      .select(['email', 'email_verified'])
+      .where('tenant_id', '=', e.tenant_id)
+      .where('id', '=', userId)
+      .executeTakeFirst()) as { email: string; email_verified: number } | undefined;
     if (!user || Number(user.email_verified) !== 1) continue;
     const org = (await db
       .selectFrom('sso_connections')

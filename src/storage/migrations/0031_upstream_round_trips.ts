@@ -74,7 +74,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       consumed_at: null,
     })),
   ];
-  for (let i = 0; i < rows.length; i += 100) await db.insertInto('upstream_round_trips').values(rows.slice(i, i + 100)).execute();
+  for (let i = 0; i < rows.length; i += 100)
+    await db
+      .insertInto('upstream_round_trips')
+      .values(rows.slice(i, i + 100))
+      .execute();
   await db.schema.dropTable('sso_login_states').execute();
   await db.schema.dropTable('connect_flows').execute();
 }

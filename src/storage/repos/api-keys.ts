@@ -37,12 +37,20 @@ export class ApiKeyRepo {
 
   /** Looks a key up by the hash of the presented secret, within one tenant. */
   async findByHash(tenantId: string, keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where((eb) => eb.and({ key_hash: keyHash, tenant_id: tenantId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where((eb) => eb.and({ key_hash: keyHash, tenant_id: tenantId }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
   async find(tenantId: string, id: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
@@ -81,7 +89,10 @@ export class ApiKeyRepo {
       .where('organization_id', 'is', null)
       .where('revoked_at', 'is', null)
       .execute();
-    return rows.map(stored.toRecord).filter((k) => k.scopes.includes(scope)).map((k) => k.id);
+    return rows
+      .map(stored.toRecord)
+      .filter((k) => k.scopes.includes(scope))
+      .map((k) => k.id);
   }
 
   async revokeAllOfOrganization(tenantId: string, organizationId: string, now: number): Promise<void> {

@@ -110,7 +110,11 @@ export class ConnectProviderRepo {
   }
 
   async find(tenantId: string, id: string): Promise<ConnectProviderRecord | undefined> {
-    const row = await this.db.selectFrom('connect_providers').selectAll().where((eb) => eb.and({ id, tenant_id: tenantId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('connect_providers')
+      .selectAll()
+      .where((eb) => eb.and({ id, tenant_id: tenantId }))
+      .executeTakeFirst();
     return row && providers.toRecord(row);
   }
 
@@ -123,12 +127,19 @@ export class ConnectProviderRepo {
 
   async update(p: ConnectProviderRecord): Promise<boolean> {
     const { id: _id, tenant_id: _t, created_at: _c, ...fields } = providers.toRow(p);
-    const r = await this.db.updateTable('connect_providers').set(fields).where((eb) => eb.and({ id: p.id, tenant_id: p.tenantId })).executeTakeFirst();
+    const r = await this.db
+      .updateTable('connect_providers')
+      .set(fields)
+      .where((eb) => eb.and({ id: p.id, tenant_id: p.tenantId }))
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('connect_providers').where((eb) => eb.and({ id, tenant_id: tenantId })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('connect_providers')
+      .where((eb) => eb.and({ id, tenant_id: tenantId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
   }
 }
@@ -150,12 +161,22 @@ export class ConnectedAccountRepo {
   }
 
   async find(tenantId: string, id: string): Promise<ConnectedAccountRecord | undefined> {
-    const row = await this.db.selectFrom('connected_accounts').selectAll().where((eb) => eb.and({ id, tenant_id: tenantId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('connected_accounts')
+      .selectAll()
+      .where((eb) => eb.and({ id, tenant_id: tenantId }))
+      .executeTakeFirst();
     return row && accounts.toRecord(row);
   }
 
   /** The account a user already has at a provider for an organization (and upstream subject). */
-  async findExisting(tenantId: string, organizationId: string, userId: string, providerId: string, subject: string | null): Promise<ConnectedAccountRecord | undefined> {
+  async findExisting(
+    tenantId: string,
+    organizationId: string,
+    userId: string,
+    providerId: string,
+    subject: string | null,
+  ): Promise<ConnectedAccountRecord | undefined> {
     const row = await this.db
       .selectFrom('connected_accounts')
       .selectAll()
@@ -265,7 +286,10 @@ export class ConnectedAccountRepo {
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('connected_accounts').where((eb) => eb.and({ id, tenant_id: tenantId })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('connected_accounts')
+      .where((eb) => eb.and({ id, tenant_id: tenantId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
   }
 }

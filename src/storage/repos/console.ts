@@ -19,7 +19,13 @@ export interface ConsoleSetupTokenRecord {
 }
 
 const admins = codec<TenantAdminRecord>()('tenant_admins', { tenantId: true, userId: true, createdAt: true });
-const setupTokens = codec<ConsoleSetupTokenRecord>()('console_setup_tokens', { tokenHash: true, tenantId: true, createdAt: true, expiresAt: true, consumedAt: true });
+const setupTokens = codec<ConsoleSetupTokenRecord>()('console_setup_tokens', {
+  tokenHash: true,
+  tenantId: true,
+  createdAt: true,
+  expiresAt: true,
+  consumedAt: true,
+});
 
 /** Links expired for a day are swept every 50 links made. */
 const sweeper = new Sweeper(50, (db, now) => deleteExpired(db, 'console_setup_tokens', 'expires_at', now - 24 * 3600_000));
@@ -29,17 +35,28 @@ export class TenantAdminRepo {
 
   /** False when the user already is an administrator. */
   async insert(a: TenantAdminRecord): Promise<boolean> {
-    const r = await this.db.insertInto('tenant_admins').values(admins.toRow(a)).onConflict((oc) => oc.columns(['tenant_id', 'user_id']).doNothing()).executeTakeFirst();
+    const r = await this.db
+      .insertInto('tenant_admins')
+      .values(admins.toRow(a))
+      .onConflict((oc) => oc.columns(['tenant_id', 'user_id']).doNothing())
+      .executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
   async remove(tenantId: string, userId: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('tenant_admins').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('tenant_admins')
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 
   async isAdmin(tenantId: string, userId: string): Promise<boolean> {
-    const row = await this.db.selectFrom('tenant_admins').select('user_id').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('tenant_admins')
+      .select('user_id')
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+      .executeTakeFirst();
     return row !== undefined;
   }
 
@@ -67,7 +84,11 @@ export class TenantAdminRepo {
   }
 
   async count(tenantId: string): Promise<number> {
-    const row = await this.db.selectFrom('tenant_admins').select((eb) => eb.fn.countAll<string | number>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('tenant_admins')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 }
@@ -82,7 +103,12 @@ export class ConsoleSetupTokenRepo {
 
   /** Consume-once before it expires: true for exactly one caller. */
   consume(tenantId: string, tokenHash: string, now: number): Promise<boolean> {
-    return consumeOnce(this.db, 'console_setup_tokens', { key: { tenant_id: tenantId, token_hash: tokenHash }, column: 'consumed_at', expiresColumn: 'expires_at', now });
+    return consumeOnce(this.db, 'console_setup_tokens', {
+      key: { tenant_id: tenantId, token_hash: tokenHash },
+      column: 'consumed_at',
+      expiresColumn: 'expires_at',
+      now,
+    });
   }
 
   /** A live (unconsumed, unexpired) link, to tell the setup page whether to show its form. */

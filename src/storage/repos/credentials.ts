@@ -3,7 +3,16 @@
  * credential records and status lists. Every query filters on tenant_id.
  */
 import type { Kysely } from 'kysely';
-import type { CredentialOfferRecord, CredentialStatus, CredentialTypeRecord, IssuedCredentialRecord, OfferState, StatusListRecord, TxCodeInputMode, ClaimSpec } from '../../credentials/types.js';
+import type {
+  CredentialOfferRecord,
+  CredentialStatus,
+  CredentialTypeRecord,
+  IssuedCredentialRecord,
+  OfferState,
+  StatusListRecord,
+  TxCodeInputMode,
+  ClaimSpec,
+} from '../../credentials/types.js';
 import { compareAndSet, consumeOnce, deleteExpired, insertOnce, Sweeper } from '../atomic.js';
 import { cast, codec, field, json, jsonOrNull } from '../codec.js';
 import type { Database } from '../schema.js';
@@ -30,7 +39,10 @@ const offers = codec<CredentialOfferRecord>()('credential_offers', {
   refHash: true,
   txCodeHash: true,
   txCodeLength: true,
-  txCodeInputMode: field<TxCodeInputMode | null, string | null>((v) => v as TxCodeInputMode | null, (v) => v),
+  txCodeInputMode: field<TxCodeInputMode | null, string | null>(
+    (v) => v as TxCodeInputMode | null,
+    (v) => v,
+  ),
   failedAttempts: true,
   state: cast<OfferState>(),
   expiresAt: true,
@@ -80,7 +92,11 @@ export class CredentialTypeRepo {
   }
 
   async find(tenantId: string, id: string): Promise<CredentialTypeRecord | undefined> {
-    const row = await this.db.selectFrom('credential_types').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('credential_types')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return row && types.toRecord(row);
   }
 
@@ -89,7 +105,10 @@ export class CredentialTypeRepo {
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('credential_types').where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('credential_types')
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
   }
 }
@@ -102,12 +121,20 @@ export class CredentialOfferRepo {
   }
 
   async find(tenantId: string, id: string): Promise<CredentialOfferRecord | undefined> {
-    const row = await this.db.selectFrom('credential_offers').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('credential_offers')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return row && offers.toRecord(row);
   }
 
   async findByCode(tenantId: string, codeHash: string): Promise<CredentialOfferRecord | undefined> {
-    const row = await this.db.selectFrom('credential_offers').selectAll().where((eb) => eb.and({ tenant_id: tenantId, code_hash: codeHash })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('credential_offers')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, code_hash: codeHash }))
+      .executeTakeFirst();
     return row && offers.toRecord(row);
   }
 
@@ -125,7 +152,11 @@ export class CredentialOfferRepo {
   }
 
   async findByRef(tenantId: string, refHash: string): Promise<CredentialOfferRecord | undefined> {
-    const row = await this.db.selectFrom('credential_offers').selectAll().where((eb) => eb.and({ tenant_id: tenantId, ref_hash: refHash })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('credential_offers')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, ref_hash: refHash }))
+      .executeTakeFirst();
     return row && offers.toRecord(row);
   }
 
@@ -148,7 +179,12 @@ export class CredentialOfferRepo {
       .updateTable('credential_offers')
       .set((eb) => ({
         failed_attempts: eb('failed_attempts', '+', 1),
-        state: eb.case().when('failed_attempts', '>=', max - 1).then('dead').else('pending').end(),
+        state: eb
+          .case()
+          .when('failed_attempts', '>=', max - 1)
+          .then('dead')
+          .else('pending')
+          .end(),
       }))
       .where((eb) => eb.and({ tenant_id: tenantId, id, state: 'pending' }))
       .returningAll()
@@ -186,7 +222,12 @@ export class CredentialNonceRepo {
 
   /** Uses a nonce once: false when unknown, already used, expired or another tenant's. */
   consume(tenantId: string, nonceHash: string, now: number): Promise<boolean> {
-    return consumeOnce(this.db, 'credential_nonces', { key: { nonce_hash: nonceHash, tenant_id: tenantId }, column: 'used_at', now, expiresColumn: 'expires_at' });
+    return consumeOnce(this.db, 'credential_nonces', {
+      key: { nonce_hash: nonceHash, tenant_id: tenantId },
+      column: 'used_at',
+      now,
+      expiresColumn: 'expires_at',
+    });
   }
 }
 
@@ -194,7 +235,11 @@ export class StatusListRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async find(tenantId: string, id: string): Promise<StatusListRecord | undefined> {
-    const row = await this.db.selectFrom('credential_status_lists').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('credential_status_lists')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return row && lists.toRecord(row);
   }
 
@@ -215,17 +260,29 @@ export class StatusListRepo {
   }
 
   async countAllocation(id: string): Promise<void> {
-    await this.db.updateTable('credential_status_lists').set((eb) => ({ allocated: eb('allocated', '+', 1) })).where('id', '=', id).execute();
+    await this.db
+      .updateTable('credential_status_lists')
+      .set((eb) => ({ allocated: eb('allocated', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Counts a crowded list as full, so no new credential goes into it. */
   async markFull(id: string): Promise<void> {
-    await this.db.updateTable('credential_status_lists').set((eb) => ({ allocated: eb.ref('size') })).where('id', '=', id).execute();
+    await this.db
+      .updateTable('credential_status_lists')
+      .set((eb) => ({ allocated: eb.ref('size') }))
+      .where('id', '=', id)
+      .execute();
   }
 
   /** A bit changed: the cached token no longer matches. */
   async bumpVersion(id: string): Promise<void> {
-    await this.db.updateTable('credential_status_lists').set((eb) => ({ version: eb('version', '+', 1) })).where('id', '=', id).execute();
+    await this.db
+      .updateTable('credential_status_lists')
+      .set((eb) => ({ version: eb('version', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Caches a signed token made for `version`, unless a newer one was cached meanwhile. */
@@ -239,7 +296,11 @@ export class StatusListRepo {
 
   /** The revoked indexes of a list. */
   async revokedIndexes(id: string): Promise<number[]> {
-    const rows = await this.db.selectFrom('credentials').select('status_index').where((eb) => eb.and({ status_list_id: id, status: 'revoked' })).execute();
+    const rows = await this.db
+      .selectFrom('credentials')
+      .select('status_index')
+      .where((eb) => eb.and({ status_list_id: id, status: 'revoked' }))
+      .execute();
     return rows.map((r) => Number(r.status_index));
   }
 }
@@ -253,12 +314,19 @@ export class CredentialRepo {
   }
 
   async find(tenantId: string, organizationId: string, id: string): Promise<IssuedCredentialRecord | undefined> {
-    const row = await this.db.selectFrom('credentials').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('credentials')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id }))
+      .executeTakeFirst();
     return row && credentials.toRecord(row);
   }
 
   async list(tenantId: string, organizationId: string, opts: { after?: string | undefined; limit: number }): Promise<IssuedCredentialRecord[]> {
-    let q = this.db.selectFrom('credentials').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId }));
+    let q = this.db
+      .selectFrom('credentials')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId }));
     if (opts.after) q = q.where('id', '>', opts.after);
     return (await q.orderBy('id').limit(opts.limit).execute()).map(credentials.toRecord);
   }

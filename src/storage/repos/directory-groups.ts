@@ -56,7 +56,11 @@ export class DirectoryGroupRepo {
   }
 
   async find(connectionId: string, id: string): Promise<DirectoryGroupRecord | undefined> {
-    const row = await this.db.selectFrom('directory_groups').selectAll().where((eb) => eb.and({ connection_id: connectionId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('directory_groups')
+      .selectAll()
+      .where((eb) => eb.and({ connection_id: connectionId, id }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
@@ -72,7 +76,13 @@ export class DirectoryGroupRepo {
     let query = this.db
       .selectFrom('directory_groups as g')
       .selectAll('g')
-      .select((eb) => eb.selectFrom('directory_group_members as m').select((c) => c.fn.countAll<number | string>().as('n')).whereRef('m.group_id', '=', 'g.id').as('member_count'))
+      .select((eb) =>
+        eb
+          .selectFrom('directory_group_members as m')
+          .select((c) => c.fn.countAll<number | string>().as('n'))
+          .whereRef('m.group_id', '=', 'g.id')
+          .as('member_count'),
+      )
       .where('g.connection_id', '=', connectionId);
     if (after !== undefined) query = query.where('g.id', '>', after);
     const rows = await query.orderBy('g.id').limit(limit).execute();
@@ -80,7 +90,10 @@ export class DirectoryGroupRepo {
   }
 
   async count(connectionId: string, where?: Expression<SqlBool>): Promise<number> {
-    let query = this.db.selectFrom('directory_groups').select((eb) => eb.fn.countAll<number>().as('n')).where('connection_id', '=', connectionId);
+    let query = this.db
+      .selectFrom('directory_groups')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('connection_id', '=', connectionId);
     if (where) query = query.where(where);
     return Number((await query.executeTakeFirstOrThrow()).n);
   }
@@ -96,7 +109,11 @@ export class DirectoryGroupRepo {
   }
 
   async delete(connectionId: string, id: string): Promise<DirectoryGroupRecord | undefined> {
-    const row = await this.db.deleteFrom('directory_groups').where((eb) => eb.and({ connection_id: connectionId, id })).returningAll().executeTakeFirst();
+    const row = await this.db
+      .deleteFrom('directory_groups')
+      .where((eb) => eb.and({ connection_id: connectionId, id }))
+      .returningAll()
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 

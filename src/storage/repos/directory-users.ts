@@ -80,12 +80,20 @@ export class DirectoryUserRepo {
   }
 
   async find(connectionId: string, id: string): Promise<DirectoryUserRecord | undefined> {
-    const row = await this.db.selectFrom('directory_users').selectAll().where((eb) => eb.and({ connection_id: connectionId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('directory_users')
+      .selectAll()
+      .where((eb) => eb.and({ connection_id: connectionId, id }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
   async findByUserId(connectionId: string, userId: string): Promise<DirectoryUserRecord | undefined> {
-    const row = await this.db.selectFrom('directory_users').selectAll().where((eb) => eb.and({ connection_id: connectionId, user_id: userId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('directory_users')
+      .selectAll()
+      .where((eb) => eb.and({ connection_id: connectionId, user_id: userId }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
@@ -110,12 +118,25 @@ export class DirectoryUserRepo {
    * At most `limit` (a user has one creator; the cap only bounds the answer). Served by
    * `directory_users_tenant_user` (tenant_id, user_id).
    */
-  async creatorsOf(tenantId: string, userId: string, limit: number): Promise<Array<{ organizationId: string; organizationName: string; connectionId: string; connectionName: string }>> {
+  async creatorsOf(
+    tenantId: string,
+    userId: string,
+    limit: number,
+  ): Promise<Array<{ organizationId: string; organizationName: string; connectionId: string; connectionName: string }>> {
     const rows = await this.db
       .selectFrom('directory_users')
-      .innerJoin('directory_connections', (j) => j.onRef('directory_connections.id', '=', 'directory_users.connection_id').onRef('directory_connections.tenant_id', '=', 'directory_users.tenant_id'))
-      .innerJoin('organizations', (j) => j.onRef('organizations.id', '=', 'directory_users.organization_id').onRef('organizations.tenant_id', '=', 'directory_users.tenant_id'))
-      .select(['directory_users.organization_id', 'organizations.name as organization_name', 'directory_users.connection_id', 'directory_connections.name as connection_name'])
+      .innerJoin('directory_connections', (j) =>
+        j.onRef('directory_connections.id', '=', 'directory_users.connection_id').onRef('directory_connections.tenant_id', '=', 'directory_users.tenant_id'),
+      )
+      .innerJoin('organizations', (j) =>
+        j.onRef('organizations.id', '=', 'directory_users.organization_id').onRef('organizations.tenant_id', '=', 'directory_users.tenant_id'),
+      )
+      .select([
+        'directory_users.organization_id',
+        'organizations.name as organization_name',
+        'directory_users.connection_id',
+        'directory_connections.name as connection_name',
+      ])
       .where('directory_users.tenant_id', '=', tenantId)
       .where('directory_users.user_id', '=', userId)
       .where('directory_users.owns_user', '=', 1)
@@ -123,7 +144,12 @@ export class DirectoryUserRepo {
       .orderBy('directory_users.id')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ organizationId: r.organization_id, organizationName: r.organization_name, connectionId: r.connection_id, connectionName: r.connection_name }));
+    return rows.map((r) => ({
+      organizationId: r.organization_id,
+      organizationName: r.organization_name,
+      connectionId: r.connection_id,
+      connectionName: r.connection_name,
+    }));
   }
 
   /**
@@ -156,7 +182,10 @@ export class DirectoryUserRepo {
   }
 
   async count(connectionId: string, where?: Expression<SqlBool>): Promise<number> {
-    let query = this.db.selectFrom('directory_users').select((eb) => eb.fn.countAll<number>().as('n')).where('connection_id', '=', connectionId);
+    let query = this.db
+      .selectFrom('directory_users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('connection_id', '=', connectionId);
     if (where) query = query.where(where);
     return Number((await query.executeTakeFirstOrThrow()).n);
   }
@@ -179,7 +208,11 @@ export class DirectoryUserRepo {
   }
 
   async delete(connectionId: string, id: string): Promise<DirectoryUserRecord | undefined> {
-    const row = await this.db.deleteFrom('directory_users').where((eb) => eb.and({ connection_id: connectionId, id })).returningAll().executeTakeFirst();
+    const row = await this.db
+      .deleteFrom('directory_users')
+      .where((eb) => eb.and({ connection_id: connectionId, id }))
+      .returningAll()
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 }

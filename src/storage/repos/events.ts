@@ -93,6 +93,11 @@ export class EventRepo {
     if (q.types?.length) query = query.where('type', 'in', q.types);
     if (q.actorType !== undefined) query = query.where('actor_type', '=', q.actorType);
     if (q.actorId !== undefined) query = query.where('actor_id', '=', q.actorId);
-    return (await query.orderBy('seq', q.order ?? 'asc').limit(q.limit).execute()).map(stored.toRecord);
+    return (
+      await query
+        .orderBy('seq', q.order ?? 'asc')
+        .limit(q.limit)
+        .execute()
+    ).map(stored.toRecord);
   }
 }

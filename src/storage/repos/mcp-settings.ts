@@ -12,7 +12,10 @@ export interface McpSettingsRecord {
 
 export const DEFAULT_MCP_SETTINGS: McpSettingsRecord = Object.freeze({ clientRegistration: 'initial_access_token', clientIdMetadataDocuments: true });
 
-const policy = field<ClientRegistrationPolicy, string>((v) => v as ClientRegistrationPolicy, (v) => v);
+const policy = field<ClientRegistrationPolicy, string>(
+  (v) => v as ClientRegistrationPolicy,
+  (v) => v,
+);
 const stored = codec<McpSettingsRecord>()('mcp_settings', { clientRegistration: policy, clientIdMetadataDocuments: bool });
 
 /** The tenant's MCP onboarding settings (src/mcp/settings.ts); no row: the defaults. */

@@ -41,7 +41,10 @@ export class MemberRepo {
   }
 
   async #find(tenantId: string, organizationId: string, userId: string, share: boolean): Promise<MemberRecord | undefined> {
-    const q = this.db.selectFrom('members').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, user_id: userId }));
+    const q = this.db
+      .selectFrom('members')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, user_id: userId }));
     const row = await (share ? q.forShare() : q).executeTakeFirst();
     return row && stored.toRecord(row);
   }
@@ -61,7 +64,13 @@ export class MemberRepo {
 
   /** Memberships of a user across organizations (for deleting a user). */
   async listByUser(tenantId: string, userId: string): Promise<MemberRecord[]> {
-    return (await this.db.selectFrom('members').selectAll().where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).execute()).map(stored.toRecord);
+    return (
+      await this.db
+        .selectFrom('members')
+        .selectAll()
+        .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+        .execute()
+    ).map(stored.toRecord);
   }
 
   /**
@@ -69,7 +78,11 @@ export class MemberRepo {
    * many there are in all: the console's administrator look-up. Served by `members_user`
    * (tenant_id, user_id).
    */
-  async organizationsOf(tenantId: string, userId: string, limit: number): Promise<{ total: number; first: Array<{ organizationId: string; name: string; role: string }> }> {
+  async organizationsOf(
+    tenantId: string,
+    userId: string,
+    limit: number,
+  ): Promise<{ total: number; first: Array<{ organizationId: string; name: string; role: string }> }> {
     const rows = await this.db
       .selectFrom('members')
       .innerJoin('organizations', (j) => j.onRef('organizations.id', '=', 'members.organization_id').onRef('organizations.tenant_id', '=', 'members.tenant_id'))
@@ -91,7 +104,11 @@ export class MemberRepo {
   }
 
   async listByOrganization(tenantId: string, organizationId: string): Promise<MemberRecord[]> {
-    const found = await this.db.selectFrom('members').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId })).execute();
+    const found = await this.db
+      .selectFrom('members')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId }))
+      .execute();
     return found.map(stored.toRecord);
   }
 

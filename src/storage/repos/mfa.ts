@@ -71,12 +71,22 @@ export class MfaRepo {
   }
 
   async listPasskeys(tenantId: string, userId: string): Promise<PasskeyRecord[]> {
-    const rows = await this.db.selectFrom('mfa_passkeys').selectAll().where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).orderBy('created_at').limit(100).execute();
+    const rows = await this.db
+      .selectFrom('mfa_passkeys')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+      .orderBy('created_at')
+      .limit(100)
+      .execute();
     return rows.map(passkeys.toRecord);
   }
 
   async findPasskeyByCredential(tenantId: string, credentialId: string): Promise<PasskeyRecord | undefined> {
-    const row = await this.db.selectFrom('mfa_passkeys').selectAll().where((eb) => eb.and({ tenant_id: tenantId, credential_id: credentialId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('mfa_passkeys')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, credential_id: credentialId }))
+      .executeTakeFirst();
     return row && passkeys.toRecord(row);
   }
 
@@ -86,7 +96,11 @@ export class MfaRepo {
    * and moves last_used_at.
    */
   passkeyUsed(tenantId: string, id: string, seenCounter: number, counter: number, now: number): Promise<boolean> {
-    return compareAndSet(this.db, 'mfa_passkeys', { key: { tenant_id: tenantId, id }, seen: { counter: seenCounter, disabled_at: null }, set: { counter, last_used_at: now } });
+    return compareAndSet(this.db, 'mfa_passkeys', {
+      key: { tenant_id: tenantId, id },
+      seen: { counter: seenCounter, disabled_at: null },
+      set: { counter, last_used_at: now },
+    });
   }
 
   /** Disables a passkey whose counter went backwards; false when it was disabled already. */
@@ -95,12 +109,20 @@ export class MfaRepo {
   }
 
   async renamePasskey(tenantId: string, userId: string, id: string, name: string): Promise<boolean> {
-    const r = await this.db.updateTable('mfa_passkeys').set({ name }).where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, id })).executeTakeFirst();
+    const r = await this.db
+      .updateTable('mfa_passkeys')
+      .set({ name })
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, id }))
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
   async deletePasskey(tenantId: string, userId: string, id: string): Promise<PasskeyRecord | undefined> {
-    const row = await this.db.deleteFrom('mfa_passkeys').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, id })).returningAll().executeTakeFirst();
+    const row = await this.db
+      .deleteFrom('mfa_passkeys')
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, id }))
+      .returningAll()
+      .executeTakeFirst();
     return row && passkeys.toRecord(row);
   }
 
@@ -112,8 +134,18 @@ export class MfaRepo {
       .selectNoFrom((eb) => [
         eb
           .or([
-            eb.exists(eb.selectFrom('mfa_totp').select('user_id').where((w) => w.and([w('tenant_id', '=', tenantId), w('user_id', '=', userId), w('confirmed_at', 'is not', null)]))),
-            eb.exists(eb.selectFrom('mfa_passkeys').select('user_id').where((w) => w.and({ tenant_id: tenantId, user_id: userId }))),
+            eb.exists(
+              eb
+                .selectFrom('mfa_totp')
+                .select('user_id')
+                .where((w) => w.and([w('tenant_id', '=', tenantId), w('user_id', '=', userId), w('confirmed_at', 'is not', null)])),
+            ),
+            eb.exists(
+              eb
+                .selectFrom('mfa_passkeys')
+                .select('user_id')
+                .where((w) => w.and({ tenant_id: tenantId, user_id: userId })),
+            ),
           ])
           .as('has'),
       ])
@@ -122,12 +154,19 @@ export class MfaRepo {
   }
 
   async totp(tenantId: string, userId: string) {
-    return this.db.selectFrom('mfa_totp').selectAll().where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).executeTakeFirst();
+    return this.db
+      .selectFrom('mfa_totp')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+      .executeTakeFirst();
   }
 
   /** A new unconfirmed secret (replacing an unconfirmed one; a confirmed one stays). False when one is confirmed. */
   async startTotp(tenantId: string, userId: string, secret: string, now: number): Promise<boolean> {
-    await this.db.deleteFrom('mfa_totp').where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('user_id', '=', userId), eb('confirmed_at', 'is', null)])).execute();
+    await this.db
+      .deleteFrom('mfa_totp')
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('user_id', '=', userId), eb('confirmed_at', 'is', null)]))
+      .execute();
     const r = await this.db
       .insertInto('mfa_totp')
       .values({ tenant_id: tenantId, user_id: userId, secret, confirmed_at: null, last_time_step: null, created_at: now })
@@ -158,14 +197,20 @@ export class MfaRepo {
   }
 
   async deleteTotp(tenantId: string, userId: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('mfa_totp').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('mfa_totp')
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 
   // --- recovery codes
 
   async replaceRecoveryCodes(tenantId: string, userId: string, hashes: string[], now: number): Promise<void> {
-    await this.db.deleteFrom('mfa_recovery_codes').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).execute();
+    await this.db
+      .deleteFrom('mfa_recovery_codes')
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+      .execute();
     await this.db
       .insertInto('mfa_recovery_codes')
       .values(hashes.map((h) => ({ tenant_id: tenantId, user_id: userId, code_hash: h, created_at: now, used_at: null })))
@@ -187,7 +232,10 @@ export class MfaRepo {
   }
 
   async deleteRecoveryCodes(tenantId: string, userId: string): Promise<void> {
-    await this.db.deleteFrom('mfa_recovery_codes').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId })).execute();
+    await this.db
+      .deleteFrom('mfa_recovery_codes')
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
+      .execute();
   }
 
   // --- WebAuthn challenges
@@ -195,7 +243,16 @@ export class MfaRepo {
   async insertChallenge(c: ChallengeRecord): Promise<void> {
     await this.db
       .insertInto('mfa_challenges')
-      .values({ challenge: c.challenge, tenant_id: c.tenantId, purpose: c.purpose, binding: c.binding, user_id: c.userId, attestation: c.attestation, expires_at: c.expiresAt, consumed_at: null })
+      .values({
+        challenge: c.challenge,
+        tenant_id: c.tenantId,
+        purpose: c.purpose,
+        binding: c.binding,
+        user_id: c.userId,
+        attestation: c.attestation,
+        expires_at: c.expiresAt,
+        consumed_at: null,
+      })
       .execute();
   }
 
@@ -203,7 +260,13 @@ export class MfaRepo {
    * Consume-once of a challenge of this tenant, purpose and browser binding, unexpired; returns
    * it to the one caller that consumed it (undefined for replays, other browsers, expired ones).
    */
-  async consumeChallenge(tenantId: string, challenge: string, purpose: ChallengeRecord['purpose'], binding: string, now: number): Promise<ChallengeRecord | undefined> {
+  async consumeChallenge(
+    tenantId: string,
+    challenge: string,
+    purpose: ChallengeRecord['purpose'],
+    binding: string,
+    now: number,
+  ): Promise<ChallengeRecord | undefined> {
     const won = await consumeOnce(this.db, 'mfa_challenges', {
       key: { challenge, tenant_id: tenantId, purpose, binding },
       column: 'consumed_at',
@@ -249,7 +312,10 @@ export class MfaRepo {
   }
 
   async deletePolicy(tenantId: string, organizationId: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('mfa_policies').where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('mfa_policies')
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 

@@ -33,13 +33,21 @@ export class OAuthClientRepo implements ClientStore {
   }
 
   async find(tenantId: string, clientId: string): Promise<ClientRecord | undefined> {
-    const row = await this.db.selectFrom('oauth_clients').selectAll().where((eb) => eb.and({ id: clientId, tenant_id: tenantId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('oauth_clients')
+      .selectAll()
+      .where((eb) => eb.and({ id: clientId, tenant_id: tenantId }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
   /** How many OAuth clients the tenant has (the console overview). */
   async count(tenantId: string): Promise<number> {
-    const row = await this.db.selectFrom('oauth_clients').select((eb) => eb.fn.countAll<number | string>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('oauth_clients')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -52,19 +60,31 @@ export class OAuthClientRepo implements ClientStore {
 
   /** Every origin some client of the tenant lists in allowed_origins (CORS, oauth/cors.ts). */
   async allowedOrigins(tenantId: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('oauth_clients').select('allowed_origins').where('tenant_id', '=', tenantId).where('allowed_origins', '<>', '[]').execute();
+    const rows = await this.db
+      .selectFrom('oauth_clients')
+      .select('allowed_origins')
+      .where('tenant_id', '=', tenantId)
+      .where('allowed_origins', '<>', '[]')
+      .execute();
     return rows.flatMap((r) => JSON.parse(r.allowed_origins) as string[]);
   }
 
   /** Replaces a client's stored fields; false when it does not exist in this tenant. */
   async update(client: ClientRecord): Promise<boolean> {
     const { id: _id, tenant_id: _t, created_at: _c, ...fields } = stored.toRow(client);
-    const r = await this.db.updateTable('oauth_clients').set(fields).where((eb) => eb.and({ id: client.id, tenant_id: client.tenantId })).executeTakeFirst();
+    const r = await this.db
+      .updateTable('oauth_clients')
+      .set(fields)
+      .where((eb) => eb.and({ id: client.id, tenant_id: client.tenantId }))
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
   async delete(tenantId: string, clientId: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('oauth_clients').where((eb) => eb.and({ id: clientId, tenant_id: tenantId })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('oauth_clients')
+      .where((eb) => eb.and({ id: clientId, tenant_id: tenantId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
   }
 }

@@ -27,7 +27,14 @@ interface TokenRecord {
   createdAt: number;
   expiresAt: number;
 }
-const tokens = codec<TokenRecord>()('oauth_refresh_tokens', { tokenHash: true, tenantId: true, familyId: true, generation: num, createdAt: true, expiresAt: true });
+const tokens = codec<TokenRecord>()('oauth_refresh_tokens', {
+  tokenHash: true,
+  tenantId: true,
+  familyId: true,
+  generation: num,
+  createdAt: true,
+  expiresAt: true,
+});
 
 /** Expired families (and, by cascade, their tokens) are swept every 200 creations, without a scheduler. */
 const sweeper = new Sweeper(200, (db, now) => deleteExpired(db, 'oauth_refresh_families', 'expires_at', now));
@@ -43,7 +50,10 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
   async createFamily(f: RefreshFamily, tokenHash: string, tokenExpiresAt: number): Promise<void> {
     await sweeper.tick(this.db, f.createdAt);
     await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('oauth_refresh_families').values(families.toRow({ ...f, revokedAt: null })).execute();
+      await trx
+        .insertInto('oauth_refresh_families')
+        .values(families.toRow({ ...f, revokedAt: null }))
+        .execute();
       const first = { tokenHash, tenantId: f.tenantId, familyId: f.id, generation: f.generation, createdAt: f.createdAt, expiresAt: tokenExpiresAt };
       await trx.insertInto('oauth_refresh_tokens').values(tokens.toRow(first)).execute();
     });
@@ -81,7 +91,10 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
         set: { generation: seenGeneration + 1 },
       });
       if (!moved) return false;
-      await trx.insertInto('oauth_refresh_tokens').values(tokens.toRow({ ...next, tenantId, familyId, generation: seenGeneration + 1 })).execute();
+      await trx
+        .insertInto('oauth_refresh_tokens')
+        .values(tokens.toRow({ ...next, tenantId, familyId, generation: seenGeneration + 1 }))
+        .execute();
       // Older tokens of the family are kept: presenting one is how reuse is detected.
       return true;
     });
@@ -105,6 +118,10 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
   }
 
   async revokeFamily(tenantId: string, familyId: string, now: number): Promise<void> {
-    await compareAndSet(this.db, 'oauth_refresh_families', { key: { id: familyId, tenant_id: tenantId }, seen: { revoked_at: null }, set: { revoked_at: now } });
+    await compareAndSet(this.db, 'oauth_refresh_families', {
+      key: { id: familyId, tenant_id: tenantId },
+      seen: { revoked_at: null },
+      set: { revoked_at: now },
+    });
   }
 }

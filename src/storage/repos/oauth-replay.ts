@@ -34,7 +34,11 @@ export class OAuthRevokedTokenRepo implements RevokedTokenStore {
   }
 
   async isRevoked(tenantId: string, jti: string): Promise<boolean> {
-    const row = await this.db.selectFrom('oauth_revoked_tokens').select('jti').where((eb) => eb.and({ tenant_id: tenantId, jti })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('oauth_revoked_tokens')
+      .select('jti')
+      .where((eb) => eb.and({ tenant_id: tenantId, jti }))
+      .executeTakeFirst();
     return row !== undefined;
   }
 }

@@ -26,12 +26,20 @@ export class OAuthResourceServerRepo implements ResourceServerStore {
   }
 
   async find(tenantId: string, id: string): Promise<ResourceServerRecord | undefined> {
-    const row = await this.db.selectFrom('oauth_resource_servers').selectAll().where((eb) => eb.and({ id, tenant_id: tenantId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('oauth_resource_servers')
+      .selectAll()
+      .where((eb) => eb.and({ id, tenant_id: tenantId }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
   async findByIdentifier(tenantId: string, identifier: string): Promise<ResourceServerRecord | undefined> {
-    const row = await this.db.selectFrom('oauth_resource_servers').selectAll().where((eb) => eb.and({ identifier, tenant_id: tenantId })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('oauth_resource_servers')
+      .selectAll()
+      .where((eb) => eb.and({ identifier, tenant_id: tenantId }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
@@ -44,12 +52,19 @@ export class OAuthResourceServerRepo implements ResourceServerStore {
 
   async update(rs: ResourceServerRecord): Promise<boolean> {
     const { id: _id, tenant_id: _t, created_at: _c, ...fields } = stored.toRow(rs);
-    const r = await this.db.updateTable('oauth_resource_servers').set(fields).where((eb) => eb.and({ id: rs.id, tenant_id: rs.tenantId })).executeTakeFirst();
+    const r = await this.db
+      .updateTable('oauth_resource_servers')
+      .set(fields)
+      .where((eb) => eb.and({ id: rs.id, tenant_id: rs.tenantId }))
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('oauth_resource_servers').where((eb) => eb.and({ id, tenant_id: tenantId })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('oauth_resource_servers')
+      .where((eb) => eb.and({ id, tenant_id: tenantId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) === 1;
   }
 }

@@ -9,7 +9,10 @@ export interface TenantLifetimes {
   idTokenClaims: IdTokenClaimsPolicy | null;
 }
 
-const policy = field<IdTokenClaimsPolicy | null, string | null>((v) => (v as IdTokenClaimsPolicy | null) ?? null, (v) => v);
+const policy = field<IdTokenClaimsPolicy | null, string | null>(
+  (v) => (v as IdTokenClaimsPolicy | null) ?? null,
+  (v) => v,
+);
 const stored = codec<TenantLifetimes>()('oauth_tenant_settings', { accessTokenTtlSeconds: true, refreshTokenTtlSeconds: true, idTokenClaims: policy });
 
 /** Per-tenant OAuth settings: token lifetimes and the ID-token claim policy (null: the default). */

@@ -63,7 +63,10 @@ export class OrganizationRepo {
   }
 
   async #find(tenantId: string, id: string, share: boolean): Promise<OrganizationRecord | undefined> {
-    const q = this.db.selectFrom('organizations').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id }));
+    const q = this.db
+      .selectFrom('organizations')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, id }));
     const row = await (share ? q.forShare() : q).executeTakeFirst();
     return row && stored.toRecord(row);
   }
@@ -80,7 +83,11 @@ export class OrganizationRepo {
 
   /** How many organizations the tenant has (the console overview). */
   async count(tenantId: string): Promise<number> {
-    const row = await this.db.selectFrom('organizations').select((eb) => eb.fn.countAll<number | string>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('organizations')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -112,7 +119,10 @@ export class OrganizationRepo {
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('organizations').where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('organizations')
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }

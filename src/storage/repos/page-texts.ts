@@ -14,7 +14,9 @@ export class PageTextsRepo {
 
   async get(tenantId: string): Promise<PageTextsRecord | undefined> {
     const row = await this.db.selectFrom('page_texts').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
-    return row && { defaultLocale: row.default_locale, overrides: JSON.parse(row.overrides) as PageTextsRecord['overrides'], updatedAt: Number(row.updated_at) };
+    return (
+      row && { defaultLocale: row.default_locale, overrides: JSON.parse(row.overrides) as PageTextsRecord['overrides'], updatedAt: Number(row.updated_at) }
+    );
   }
 
   async put(tenantId: string, r: PageTextsRecord): Promise<void> {

@@ -41,7 +41,10 @@ export class SigninConsentRepo {
       .execute();
   }
 
-  async list(tenantId: string, userId: string): Promise<Array<{ clientId: string; clientName: string | null; scopes: string[]; resources: string[]; updatedAt: number }>> {
+  async list(
+    tenantId: string,
+    userId: string,
+  ): Promise<Array<{ clientId: string; clientName: string | null; scopes: string[]; resources: string[]; updatedAt: number }>> {
     const rows = await this.#db
       .selectFrom('signin_consents as c')
       .innerJoin('oauth_clients as k', (j) => j.onRef('k.id', '=', 'c.client_id').onRef('k.tenant_id', '=', 'c.tenant_id'))
@@ -50,11 +53,20 @@ export class SigninConsentRepo {
       .where('c.user_id', '=', userId)
       .orderBy('c.updated_at', 'desc')
       .execute();
-    return rows.map((r) => ({ clientId: r.client_id, clientName: r.client_name, scopes: words(r.scope), resources: words(r.resources), updatedAt: r.updated_at }));
+    return rows.map((r) => ({
+      clientId: r.client_id,
+      clientName: r.client_name,
+      scopes: words(r.scope),
+      resources: words(r.resources),
+      updatedAt: r.updated_at,
+    }));
   }
 
   async revoke(tenantId: string, userId: string, clientId: string): Promise<boolean> {
-    const r = await this.#db.deleteFrom('signin_consents').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, client_id: clientId })).executeTakeFirst();
+    const r = await this.#db
+      .deleteFrom('signin_consents')
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, client_id: clientId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }
@@ -108,6 +120,9 @@ export class SigninLoginFailureRepo {
 
   /** A successful login clears the account's counter (not the IP's). */
   async clear(tenantId: string, keyHash: string): Promise<void> {
-    await this.db.deleteFrom('signin_login_failures').where((eb) => eb.and({ tenant_id: tenantId, key_hash: keyHash })).execute();
+    await this.db
+      .deleteFrom('signin_login_failures')
+      .where((eb) => eb.and({ tenant_id: tenantId, key_hash: keyHash }))
+      .execute();
   }
 }

@@ -30,7 +30,11 @@ export class SigninEngineFlowRepo implements SigninFlowStore {
   }
 
   async find(tenantId: string, flowHash: string): Promise<SigninFlowRecord | undefined> {
-    const row = await this.db.selectFrom('signin_engine_flows').selectAll().where((eb) => eb.and({ tenant_id: tenantId, flow_hash: flowHash })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('signin_engine_flows')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, flow_hash: flowHash }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 

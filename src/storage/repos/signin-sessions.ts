@@ -16,8 +16,14 @@ const stored = codec<SessionRecord>()('signin_sessions', {
   idleExpiresAt: true,
   expiresAt: true,
   revokedAt: true,
-  amr: field<string[] | undefined, string | null>((v) => (v ? (JSON.parse(v) as string[]) : ['pwd']), (v) => JSON.stringify(v ?? ['pwd'])),
-  mfaPending: field<boolean | undefined, number>((v) => Number(v) === 1, (v) => (v ? 1 : 0)),
+  amr: field<string[] | undefined, string | null>(
+    (v) => (v ? (JSON.parse(v) as string[]) : ['pwd']),
+    (v) => JSON.stringify(v ?? ['pwd']),
+  ),
+  mfaPending: field<boolean | undefined, number>(
+    (v) => Number(v) === 1,
+    (v) => (v ? 1 : 0),
+  ),
 });
 
 /** Browser sessions, looked up by the SHA-256 of the cookie value; revocation is one UPDATE seen by every instance. */
@@ -32,12 +38,20 @@ export class SigninSessionRepo implements SessionStore {
   }
 
   async findByToken(tenantId: string, tokenHash: string): Promise<SessionRecord | undefined> {
-    const r = await this.db.selectFrom('signin_sessions').selectAll().where((eb) => eb.and({ tenant_id: tenantId, token_hash: tokenHash })).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('signin_sessions')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, token_hash: tokenHash }))
+      .executeTakeFirst();
     return r && stored.toRecord(r);
   }
 
   async find(tenantId: string, id: string): Promise<SessionRecord | undefined> {
-    const r = await this.db.selectFrom('signin_sessions').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('signin_sessions')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return r && stored.toRecord(r);
   }
 
@@ -46,7 +60,15 @@ export class SigninSessionRepo implements SessionStore {
     const rows = await this.db
       .selectFrom('signin_sessions')
       .selectAll()
-      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('user_id', '=', userId), eb('revoked_at', 'is', null), eb('expires_at', '>', now), eb('idle_expires_at', '>', now)]))
+      .where((eb) =>
+        eb.and([
+          eb('tenant_id', '=', tenantId),
+          eb('user_id', '=', userId),
+          eb('revoked_at', 'is', null),
+          eb('expires_at', '>', now),
+          eb('idle_expires_at', '>', now),
+        ]),
+      )
       .orderBy('created_at', 'desc')
       .limit(100)
       .execute();
@@ -61,7 +83,15 @@ export class SigninSessionRepo implements SessionStore {
     let q = this.db
       .selectFrom('signin_sessions')
       .selectAll()
-      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('user_id', '=', userId), eb('revoked_at', 'is', null), eb('expires_at', '>', now), eb('idle_expires_at', '>', now)]));
+      .where((eb) =>
+        eb.and([
+          eb('tenant_id', '=', tenantId),
+          eb('user_id', '=', userId),
+          eb('revoked_at', 'is', null),
+          eb('expires_at', '>', now),
+          eb('idle_expires_at', '>', now),
+        ]),
+      );
     if (after !== undefined) q = q.where('id', '>', after);
     return (await q.orderBy('id').limit(limit).execute()).map(stored.toRecord);
   }

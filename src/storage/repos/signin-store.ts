@@ -30,7 +30,13 @@ const settings = codec<SigninClientSettings>()('signin_client_settings', {
   ),
   postLogoutRedirectUris: json<string[]>(),
 });
-const pars = codec<ParRecord>()('signin_par_requests', { tenantId: true, clientId: true, request: json<ParRecord['request']>(), expiresAt: true, consumedAt: true });
+const pars = codec<ParRecord>()('signin_par_requests', {
+  tenantId: true,
+  clientId: true,
+  request: json<ParRecord['request']>(),
+  expiresAt: true,
+  consumedAt: true,
+});
 const flows = codec<FlowRecord>()('signin_flows', {
   tenantId: true,
   clientId: true,
@@ -106,7 +112,11 @@ export class SigninStoreRepo implements SigninStore {
   }
 
   async findFlow(tenantId: string, flowHash: string): Promise<FlowRecord | undefined> {
-    const r = await this.db.selectFrom('signin_flows').selectAll().where((eb) => eb.and({ tenant_id: tenantId, flow_hash: flowHash })).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('signin_flows')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, flow_hash: flowHash }))
+      .executeTakeFirst();
     return r && flows.toRecord(r);
   }
 
@@ -115,7 +125,10 @@ export class SigninStoreRepo implements SigninStore {
       await this.db.transaction().execute(async (trx) => {
         const flow = { key: { tenant_id: tenantId, flow_hash: flowHash }, column: 'completed_at', expiresColumn: 'expires_at', now } as const;
         if (!(await consumeOnce(trx, 'signin_flows', flow))) throw new Rollback();
-        if (parHash !== null && !(await consumeOnce(trx, 'signin_par_requests', { key: { tenant_id: tenantId, uri_hash: parHash }, column: 'consumed_at', now }))) {
+        if (
+          parHash !== null &&
+          !(await consumeOnce(trx, 'signin_par_requests', { key: { tenant_id: tenantId, uri_hash: parHash }, column: 'consumed_at', now }))
+        ) {
           throw new Rollback();
         }
         const fresh = { ...code, tenantId, consumedAt: null, issuedJti: null, issuedExp: null, issuedFamily: null };
@@ -154,7 +167,11 @@ export class SigninStoreRepo implements SigninStore {
           ),
         ]),
     });
-    const r = await this.db.selectFrom('signin_codes').selectAll().where((eb) => eb.and({ tenant_id: tenantId, code_hash: codeHash })).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('signin_codes')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, code_hash: codeHash }))
+      .executeTakeFirst();
     return { won, code: r && codes.toRecord(r) };
   }
 

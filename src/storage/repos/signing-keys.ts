@@ -92,7 +92,10 @@ export class SigningKeyRepo {
         .where('status', '=', 'active')
         .returning(['kid', 'created_at'])
         .execute();
-      await tx.insertInto('signing_keys').values(stored.toRow({ ...key, status: 'active', retiredAt: null, expiresAt: null })).execute();
+      await tx
+        .insertInto('signing_keys')
+        .values(stored.toRow({ ...key, status: 'active', retiredAt: null, expiresAt: null }))
+        .execute();
       // Exactly one row under the lock; should older data hold several, name the newest.
       retired.sort((a, b) => Number(b.created_at) - Number(a.created_at));
       return retired[0]?.kid ?? null;

@@ -37,7 +37,12 @@ export interface SamlSettings {
   /** A signed Response is enough even when its assertion is not signed (default false). */
   allowSignedResponse: boolean;
   /** Which assertion attribute carries each attribute (the email falls back to an emailAddress NameID). */
-  attributes: { email: string; name: string; groups: string; /** An attribute whose value `true` says the IdP verified the email; absent: the verified-domain rule. */ emailVerified?: string };
+  attributes: {
+    email: string;
+    name: string;
+    groups: string;
+    /** An attribute whose value `true` says the IdP verified the email; absent: the verified-domain rule. */ emailVerified?: string;
+  };
 }
 
 export interface SsoConnectionRecord {
@@ -108,13 +113,22 @@ export class SsoConnectionRepo {
 
   /** A connection by id alone within the tenant (the sign-in callback knows no organization). */
   async findInTenant(tenantId: string, id: string): Promise<SsoConnectionRecord | undefined> {
-    const row = await this.db.selectFrom('sso_connections').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('sso_connections')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
   /** Whether any organization of the tenant has an enabled connection (the login page's SSO hint). */
   async anyEnabled(tenantId: string): Promise<boolean> {
-    const row = await this.db.selectFrom('sso_connections').select('id').where((eb) => eb.and({ tenant_id: tenantId, enabled: 1 })).limit(1).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('sso_connections')
+      .select('id')
+      .where((eb) => eb.and({ tenant_id: tenantId, enabled: 1 }))
+      .limit(1)
+      .executeTakeFirst();
     return row !== undefined;
   }
 
@@ -139,7 +153,10 @@ export class SsoConnectionRepo {
   }
 
   async delete(tenantId: string, organizationId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('sso_connections').where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('sso_connections')
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }

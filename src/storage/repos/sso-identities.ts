@@ -25,7 +25,11 @@ export class SsoIdentityRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async find(connectionId: string, subject: string): Promise<SsoIdentityRecord | undefined> {
-    const row = await this.db.selectFrom('sso_identities').selectAll().where((eb) => eb.and({ connection_id: connectionId, subject })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('sso_identities')
+      .selectAll()
+      .where((eb) => eb.and({ connection_id: connectionId, subject }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
@@ -46,9 +50,19 @@ export class SsoIdentityRepo {
   ): Promise<Array<{ organizationId: string; organizationName: string; connectionId: string; connectionName: string; protocol: string }>> {
     const rows = await this.db
       .selectFrom('sso_identities')
-      .innerJoin('sso_connections', (j) => j.onRef('sso_connections.id', '=', 'sso_identities.connection_id').onRef('sso_connections.tenant_id', '=', 'sso_identities.tenant_id'))
-      .innerJoin('organizations', (j) => j.onRef('organizations.id', '=', 'sso_connections.organization_id').onRef('organizations.tenant_id', '=', 'sso_connections.tenant_id'))
-      .select(['sso_connections.organization_id', 'organizations.name as organization_name', 'sso_identities.connection_id', 'sso_connections.name as connection_name', 'sso_connections.protocol'])
+      .innerJoin('sso_connections', (j) =>
+        j.onRef('sso_connections.id', '=', 'sso_identities.connection_id').onRef('sso_connections.tenant_id', '=', 'sso_identities.tenant_id'),
+      )
+      .innerJoin('organizations', (j) =>
+        j.onRef('organizations.id', '=', 'sso_connections.organization_id').onRef('organizations.tenant_id', '=', 'sso_connections.tenant_id'),
+      )
+      .select([
+        'sso_connections.organization_id',
+        'organizations.name as organization_name',
+        'sso_identities.connection_id',
+        'sso_connections.name as connection_name',
+        'sso_connections.protocol',
+      ])
       .select((eb) => eb.fn.min('sso_identities.created_at').as('first_linked'))
       .where('sso_identities.tenant_id', '=', tenantId)
       .where('sso_identities.user_id', '=', userId)
@@ -57,16 +71,29 @@ export class SsoIdentityRepo {
       .orderBy('sso_identities.connection_id')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ organizationId: r.organization_id, organizationName: r.organization_name, connectionId: r.connection_id, connectionName: r.connection_name, protocol: r.protocol }));
+    return rows.map((r) => ({
+      organizationId: r.organization_id,
+      organizationName: r.organization_name,
+      connectionId: r.connection_id,
+      connectionName: r.connection_name,
+      protocol: r.protocol,
+    }));
   }
 
   /** Removes every upstream identity of this user at this connection; how many there were. */
   async deleteForUser(tenantId: string, userId: string, connectionId: string): Promise<number> {
-    const r = await this.db.deleteFrom('sso_identities').where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, connection_id: connectionId })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('sso_identities')
+      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId, connection_id: connectionId }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 
   async touch(connectionId: string, subject: string, now: number): Promise<void> {
-    await this.db.updateTable('sso_identities').set({ last_login_at: now }).where((eb) => eb.and({ connection_id: connectionId, subject })).execute();
+    await this.db
+      .updateTable('sso_identities')
+      .set({ last_login_at: now })
+      .where((eb) => eb.and({ connection_id: connectionId, subject }))
+      .execute();
   }
 }

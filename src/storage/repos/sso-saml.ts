@@ -118,7 +118,11 @@ export class SsoSamlRepo {
   }
 
   async findOutcome(tenantId: string, handleHash: string): Promise<SsoSamlOutcomeRecord | undefined> {
-    const row = await this.db.selectFrom('sso_saml_outcomes').selectAll().where((eb) => eb.and({ tenant_id: tenantId, handle_hash: handleHash })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('sso_saml_outcomes')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, handle_hash: handleHash }))
+      .executeTakeFirst();
     return row && storedOutcome.toRecord(row);
   }
 

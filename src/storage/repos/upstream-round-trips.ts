@@ -40,11 +40,18 @@ export class UpstreamRoundTripRepo {
 
   async insert<Resume extends object>(t: UpstreamRoundTripRecord<Resume>): Promise<void> {
     await sweeper.tick(this.db, t.createdAt);
-    await this.db.insertInto('upstream_round_trips').values(stored.toRow(t as unknown as UpstreamRoundTripRecord)).execute();
+    await this.db
+      .insertInto('upstream_round_trips')
+      .values(stored.toRow(t as unknown as UpstreamRoundTripRecord))
+      .execute();
   }
 
   /** The round trip of `stateHash` that `purpose` started in this tenant. */
-  async find<Resume extends object = Record<string, unknown>>(tenantId: string, purpose: RoundTripPurpose, stateHash: string): Promise<UpstreamRoundTripRecord<Resume> | undefined> {
+  async find<Resume extends object = Record<string, unknown>>(
+    tenantId: string,
+    purpose: RoundTripPurpose,
+    stateHash: string,
+  ): Promise<UpstreamRoundTripRecord<Resume> | undefined> {
     const row = await this.db
       .selectFrom('upstream_round_trips')
       .selectAll()

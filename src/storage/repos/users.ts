@@ -64,7 +64,11 @@ export class UserRepo {
   }
 
   async find(tenantId: string, id: string): Promise<UserRecord | undefined> {
-    const row = await this.db.selectFrom('users').selectAll().where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
@@ -75,17 +79,30 @@ export class UserRepo {
    */
   async lock(tenantId: string, id: string, dialect: Dialect): Promise<void> {
     if (dialect !== 'postgres') return;
-    await this.db.selectFrom('users').select('id').where((eb) => eb.and({ tenant_id: tenantId, id })).forUpdate().execute();
+    await this.db
+      .selectFrom('users')
+      .select('id')
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .forUpdate()
+      .execute();
   }
 
   async findByEmail(tenantId: string, email: string): Promise<UserRecord | undefined> {
-    const row = await this.db.selectFrom('users').selectAll().where((eb) => eb.and({ tenant_id: tenantId, email })).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, email }))
+      .executeTakeFirst();
     return row && stored.toRecord(row);
   }
 
   /** How many users the tenant has (the console overview). */
   async count(tenantId: string): Promise<number> {
-    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -120,7 +137,10 @@ export class UserRepo {
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('users').where((eb) => eb.and({ tenant_id: tenantId, id })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('users')
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }

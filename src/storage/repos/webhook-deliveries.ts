@@ -208,7 +208,9 @@ export class WebhookDeliveryRepo {
         next_attempt_at: now,
         updated_at: now,
       })
-      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('endpoint_id', '=', endpointId), eb('id', '=', id), eb('status', 'in', ['pending', 'failed', 'delivered'])]))
+      .where((eb) =>
+        eb.and([eb('tenant_id', '=', tenantId), eb('endpoint_id', '=', endpointId), eb('id', '=', id), eb('status', 'in', ['pending', 'failed', 'delivered'])]),
+      )
       .returningAll()
       .executeTakeFirst();
     return row && stored.toRecord(row);

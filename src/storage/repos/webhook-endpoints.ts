@@ -54,7 +54,12 @@ export class WebhookEndpointRepo {
     const row = await this.db
       .selectFrom('webhook_endpoints as e')
       .select((eb) => {
-        const latestStatus = eb.selectFrom('webhook_deliveries as d').select('d.status').whereRef('d.endpoint_id', '=', 'e.id').orderBy('d.id', 'desc').limit(1);
+        const latestStatus = eb
+          .selectFrom('webhook_deliveries as d')
+          .select('d.status')
+          .whereRef('d.endpoint_id', '=', 'e.id')
+          .orderBy('d.id', 'desc')
+          .limit(1);
         return [
           eb.fn.countAll<number | string>().as('total'),
           eb.fn.sum<number | string | null>(eb.case().when(latestStatus, '=', 'failed').then(1).else(0).end()).as('failing'),
@@ -70,7 +75,11 @@ export class WebhookEndpointRepo {
    * commit, so deliveries written for them cannot race an endpoint's deletion.
    */
   async listByOrganization(tenantId: string, organizationId: string, lock?: Dialect): Promise<WebhookEndpointRecord[]> {
-    const q = this.db.selectFrom('webhook_endpoints').selectAll().where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId })).orderBy('id');
+    const q = this.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId }))
+      .orderBy('id');
     return (await (lock === 'postgres' ? q.forShare() : q).execute()).map(stored.toRecord);
   }
 
@@ -85,7 +94,10 @@ export class WebhookEndpointRepo {
   }
 
   async delete(tenantId: string, organizationId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('webhook_endpoints').where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id })).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('webhook_endpoints')
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, id }))
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }

@@ -61,7 +61,10 @@ describe('sign-in engine', () => {
 
       // Replayed: the same flow is gone, whatever step is asked of it.
       assert.deepEqual(failure(await engine().showLogin(w.tenant, { flow }, b)), { status: 400, code: 'invalid_request' });
-      assert.deepEqual(failure(await engine().password(w.tenant, { flow }, { email: user.email, password: PASSWORD }, b)), { status: 400, code: 'invalid_request' });
+      assert.deepEqual(failure(await engine().password(w.tenant, { flow }, { email: user.email, password: PASSWORD }, b)), {
+        status: 400,
+        code: 'invalid_request',
+      });
       assert.deepEqual(failure(await engine().resume(w.tenant, { flow }, b)), { status: 400, code: 'invalid_request' });
       const stored = await w.ctx.db.kysely.selectFrom('signin_engine_flows').selectAll().where('flow_hash', '=', sha256Hex(flow)).executeTakeFirstOrThrow();
       assert.equal(stored.step, 'complete');
@@ -98,7 +101,10 @@ describe('sign-in engine', () => {
     });
 
     it('an unknown client gets an error page, never a redirect', async () => {
-      assert.deepEqual(failure(await engine().authorize({ ...authorizeParams(w), client_id: 'cli_nope' }, w.tenant, browser())), { status: 400, code: 'invalid_client' });
+      assert.deepEqual(failure(await engine().authorize({ ...authorizeParams(w), client_id: 'cli_nope' }, w.tenant, browser())), {
+        status: 400,
+        code: 'invalid_client',
+      });
     });
   });
 
@@ -202,13 +208,13 @@ describe('sign-in engine', () => {
   describe('first factor: an upstream IdP (SSO)', () => {
     /** What the SSO service answers once it validated the IdP's answer: a session it opened (pending or not). */
     async function upstreamAnswer(userId: string, flow: string | undefined, pending: boolean) {
-      const opened = await w.ctx.db.kysely.transaction().execute((trx) =>
-        w.ctx.signin.openSession(trx, w.tenant.id, userId, { ip: '192.0.2.10', userAgent: null }, w.clock.now(), { amr: ['fed'], pending }),
-      );
+      const opened = await w.ctx.db.kysely
+        .transaction()
+        .execute((trx) => w.ctx.signin.openSession(trx, w.tenant.id, userId, { ip: '192.0.2.10', userAgent: null }, w.clock.now(), { amr: ['fed'], pending }));
       return { kind: 'ok' as const, ...opened, userId, continuation: flow ? { flow } : { returnTo: '/sessions' } };
     }
 
-    it('the flow that went upstream completes with the session the IdP\'s answer opened', async () => {
+    it("the flow that went upstream completes with the session the IdP's answer opened", async () => {
       const user = await createUser(w);
       const { flow } = await start();
       const done = await engine().upstreamFinished(w.tenant, await upstreamAnswer(user.id, flow, false));
@@ -232,7 +238,10 @@ describe('sign-in engine', () => {
     it('starting at an unknown connection, or for a flow that is gone, is refused', async () => {
       const { flow } = await start();
       assert.deepEqual(failure(await engine().startUpstream(w.tenant, { flow }, 'sso_unknown', undefined, browser())), { status: 404, code: 'not_found' });
-      assert.deepEqual(failure(await engine().startUpstream(w.tenant, { flow: 'flw_gone' }, 'sso_unknown', undefined, browser())), { status: 400, code: 'access_denied' });
+      assert.deepEqual(failure(await engine().startUpstream(w.tenant, { flow: 'flw_gone' }, 'sso_unknown', undefined, browser())), {
+        status: 400,
+        code: 'access_denied',
+      });
     });
   });
 
@@ -245,15 +254,18 @@ describe('sign-in engine', () => {
       assert.equal(session?.userId, done.user.id);
       assert.deepEqual(session?.amr, ['pwd']);
       assert.equal(await w.ctx.admins.isAdmin(w.tenant.id, done.user.id), true);
-      await assert.rejects(engine().consoleSetup(w.tenant, { token: w.setupToken, email: 'second@example.com', password: PASSWORD }, browser()), (err: { status: number; code: string }) => {
-        assert.deepEqual([err.status, err.code], [400, 'invalid_request']);
-        return true;
-      });
+      await assert.rejects(
+        engine().consoleSetup(w.tenant, { token: w.setupToken, email: 'second@example.com', password: PASSWORD }, browser()),
+        (err: { status: number; code: string }) => {
+          assert.deepEqual([err.status, err.code], [400, 'invalid_request']);
+          return true;
+        },
+      );
     });
   });
 
   describe('flows', () => {
-    it('resumed from another browser: that browser must sign in itself; the flow is not completed by the first one\'s session', async () => {
+    it("resumed from another browser: that browser must sign in itself; the flow is not completed by the first one's session", async () => {
       const user = await createUser(w);
       const { b, flow } = await start();
       b.take(await engine().password(w.tenant, { flow: undefined, returnTo: '/sessions' }, { email: user.email, password: PASSWORD }, b));
@@ -270,7 +282,10 @@ describe('sign-in engine', () => {
       const { b, flow } = await start();
       w.clock.advance(w.ctx.config.loginFlowTtlSeconds * 1000 + 1);
       assert.deepEqual(failure(await engine().showLogin(w.tenant, { flow }, b)), { status: 400, code: 'invalid_request' });
-      assert.deepEqual(failure(await engine().password(w.tenant, { flow }, { email: user.email, password: PASSWORD }, b)), { status: 400, code: 'invalid_request' });
+      assert.deepEqual(failure(await engine().password(w.tenant, { flow }, { email: user.email, password: PASSWORD }, b)), {
+        status: 400,
+        code: 'invalid_request',
+      });
       assert.equal(b.sessionToken, undefined);
     });
 
@@ -298,10 +313,20 @@ describe('sign-in engine', () => {
 
   describe('consent', () => {
     it('a third-party client asks; denied, the client gets access_denied and the flow is used up', async () => {
-      const third = await w.ctx.management.clients.create(w.tenant.id, { client_name: 'Third', token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], redirect_uris: ['https://app.example/cb'] });
+      const third = await w.ctx.management.clients.create(w.tenant.id, {
+        client_name: 'Third',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        redirect_uris: ['https://app.example/cb'],
+      });
       const { SigninStoreRepo } = await import('../../../src/storage/repos/signin-store.js');
       const { DEFAULT_CLIENT_SETTINGS } = await import('../../../src/oauth/authorize/types.js');
-      await new SigninStoreRepo(w.ctx.db.kysely).saveClientSettings(w.tenant.id, third.client_id, { ...DEFAULT_CLIENT_SETTINGS, thirdParty: true }, w.clock.now());
+      await new SigninStoreRepo(w.ctx.db.kysely).saveClientSettings(
+        w.tenant.id,
+        third.client_id,
+        { ...DEFAULT_CLIENT_SETTINGS, thirdParty: true },
+        w.clock.now(),
+      );
       const user = await createUser(w);
       const b = browser();
       const flow = flowOf(await engine().authorize({ ...authorizeParams(w), client_id: third.client_id }, w.tenant, b));

@@ -61,7 +61,8 @@ function checkPkce(ctx: GrantContext, code: CodeRecord): void {
     return;
   }
   if (verifier === undefined || !VERIFIER.test(verifier)) throw oauthErrors.invalidGrant('missing or malformed code_verifier');
-  if (createHash('sha256').update(verifier, 'ascii').digest('base64url') !== code.grant.codeChallenge) throw oauthErrors.invalidGrant('code_verifier does not match');
+  if (createHash('sha256').update(verifier, 'ascii').digest('base64url') !== code.grant.codeChallenge)
+    throw oauthErrors.invalidGrant('code_verifier does not match');
 }
 
 function checkDpopKey(ctx: GrantContext, code: CodeRecord): void {
@@ -70,7 +71,11 @@ function checkDpopKey(ctx: GrantContext, code: CodeRecord): void {
 }
 
 /** Refresh tokens only for `offline_access`, and only to clients registered for the grant. */
-async function maybeRefreshToken(ctx: GrantContext, ports: AuthorizationCodeGrantPorts, code: CodeRecord): Promise<{ token: string; familyId: string } | undefined> {
+async function maybeRefreshToken(
+  ctx: GrantContext,
+  ports: AuthorizationCodeGrantPorts,
+  code: CodeRecord,
+): Promise<{ token: string; familyId: string } | undefined> {
   if (!code.grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
   const token = await startRefreshFamily(
     ctx.tenant,

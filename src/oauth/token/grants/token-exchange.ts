@@ -24,7 +24,13 @@ function policyOf(ctx: GrantContext): TokenExchangePolicy {
   return policy;
 }
 
-async function verifyPresentedToken(ctx: GrantContext, ports: TokenExchangeGrantPorts, token: string, type: string | undefined, what: string): Promise<AccessTokenClaims> {
+async function verifyPresentedToken(
+  ctx: GrantContext,
+  ports: TokenExchangeGrantPorts,
+  token: string,
+  type: string | undefined,
+  what: string,
+): Promise<AccessTokenClaims> {
   if (type === undefined) throw oauthErrors.invalidRequest(`missing ${what}_type`);
   if (type !== TOKEN_TYPE_ACCESS_TOKEN) throw oauthErrors.invalidRequest(`unsupported ${what}_type`);
   try {
@@ -79,7 +85,13 @@ function nestedActor(ctx: GrantContext, subject: AccessTokenClaims, actor: Acces
 
 async function handle(ctx: GrantContext, ports: TokenExchangeGrantPorts): Promise<TokenResponse> {
   const policy = policyOf(ctx);
-  const subject = await verifyPresentedToken(ctx, ports, requiredParam(ctx.req.body, 'subject_token'), param(ctx.req.body, 'subject_token_type'), 'subject_token');
+  const subject = await verifyPresentedToken(
+    ctx,
+    ports,
+    requiredParam(ctx.req.body, 'subject_token'),
+    param(ctx.req.body, 'subject_token_type'),
+    'subject_token',
+  );
   checkSubjectAllowed(policy, subject);
   const actorToken = await actorOf(ctx, ports);
   const act = nestedActor(ctx, subject, actorToken);
