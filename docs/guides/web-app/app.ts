@@ -34,13 +34,11 @@ const app = express();
 
 app.get('/', (req, res) => {
   const { user } = session(req, res);
-  res
-    .type('html')
-    .send(
-      user
-        ? `<h1>Hello, ${escape(String(user.email))}</h1><p>Your ID token says:</p><pre>${escape(JSON.stringify(user, null, 2))}</pre>`
-        : '<h1>Welcome</h1><a href="/login">Sign in</a>',
-    );
+  res.type('html').send(
+    user
+      ? `<h1>Hello, ${escape(String(user.email))}</h1><p>Your ID token says:</p><pre>${escape(JSON.stringify(user, null, 2))}</pre>`
+      : '<h1>Welcome</h1><a href="/login">Sign in</a>',
+  );
 });
 
 // Send the browser to Keyhall's /authorize, with PKCE, state and nonce kept in the session.
