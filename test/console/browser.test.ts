@@ -80,10 +80,17 @@ describe('console in a browser', () => {
       await page.getByLabel('Repeat the password').fill(PASSWORD);
       await shot(page, '01-setup');
       await accessible(page, 'setup');
+      const created = page.waitForResponse((r) => r.url().endsWith('/console/api/setup') && r.request().method() === 'POST');
       await page.getByRole('button', { name: 'Create administrator' }).click();
+      // What the server answered, in the failure message if it was not the administrator.
+      const answer = await created;
+      assert.equal(answer.status(), 201, `POST /console/api/setup: ${answer.status()} ${await answer.text()}`);
       // The setup signed the administrator in (second factors: setup-enrolment.test.ts); sign in
       // again on the hosted login, which the console's own cookie follows.
-      await page.getByRole('link', { name: 'Skip for now and open the console' }).waitFor();
+      await page
+        .getByRole('link', { name: 'Skip for now and open the console' })
+        .waitFor()
+        .catch(async (err: unknown) => assert.fail(`${String(err)}\nthe page shows: ${await page.locator('main').innerText()}`));
       await page.goto(`${s.tenant.tenant.issuer}/login?return_to=%2Fconsole%2F`);
       await page.fill('#email', ADMIN);
       await page.fill('#password', PASSWORD);
