@@ -12,7 +12,7 @@ import { normalizeEmail } from '../users/emails.js';
 import type { UserService } from '../users/service.js';
 import { type Executor, isForeignKeyViolation } from '../storage/db.js';
 import type { ConsoleSetupTokenRecord } from '../storage/repos/console.js';
-import type { UserRecord } from '../storage/repos/users.js';
+import { currentPasswordSetBy, type UserRecord } from '../storage/repos/users.js';
 
 /** A setup link lives this long (the spec: 24 hours). */
 export const SETUP_LINK_TTL_MS = 24 * 3600_000;
@@ -59,11 +59,15 @@ export function adminView(a: { userId: string; email: string; createdAt: number 
 }
 
 /**
- * What the look-up showed of how the account signs in (email, password and who set it), as an
- * opaque digest: the grant sends it back, and a change since then is refused (409).
+ * What the look-up showed of how the account signs in (email, whether it has a password and who
+ * set it), as an opaque digest: the grant sends it back, and a change since then is refused (409).
+ * Not the hash itself: a sign-in that re-hashes the same password with today's parameters
+ * (upgradeHash) changes nothing the administrator decided on.
  */
 export function accountFingerprint(u: UserRecord): string {
-  return sha256Hex(JSON.stringify([u.id, u.email, u.passwordHash, u.passwordSetBy])).slice(0, 32);
+  const setBy = currentPasswordSetBy(u);
+  const who = setBy && [setBy.type, setBy.id, setBy.every_permission];
+  return sha256Hex(JSON.stringify([u.id, u.email, u.passwordHash !== null, who])).slice(0, 32);
 }
 
 export class ConsoleAdmins {
