@@ -13,9 +13,13 @@ import { basic, insecure } from './helpers.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
+const clockOf = (s: SigninTestServer) => s.server.ctx.clock;
+
 /** What one poll of /token answers: the tokens, or the error code. */
 async function poll(s: SigninTestServer, client: oauth.Client, deviceCode: string, auth = oauth.None()) {
   const response = await oauth.deviceCodeGrantRequest(s.as, client, auth, deviceCode, insecure);
+  // The client's notion of now follows the server's injected clock (for the ID token's iat).
+  client[oauth.clockSkew] = Math.round((clockOf(s).now() - Date.now()) / 1000);
   try {
     return { tokens: await oauth.processDeviceCodeResponse(s.as, client, response) };
   } catch (err) {
