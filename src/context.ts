@@ -292,6 +292,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       profiles: { profile: (tenantId, userId) => signin.profile(tenantId, userId) },
       mfaPolicy: { required: async (tenantId, userId, organizationId) => (await mfa.policyFor(tenantId, userId, organizationId)) === 'required' },
       preAuthorizedCodes: credentials,
+      device: { store: r.deviceCodes, attempts: r.loginFailures, settings: { codeTtlSeconds: config.deviceCodeTtlSeconds } },
     });
 
     const signin = new SigninService(db, clock, events, {
@@ -376,6 +377,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const engine = new SigninEngine({
       flows: r.signinFlows,
       authorize: oauth.authorize,
+      device: oauth.device,
       signin,
       mfa,
       sso,

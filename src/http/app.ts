@@ -26,6 +26,8 @@ import { jsonBodyProblem, readJsonBody } from './json-body.js';
 import { mcpRoutes } from './mcp-routes.js';
 import { authorizeRoutes } from './oauth/authorize.js';
 import { parRoutes } from './oauth/par.js';
+import { deviceAuthorizationRoutes } from './oauth/device.js';
+import { deviceScreenRoutes } from './screens/device-routes.js';
 import { tokenRoutes } from './oauth/token.js';
 import { userinfoRoutes } from './oauth/userinfo.js';
 import { consoleApiRoutes } from './console/api.js';
@@ -147,6 +149,8 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(scimRoutes, { prefix: '/scim/v2', scim: ctx.scim, bodyLimit: ctx.config.bodyLimit });
   await app.register(tokenRoutes, { oauth: ctx.oauth, cors: ctx.browserOrigins, bodyLimit: ctx.config.bodyLimit });
   await app.register(parRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
+  await app.register(deviceAuthorizationRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
+  await app.register(deviceScreenRoutes, { engine: ctx.engine });
   await app.register(authorizeRoutes, { engine: ctx.engine });
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin, cors: ctx.browserOrigins });
   await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, engine: ctx.engine, links: ctx.ssoLinks });

@@ -16,6 +16,9 @@ import {
 } from './authorize/engine.js';
 import type { SessionRecord, SigninStore } from './authorize/types.js';
 import type { RawParams } from './authorize/validate.js';
+import { type DeviceAuthorizationResponse, type DeviceSettings, handleDeviceAuthorization } from './device/authorization.js';
+import type { AttemptCounter, DeviceCodeStore, DeviceDecision } from './device/types.js';
+import { decide, findByUserCode, type LoadedDevice, loadPending, type UserCodeResult } from './device/verification.js';
 import { authorizationServerMetadata, type Metadata, protectedResourceMetadata } from './discovery/metadata.js';
 import { handleIntrospection, handleRevocation, type IntrospectionResponse } from './introspection/introspect.js';
 import { type LogoutParams, type LogoutTarget, resolveLogout } from './logout/resolve.js';
@@ -23,6 +26,7 @@ import { handlePushedAuthorizationRequest, type ParResponse } from './par/push.j
 import { authorizeResourceRequest, type GuardOptions, type ProtectedRequest } from './resource-server/guard.js';
 import { authorizationCodeGrant } from './token/grants/authorization-code.js';
 import { clientCredentialsGrant } from './token/grants/client-credentials.js';
+import { deviceCodeGrant } from './token/grants/device-code.js';
 import { type PreAuthorizedCodes, preAuthorizedCodeGrant } from './token/grants/pre-authorized-code.js';
 import { refreshTokenGrant } from './token/grants/refresh-token.js';
 import { tokenExchangeGrant } from './token/grants/token-exchange.js';
@@ -43,6 +47,8 @@ export interface OAuthPorts extends OAuthDeps {
   preAuthorizedCodes?: PreAuthorizedCodes;
   /** Whether the MFA policy (the tenant's, the user's organizations', the flow's) requires a second factor. */
   mfaPolicy?: MfaPolicyPort;
+  /** The device authorization grant (RFC 8628): its store, the user-code attempt counter, its settings. */
+  device: { store: DeviceCodeStore; attempts: AttemptCounter; settings: DeviceSettings };
 }
 
 export interface OAuthServer {
@@ -63,6 +69,15 @@ export interface OAuthServer {
     continue(flow: LoadedFlow, tenant: OAuthTenant, session: SessionRecord | undefined, opts: { consented: boolean }): Promise<Outcome>;
     deny(flow: LoadedFlow, tenant: OAuthTenant): Promise<Outcome>;
   };
+  /** POST /device_authorization (RFC 8628 §3.1). */
+  deviceAuthorization(req: OAuthHttpRequest, tenant: OAuthTenant): Promise<DeviceAuthorizationResponse>;
+  /** The verification side of the device grant, for the sign-in engine (/activate). */
+  device: {
+    /** The pending authorization a typed user code names (rate-limited per address). */
+    findByUserCode(tenant: OAuthTenant, userCode: string | undefined, ip: string): Promise<UserCodeResult>;
+    load(tenant: OAuthTenant, hash: string): Promise<LoadedDevice | undefined>;
+    decide(tenant: OAuthTenant, hash: string, decision: DeviceDecision): Promise<boolean>;
+  };
   logout(params: LogoutParams, tenant: OAuthTenant): Promise<LogoutTarget>;
   metadata: {
     authorizationServer(issuer: string): Metadata;
@@ -80,6 +95,16 @@ export function grantTable(p: OAuthPorts): GrantTable {
     [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys })],
     [GRANT_TYPE.refreshToken, refreshTokenGrant({ refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
     [GRANT_TYPE.tokenExchange, tokenExchangeGrant({ keys: p.keys, revoked: p.revoked, atomically: p.atomically })],
+    [
+      GRANT_TYPE.deviceCode,
+      deviceCodeGrant({
+        devices: p.device.store,
+        clientSettings: (t, c) => p.signin.clientSettings(t, c),
+        profiles: p.profiles,
+        refreshTokens: p.refreshTokens,
+        keys: p.keys,
+      }),
+    ],
     ...(p.preAuthorizedCodes ? [[GRANT_TYPE.preAuthorizedCode, preAuthorizedCodeGrant({ keys: p.keys, codes: p.preAuthorizedCodes })] as const] : []),
   ]);
 }
@@ -109,6 +134,13 @@ export function composeOAuth(ports: OAuthPorts): OAuthServer {
       load: (hash, handle, tenant) => loadFlow(hash, handle, tenant, authorizeDeps()),
       continue: (flow, tenant, session, opts) => continueFlow(flow, tenant, session, authorizeDeps(), opts),
       deny: (flow, tenant) => denyFlow(flow, tenant),
+    },
+    deviceAuthorization: (req, tenant) => handleDeviceAuthorization(req, tenant, ports, ports.device),
+    device: {
+      findByUserCode: (tenant, userCode, ip) =>
+        findByUserCode(tenant, userCode, ip, { store: ports.device.store, clients: ports.clients, attempts: ports.device.attempts, now: ports.clock.now() }),
+      load: (tenant, hash) => loadPending(tenant, hash, { store: ports.device.store, clients: ports.clients, now: ports.clock.now() }),
+      decide: (tenant, hash, decision) => decide(tenant, hash, decision, { store: ports.device.store, now: ports.clock.now() }),
     },
     logout: (params, tenant) => resolveLogout(params, tenant, { keys: ports.keys, clients: ports.clients, store: ports.signin }),
     metadata: {

@@ -18,6 +18,11 @@ export const oauthErrors = {
   unsupportedTokenType: (d?: string) => new AppError(400, 'unsupported_token_type', d),
   invalidClientMetadata: (d?: string) => new AppError(400, 'invalid_client_metadata', d),
   invalidRedirectUri: (d?: string) => new AppError(400, 'invalid_redirect_uri', d),
+  /** The device grant's polling answers (RFC 8628 §3.5). */
+  authorizationPending: (d?: string) => new AppError(400, 'authorization_pending', d),
+  slowDown: (d?: string) => new AppError(400, 'slow_down', d),
+  accessDenied: (d?: string) => new AppError(400, 'access_denied', d),
+  expiredToken: (d?: string) => new AppError(400, 'expired_token', d),
   /** An authorization-request error answered as JSON at /par (RFC 9126 §2.3): its own code, 400. */
   pushedRequest: (code: string, d: string) => new AppError(400, code, d),
 };

@@ -14,6 +14,7 @@ export const GRANT_TYPE = {
   refreshToken: 'refresh_token',
   tokenExchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
   preAuthorizedCode: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+  deviceCode: 'urn:ietf:params:oauth:grant-type:device_code',
 } as const;
 
 /** Which subject tokens a client may exchange and which audiences it may obtain (RFC 8693). */

@@ -14,7 +14,7 @@ export interface PageFrame {
   t: Translator;
 }
 
-const SCOPE_TEXT: Record<string, MessageKey> = {
+export const SCOPE_TEXT: Record<string, MessageKey> = {
   openid: 'scope.openid',
   profile: 'scope.profile',
   email: 'scope.email',

@@ -21,14 +21,16 @@ import type { MfaService } from '../screens/mfa/service.js';
 import type { SigninService } from '../screens/service.js';
 import type { UserRecord } from '../storage/repos/users.js';
 import { newBrowserBinding, type SsoContinuation, type SsoFinish, SsoLoginError, type SsoSigninService } from '../sso/service.js';
-import { type Ctx, type FlowRef, type OpenFlow, pageUrl } from './context.js';
-import { SIGNIN_FLOW_PREFIX, type SigninFlowStore, type StepName } from './flows.js';
+import { type Ctx, type FlowRef, type OpenDevice, type OpenFlow, pageUrl } from './context.js';
+import { SIGNIN_FLOW_PREFIX, type SigninFlowRecord, type SigninFlowStore, type StepName } from './flows.js';
 import type { Message } from '../screens/i18n/index.js';
+import { DEVICE_CODE_INVALID, DEVICE_LIMITED } from './messages.js';
 import { BAD_CREDENTIALS, CHALLENGE_LIMITED, CODE_INVALID, flowGone, LOGIN_LIMITED, PASSKEY_REQUIRED, SSO_UNAVAILABLE, ssoFailure } from './messages.js';
 import { fail, redirect, type SigninOutcome } from './outcome.js';
 import { owedAfterPassword } from './second-factor.js';
 import { type StepPorts, type StepState, walk } from './steps.js';
 import { challengeView, consentView, loginView } from './views.js';
+import { activateView, deviceConsentView, deviceDoneView } from './views.js';
 
 /** The console's setup links (src/console/service.ts): consumes one and creates the administrator, signing them in inside that transaction. */
 export interface ConsoleSetupPort {
@@ -44,6 +46,8 @@ type Transaction = Parameters<SigninService['openSession']>[0];
 export interface SigninEngineDeps {
   flows: SigninFlowStore;
   authorize: OAuthServer['authorize'];
+  /** The device grant's verification side (RFC 8628 §3.3): user codes and decisions. */
+  device: OAuthServer['device'];
   signin: SigninService;
   mfa: MfaService;
   sso: SsoSigninService;
@@ -79,15 +83,21 @@ export class SigninEngine {
   async #resolve(tenant: OAuthTenant, ref: FlowRef): Promise<Resolved> {
     const returnTo = safeReturnTo(ref.returnTo, tenant.issuer);
     if (ref.flow === undefined) return { ok: true, ctx: { entry: 'account', returnTo } };
-    const flow = await this.#open(tenant, ref.flow);
-    return flow ? { ok: true, ctx: { entry: flow.record.entry, returnTo, flow } } : { ok: false };
+    const open = await this.#open(tenant, ref.flow);
+    if (open && 'device' in open) return { ok: true, ctx: { entry: 'device', returnTo, device: open } };
+    return open ? { ok: true, ctx: { entry: open.record.entry, returnTo, flow: open } } : { ok: false };
   }
 
-  async #open(tenant: OAuthTenant, handle: string): Promise<OpenFlow | undefined> {
+  async #open(tenant: OAuthTenant, handle: string): Promise<OpenFlow | OpenDevice | undefined> {
     if (!handle.startsWith(SIGNIN_FLOW_PREFIX) || handle.length > 100) return undefined;
     const hash = sha256Hex(handle);
     const record = await this.deps.flows.find(tenant.id, hash);
-    if (!record || record.completedAt !== null || record.expiresAt <= this.deps.clock.now() || !record.authorizeFlowHash) return undefined;
+    if (!record || record.completedAt !== null || record.expiresAt <= this.deps.clock.now()) return undefined;
+    if (record.entry === 'device') {
+      const device = record.deviceCodeHash ? await this.deps.device.load(tenant, record.deviceCodeHash) : undefined;
+      return device && { handle, hash, record, device };
+    }
+    if (!record.authorizeFlowHash) return undefined;
     const authorize = await this.deps.authorize.load(record.authorizeFlowHash, handle, tenant);
     return authorize && { handle, hash, record, authorize };
   }
@@ -100,6 +110,7 @@ export class SigninEngine {
       tenantId: tenant.id,
       entry: 'authorize',
       authorizeFlowHash: sha256Hex(authorizeFlowId),
+      deviceCodeHash: null,
       step: 'first_factor',
       version: 0,
       createdAt: now,
@@ -111,7 +122,7 @@ export class SigninEngine {
 
   /** Records that the flow passed a step; false when another request moved it first (or it expired). */
   async #advance(tenant: OAuthTenant, ctx: Ctx, step: StepName): Promise<boolean> {
-    const f = ctx.flow;
+    const f = ctx.flow ?? ctx.device;
     if (!f) return true;
     if (!(await this.deps.flows.advance(tenant.id, f.hash, f.record.version, step, this.deps.clock.now()))) return false;
     f.record = { ...f.record, step, version: f.record.version + 1 };
@@ -174,6 +185,7 @@ export class SigninEngine {
   /** Where an SSO sign-in continues, with what the flow asks of it (its organization's MFA policy, its acr). */
   #continuation(ctx: Ctx): SsoContinuation {
     const page = ctx.returnTo ? { returnTo: ctx.returnTo } : {};
+    if (ctx.device) return { ...page, flow: ctx.device.handle };
     if (!ctx.flow) return page;
     const request = ctx.flow.authorize.flow.request;
     const acr = minimumAcr(request.acrValues);
@@ -358,7 +370,7 @@ export class SigninEngine {
     const r = await this.#resolve(tenant, ref);
     const f = r.ok ? r.ctx.flow : undefined;
     return {
-      flow: f?.handle,
+      flow: f?.handle ?? (r.ok ? r.ctx.device?.handle : undefined),
       returnTo: safeReturnTo(ref.returnTo, tenant.issuer),
       formTargets: f ? [f.authorize.flow.request.redirectUri] : [],
       uiLocales: f?.authorize.flow.request.uiLocales ?? null,
@@ -419,5 +431,79 @@ export class SigninEngine {
     await this.deps.signin.grantConsent(tenant.id, session.userId, ctx.flow.authorize.client.id, request.scopes, request.resources);
     if (!(await this.#advance(tenant, ctx, 'consent'))) return fail(flowGone());
     return this.#resume(tenant, ctx, { session }, true);
+  }
+
+  // ------------------------------------------------------------ entry: the device grant's /activate (RFC 8628 §3.3)
+
+  /** GET /activate: the user code form, prefilled from verification_uri_complete; a GET never decides anything. */
+  showActivate(tenant: OAuthTenant, userCode: string | undefined): Promise<SigninOutcome> {
+    return activateView(this.deps, tenant, 200, { userCode: userCode?.slice(0, 64) });
+  }
+
+  /**
+   * POST /activate: the code names a pending device authorization (a wrong one counts against the
+   * address: 429 after ten in ten minutes). A `device` flow starts; the person signs in (or is
+   * already) and the steps lead to its approval page.
+   */
+  async activate(tenant: OAuthTenant, userCode: string | undefined, browser: Browser): Promise<SigninOutcome> {
+    const typed = userCode?.slice(0, 64);
+    const found = await this.deps.device.findByUserCode(tenant, typed, browser.ip);
+    if (found.kind === 'limited')
+      return activateView(this.deps, tenant, 429, { userCode: typed, message: DEVICE_LIMITED, error: 'rate_limited' }, found.retryAfterSeconds);
+    if (found.kind === 'invalid') return activateView(this.deps, tenant, 400, { userCode: typed, message: DEVICE_CODE_INVALID, error: 'invalid_user_code' });
+    const handle = newSecret(SIGNIN_FLOW_PREFIX);
+    const hash = sha256Hex(handle);
+    const now = this.deps.clock.now();
+    const record: SigninFlowRecord = {
+      tenantId: tenant.id,
+      entry: 'device',
+      authorizeFlowHash: null,
+      deviceCodeHash: found.device.hash,
+      step: 'first_factor',
+      version: 0,
+      createdAt: now,
+      expiresAt: Math.min(now + this.deps.flowTtlSeconds * 1000, found.device.authorization.expiresAt),
+      completedAt: null,
+    };
+    await this.deps.flows.insert(hash, record);
+    return this.#resume(tenant, { entry: 'device', device: { handle, hash, record, device: found.device } }, await this.#sessions(tenant, browser));
+  }
+
+  /** The device flow and usable session of its approval page, or the outcome that replaces it (sign in first). */
+  async #deciding(
+    tenant: OAuthTenant,
+    ref: FlowRef,
+    browser: Browser,
+  ): Promise<{ ctx: Ctx & { device: OpenDevice }; session: SessionRecord } | { outcome: SigninOutcome }> {
+    const r = await this.#resolve(tenant, ref);
+    if (!r.ok || !r.ctx.device) return { outcome: fail(flowGone()) };
+    const ctx = r.ctx as Ctx & { device: OpenDevice };
+    const { session, pending } = await this.#sessions(tenant, browser);
+    if (!session) return { outcome: await this.#resume(tenant, ctx, { pending }) };
+    return { ctx, session };
+  }
+
+  /** GET /activate/confirm: the client and its scopes, to approve or deny. */
+  async showDeviceApproval(tenant: OAuthTenant, ref: FlowRef, browser: Browser): Promise<SigninOutcome> {
+    const d = await this.#deciding(tenant, ref, browser);
+    return 'outcome' in d ? d.outcome : deviceConsentView(this.deps, tenant, d.ctx.device);
+  }
+
+  /** POST /activate/confirm: the person's decision, once (the flow completes, then the authorization is decided). */
+  async deviceDecision(tenant: OAuthTenant, ref: FlowRef, allow: boolean, browser: Browser): Promise<SigninOutcome> {
+    const d = await this.#deciding(tenant, ref, browser);
+    if ('outcome' in d) return d.outcome;
+    const { ctx, session } = d;
+    const f = ctx.device;
+    if (!(await this.deps.flows.complete(tenant.id, f.hash, f.record.version, this.deps.clock.now()))) return fail(flowGone());
+    const decision = {
+      status: allow ? ('approved' as const) : ('denied' as const),
+      userId: session.userId,
+      sessionId: session.id,
+      authTime: session.authTime,
+      amr: session.amr ?? ['pwd'],
+    };
+    if (!(await this.deps.device.decide(tenant, f.device.hash, decision))) return fail(flowGone());
+    return deviceDoneView(this.deps, tenant, allow);
   }
 }

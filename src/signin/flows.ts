@@ -9,9 +9,11 @@ export const SIGNIN_FLOW_PREFIX = 'flw_';
 /**
  * Ways into a sign-in. `authorize` (/authorize, PAR included) has a stored flow that returns a
  * code to the client's redirect_uri; `account` (a self-service page such as /sessions or /mfa,
- * or /connect, named by a same-tenant `return_to`) has none: it returns to that page.
+ * or /connect, named by a same-tenant `return_to`) has none: it returns to that page; `device`
+ * (a user code entered at /activate, RFC 8628) has a stored flow that returns to the approval
+ * page of that device authorization.
  */
-export type Entry = 'authorize' | 'account';
+export type Entry = 'authorize' | 'account' | 'device';
 
 /** The steps of src/signin/steps.ts a stored flow records having reached. */
 export type StepName = 'route' | 'first_factor' | 'second_factor' | 'enrol' | 'consent' | 'complete';
@@ -21,6 +23,8 @@ export interface SigninFlowRecord {
   entry: Entry;
   /** SHA-256 of the /authorize flow (`fl_…`) an `authorize` flow returns to. */
   authorizeFlowHash: string | null;
+  /** SHA-256 of the device_code a `device` flow approves or denies. */
+  deviceCodeHash: string | null;
   step: StepName;
   version: number;
   createdAt: number;

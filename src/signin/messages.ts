@@ -14,6 +14,9 @@ export const SSO_UNAVAILABLE: MessageKey = 'login.sso_unavailable';
 export const CHALLENGE_LIMITED: MessageKey = 'totp.too_many';
 export const CODE_INVALID: MessageKey = 'challenge.wrong';
 export const PASSKEY_REQUIRED: MessageKey = 'challenge.passkey_only';
+/** A user code at /activate that names no pending device authorization (unknown, used or expired: the same words). */
+export const DEVICE_CODE_INVALID: MessageKey = 'device.code_invalid';
+export const DEVICE_LIMITED: MessageKey = 'device.too_many';
 
 /** A flow handle that names no open flow (unknown, expired, completed, or moved on by another request). */
 export const flowGone = () => errors.pageExpired(en['error.flow_gone']);

@@ -23,7 +23,26 @@ export interface ChallengeView {
   data: { flow?: string; returnTo?: string; totp: boolean; passkeys: boolean; enrol: boolean; passkeyOnly: boolean; message?: Message };
 }
 
-export type PageView = LoginView | ConsentView | ChallengeView;
+/** /activate: the person types (or confirms a prefilled) device user code. */
+export interface ActivateView {
+  page: 'activate';
+  /** `error`: why the code was refused (`invalid_user_code`, `rate_limited`), on the page for scripts and tests. */
+  data: { userCode?: string; message?: Message; error?: string };
+}
+
+/** The device authorization's approval page: the client, its scopes, approve or deny. */
+export interface DeviceConsentView {
+  page: 'device_consent';
+  data: { flow: string; clientName: string; scopes: string[]; resources: string[] };
+}
+
+/** After the decision: back to the device. */
+export interface DeviceDoneView {
+  page: 'device_done';
+  data: { approved: boolean };
+}
+
+export type PageView = LoginView | ConsentView | ChallengeView | ActivateView | DeviceConsentView | DeviceDoneView;
 
 export type Render = PageView & {
   kind: 'render';

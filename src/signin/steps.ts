@@ -62,14 +62,17 @@ const completeAuthorization: Step = async (s, ports) => {
   return ports.fromAuthorization(s.ctx, await ports.continueAuthorization({ ...s, session: s.session }));
 };
 
+/** The device authorization's approval page (the person sees the client and scopes and decides there). */
+const completeDevice: Step = async (s) => (s.session ? redirect(pageUrl('/activate/confirm', s.ctx)) : toLogin(s));
+
 /** Back to the page that asked for the sign-in. */
 const completePage: Step = async (s) => redirect(s.ctx.returnTo ?? '/sessions');
 
 export const STEPS: ReadonlyArray<{ name: StepName } & Record<Entry, Step | null>> = [
-  { name: 'first_factor', authorize: firstFactorForAuthorize, account: firstFactorForPage },
-  { name: 'second_factor', authorize: secondFactor, account: secondFactor },
-  { name: 'enrol', authorize: enrolment, account: enrolment },
-  { name: 'complete', authorize: completeAuthorization, account: completePage },
+  { name: 'first_factor', authorize: firstFactorForAuthorize, account: firstFactorForPage, device: firstFactorForPage },
+  { name: 'second_factor', authorize: secondFactor, account: secondFactor, device: secondFactor },
+  { name: 'enrol', authorize: enrolment, account: enrolment, device: enrolment },
+  { name: 'complete', authorize: completeAuthorization, account: completePage, device: completeDevice },
 ];
 
 /** The one resume path: the first step that answers (the last row always does). */

@@ -6,8 +6,8 @@ import type { Message } from '../screens/i18n/index.js';
 import type { MfaService } from '../screens/mfa/service.js';
 import type { SigninService } from '../screens/service.js';
 import type { SsoSigninService } from '../sso/service.js';
-import type { Ctx, OpenFlow } from './context.js';
-import type { ChallengeView, LoginView, SigninOutcome } from './outcome.js';
+import { type Ctx, flowHandle, type OpenDevice, type OpenFlow } from './context.js';
+import type { ActivateView, ChallengeView, LoginView, SigninOutcome } from './outcome.js';
 
 export interface ViewDeps {
   signin: Pick<SigninService, 'brand'>;
@@ -43,9 +43,9 @@ export async function loginView(
     ...(await frame(deps, tenant, ctx)),
     data: {
       ...data,
-      flow: ctx.flow?.handle,
+      flow: flowHandle(ctx),
       returnTo: ctx.returnTo,
-      clientName: ctx.flow?.authorize.client.clientName ?? undefined,
+      clientName: ctx.flow?.authorize.client.clientName ?? ctx.device?.device.client.clientName ?? undefined,
       ...(opts.sso ? { ssoHint: await deps.sso.offered(tenant.id) } : {}),
     },
     ...retry(opts.retryAfterSeconds),
@@ -64,7 +64,7 @@ export async function challengeView(
 ): Promise<SigninOutcome> {
   const f = await deps.mfa.factors(tenant.id, pending.userId);
   const data: ChallengeView['data'] = {
-    flow: ctx.flow?.handle,
+    flow: flowHandle(ctx),
     returnTo: ctx.returnTo,
     totp: f.totp,
     passkeys: f.passkeys.length > 0,
@@ -86,4 +86,37 @@ export async function consentView(deps: ViewDeps, tenant: OAuthTenant, flow: Ope
     ...(await frame(deps, tenant, { flow })),
     data: { flow: flow.handle, clientName: client.clientName ?? client.id, scopes: request.scopes, resources: request.resources },
   };
+}
+
+/** /activate: the user code form (prefilled from verification_uri_complete, still to be confirmed). */
+export async function activateView(
+  deps: ViewDeps,
+  tenant: OAuthTenant,
+  status: number,
+  data: ActivateView['data'],
+  retryAfterSeconds?: number,
+): Promise<SigninOutcome> {
+  return { kind: 'render', page: 'activate', status, ...(await frame(deps, tenant, {})), data, ...retry(retryAfterSeconds) };
+}
+
+/** The approval page of a device authorization: its client and scopes. */
+export async function deviceConsentView(deps: ViewDeps, tenant: OAuthTenant, open: OpenDevice): Promise<SigninOutcome> {
+  const { authorization, client } = open.device;
+  return {
+    kind: 'render',
+    page: 'device_consent',
+    status: 200,
+    ...(await frame(deps, tenant, {})),
+    data: {
+      flow: open.handle,
+      clientName: client.clientName ?? client.id,
+      scopes: authorization.scopes,
+      resources: authorization.resources,
+    },
+  };
+}
+
+/** The device was approved (or denied): the person goes back to it. */
+export async function deviceDoneView(deps: ViewDeps, tenant: OAuthTenant, approved: boolean): Promise<SigninOutcome> {
+  return { kind: 'render', page: 'device_done', status: 200, ...(await frame(deps, tenant, {})), data: { approved } };
 }

@@ -28,6 +28,7 @@ describe('/openapi/oauth.json describes the protocol endpoints', () => {
       '/.well-known/oauth-protected-resource/mcp',
       '/.well-known/openid-configuration',
       '/authorize',
+      '/device_authorization',
       '/introspect',
       '/mcp',
       '/par',
@@ -47,6 +48,7 @@ describe('/openapi/oauth.json describes the protocol endpoints', () => {
       'revocation_endpoint',
       'userinfo_endpoint',
       'pushed_authorization_request_endpoint',
+      'device_authorization_endpoint',
       'jwks_uri',
     ]) {
       const path = new URL(metadata[member]).pathname;
@@ -73,7 +75,7 @@ describe('/openapi/oauth.json describes the protocol endpoints', () => {
       'application/x-www-form-urlencoded'
     ]!;
     assert.equal(form.schema.discriminator.propertyName, 'grant_type');
-    assert.equal(form.schema.oneOf.length, 4);
+    assert.equal(form.schema.oneOf.length, 5);
     const r = await s.request({ method: 'POST', path: '/token', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"client_credentials"}' });
     assert.equal(r.status, 400);
     assert.equal(r.json().error, 'invalid_request');

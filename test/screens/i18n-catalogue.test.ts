@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { DEFAULT_BRAND } from '../../src/screens/brand.js';
+import { activatePage, deviceConsentPage, deviceDonePage } from '../../src/screens/device-pages.js';
 import { homePage } from '../../src/screens/home.js';
 import { Html } from '../../src/screens/html.js';
 import { acceptLanguageTags, CATALOGUES, en, type MessageKey, negotiateLocale, type Translator, translator } from '../../src/screens/i18n/index.js';
@@ -178,6 +179,17 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
   add('challenge, enrol', challengePage(f, { ...challenge, totp: false, passkeys: false, enrol: true }));
   for (const key of ['challenge.passkey_only', 'challenge.wrong', 'totp.too_many'] as const)
     add(`challenge ${key}`, challengePage(f, { ...challenge, message: t(key) }));
+
+  add('activate', activatePage(f, { csrf: 'c' }));
+  for (const key of ['device.code_invalid', 'device.too_many'] as const)
+    add(`activate ${key}`, activatePage(f, { csrf: 'c', userCode: 'WDJB-MJHT', message: t(key) }));
+  add(
+    'device consent',
+    deviceConsentPage(f, { csrf: 'c', flow: 'fl', clientName: SAMPLE.client!, scopes: ['openid', 'email'], resources: ['https://api.beispiel.de'] }),
+  );
+  add('device consent, no scope', deviceConsentPage(f, { csrf: 'c', flow: 'fl', clientName: SAMPLE.client!, scopes: [], resources: [] }));
+  add('device approved', deviceDonePage(f, { approved: true }));
+  add('device denied', deviceDonePage(f, { approved: false }));
   return out;
 }
 

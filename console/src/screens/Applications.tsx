@@ -32,6 +32,7 @@ const GRANT_LABELS: Record<GrantType, string> = {
   client_credentials: 'Client credentials (machine to machine)',
   [TOKEN_EXCHANGE]: 'Token exchange (RFC 8693)',
   'urn:ietf:params:oauth:grant-type:pre-authorized_code': 'Pre-authorized code (credential issuance)',
+  'urn:ietf:params:oauth:grant-type:device_code': 'Device code (RFC 8628: TVs, command lines, devices without a browser)',
 };
 /** The authentication methods whose client has a secret to rotate. */
 const SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post']);

@@ -4,6 +4,7 @@ import { cookieNames, cookieOptions } from '../../screens/cookies.js';
 import type { Html } from '../../screens/html.js';
 import { type MessageKey, textOf } from '../../screens/i18n/index.js';
 import { challengePage } from '../../screens/mfa/pages.js';
+import { activatePage, deviceConsentPage, deviceDonePage } from '../../screens/device-pages.js';
 import { consentPage, errorPage, loginPage } from '../../screens/pages.js';
 import type { PageFrame } from '../../screens/pages.js';
 import type { Render, SigninOutcome } from '../../signin/outcome.js';
@@ -24,7 +25,14 @@ export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, err:
 
 export const seeOther = (reply: FastifyReply, location: string) => reply.code(303).header('location', location).send();
 
-const TITLES: Record<Render['page'], MessageKey> = { login: 'title.sign_in', consent: 'title.consent', challenge: 'title.challenge' };
+const TITLES: Record<Render['page'], MessageKey> = {
+  login: 'title.sign_in',
+  consent: 'title.consent',
+  challenge: 'title.challenge',
+  activate: 'title.activate',
+  device_consent: 'title.consent',
+  device_done: 'title.activate',
+};
 
 function body(o: Render, csrf: string): (f: PageFrame) => Html {
   switch (o.page) {
@@ -34,6 +42,12 @@ function body(o: Render, csrf: string): (f: PageFrame) => Html {
       return (f) => consentPage(f, { csrf, ...o.data });
     case 'challenge':
       return (f) => challengePage(f, { csrf, ...o.data, message: textOf(f.t, o.data.message) });
+    case 'activate':
+      return (f) => activatePage(f, { csrf, ...o.data, message: textOf(f.t, o.data.message) });
+    case 'device_consent':
+      return (f) => deviceConsentPage(f, { csrf, ...o.data });
+    case 'device_done':
+      return (f) => deviceDonePage(f, o.data);
   }
 }
 
@@ -52,7 +66,8 @@ export async function sendSignin(request: FastifyRequest, reply: FastifyReply, o
           uiLocales: outcome.uiLocales,
           brand: outcome.brand,
           formTargets: outcome.formTargets,
-          script: outcome.page !== 'consent',
+          // Only the pages with passkey buttons load /webauthn.js.
+          script: outcome.page === 'login' || outcome.page === 'challenge',
         },
         body(outcome, csrf),
       );

@@ -8,6 +8,8 @@ import { DPOP_ALGS } from '../dpop/verify.js';
 import { ACCESS_TOKEN_ALGS } from '../tokens/jws.js';
 import { tokenServiceMetadata } from '../token/metadata.js';
 import { signinMetadata } from '../authorize/metadata.js';
+import { DEVICE_AUTHORIZATION_PATH } from '../device/authorization.js';
+import { GRANT_TYPE } from '../types.js';
 
 export type Metadata = Record<string, unknown>;
 
@@ -30,6 +32,8 @@ const serverFeatures: Array<(issuer: string, f: ServerFeatures) => Metadata> = [
   (issuer, f) => tokenServiceMetadata(issuer, f.grantTypes),
   // /authorize, /par, /userinfo, /logout, ID tokens (src/oauth/authorize/metadata.ts).
   signinMetadata,
+  // RFC 8628 §4: the device authorization endpoint, with the grant.
+  (issuer, f) => (f.grantTypes.includes(GRANT_TYPE.deviceCode) ? { device_authorization_endpoint: `${issuer}${DEVICE_AUTHORIZATION_PATH}` } : {}),
 ];
 
 /** RFC 8414 authorization server metadata; the OpenID configuration is the same document. */

@@ -17,6 +17,7 @@ const GRANT = {
   refresh: 'refresh_token',
   client: 'client_credentials',
   exchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
+  device: 'urn:ietf:params:oauth:grant-type:device_code',
 } as const;
 
 /** Client authentication members of a form body (client_secret_post, private_key_jwt, none). */
@@ -83,6 +84,13 @@ const tokenForms: Json = {
     description: 'RFC 6749 §4.4: a confidential client acting for itself',
     required: ['grant_type'],
     properties: { grant_type: { const: GRANT.client }, scope: str('Scopes among those registered for the client'), ...resourceField, ...clientAuthFields },
+  },
+  DeviceCodeGrant: {
+    type: 'object',
+    description:
+      'RFC 8628 §3.4: poll with the device_code from /device_authorization, no sooner than `interval` seconds apart, until the person approves or denies at /activate',
+    required: ['grant_type', 'device_code'],
+    properties: { grant_type: { const: GRANT.device }, device_code: str('The device_code from /device_authorization'), ...clientAuthFields },
   },
   TokenExchangeGrant: {
     type: 'object',
@@ -304,10 +312,52 @@ export function oauthOpenApiDocument(issuer: string): Json {
           },
         },
       },
+      '/device_authorization': {
+        post: {
+          operationId: 'deviceAuthorization',
+          summary: 'Device authorization request (RFC 8628 §3.1)',
+          description:
+            'A device without a browser (or a command line) asks for a device_code and a user code. The person opens `verification_uri` (or `verification_uri_complete`), enters the code, signs in and approves; meanwhile the device polls /token with `grant_type=urn:ietf:params:oauth:grant-type:device_code`. The client must have that grant in its `grant_types`; it authenticates as at /token (public clients send `client_id`).',
+          tags: ['authorization'],
+          security: tokenEndpointAuth,
+          requestBody: formBody(
+            {
+              type: 'object',
+              properties: { scope: str(`Space-separated scopes; OpenID scopes: ${OIDC_SCOPES.join(', ')}`), ...resourceField, ...clientAuthFields },
+            },
+            { client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5', scope: 'openid offline_access' },
+          ),
+          responses: {
+            200: {
+              description: 'The codes (never cached: Cache-Control no-store)',
+              content: {
+                'application/json': {
+                  schema: ref('DeviceAuthorizationResponse'),
+                  example: {
+                    device_code: 'dc_GmRhmhcxhwAzkoEqiMEg_DnyEysNkuNhszIySk9eS',
+                    user_code: 'WDJB-MJHT',
+                    verification_uri: `${issuer}/activate`,
+                    verification_uri_complete: `${issuer}/activate?user_code=WDJB-MJHT`,
+                    expires_in: 600,
+                    interval: 5,
+                  },
+                },
+              },
+            },
+            400: oauthError(
+              'The request is invalid, or the client is not registered for the device grant',
+              ['invalid_request', 'unauthorized_client', 'invalid_scope', 'invalid_target'],
+              'grant_type not registered for this client',
+            ),
+            401: invalidClient,
+            413: tooLarge,
+          },
+        },
+      },
       '/token': {
         post: {
           operationId: 'requestToken',
-          summary: 'Issue tokens (authorization code, refresh token, client credentials, token exchange)',
+          summary: 'Issue tokens (authorization code, refresh token, client credentials, token exchange, device code)',
           description:
             'Which members the form takes depends on `grant_type`. Confidential clients authenticate with HTTP Basic (`client_secret_basic`), `client_secret`, or `client_assertion` (`private_key_jwt`); public clients send `client_id` only. A DPoP header binds the tokens to its key.',
           tags: ['token'],
@@ -326,6 +376,7 @@ export function oauthOpenApiDocument(issuer: string): Json {
                       [GRANT.refresh]: '#/components/schemas/RefreshTokenGrant',
                       [GRANT.client]: '#/components/schemas/ClientCredentialsGrant',
                       [GRANT.exchange]: '#/components/schemas/TokenExchangeGrant',
+                      [GRANT.device]: '#/components/schemas/DeviceCodeGrant',
                     },
                   },
                 },
@@ -341,6 +392,13 @@ export function oauthOpenApiDocument(issuer: string): Json {
                   },
                   client_credentials: { value: { grant_type: GRANT.client, scope: 'invoices:read', resource: 'https://api.acme.test' } },
                   refresh_token: { value: { grant_type: GRANT.refresh, refresh_token: 'rt_tGzv3JOkF0XG5Qx2TlKWIA' } },
+                  device_code: {
+                    value: {
+                      grant_type: GRANT.device,
+                      device_code: 'dc_GmRhmhcxhwAzkoEqiMEg_DnyEysNkuNhszIySk9eS',
+                      client_id: 'cli_01jf8zc6f7g8h9j0k1m2n3p4q5',
+                    },
+                  },
                 },
               },
             },
@@ -373,6 +431,10 @@ export function oauthOpenApiDocument(issuer: string): Json {
                 'invalid_target',
                 'invalid_dpop_proof',
                 'use_dpop_nonce',
+                'authorization_pending',
+                'slow_down',
+                'access_denied',
+                'expired_token',
               ],
               'code: invalid, expired or already used',
             ),
@@ -631,6 +693,19 @@ export function oauthOpenApiDocument(issuer: string): Json {
             refresh_token: { type: 'string' },
             id_token: { type: 'string' },
             issued_token_type: { type: 'string', description: 'Token exchange only' },
+          },
+        },
+        DeviceAuthorizationResponse: {
+          type: 'object',
+          description: 'RFC 8628 §3.2',
+          required: ['device_code', 'user_code', 'verification_uri', 'expires_in', 'interval'],
+          properties: {
+            device_code: { type: 'string' },
+            user_code: { type: 'string', description: 'Eight consonants shown as XXXX-XXXX; case, spaces and the hyphen do not matter when typed' },
+            verification_uri: { type: 'string', format: 'uri' },
+            verification_uri_complete: { type: 'string', format: 'uri' },
+            expires_in: { type: 'integer', description: 'KEYHALL_DEVICE_CODE_TTL_SECONDS' },
+            interval: { type: 'integer', description: 'Seconds between polls of /token; each slow_down adds 5' },
           },
         },
         PushedAuthorizationResponse: {

@@ -15,6 +15,7 @@ export const de: Catalogue = {
   'title.totp': 'Authenticator-App',
   'title.recovery_codes': 'Wiederherstellungscodes',
   'title.challenge': 'Bestätigen Sie, dass Sie es sind',
+  'title.activate': 'Gerät verbinden',
 
   'home.intro': 'Der Identitätsdienst unter {issuer}: OAuth 2.0 und OpenID Connect, die Verwaltungs-API, SCIM und die gehostete Anmeldung.',
   'home.nav': 'Erste Schritte',
@@ -103,6 +104,18 @@ export const de: Catalogue = {
   'consent.resources': 'In Ihrem Namen bei:',
   'consent.allow': 'Erlauben',
   'consent.deny': 'Ablehnen',
+
+  'device.heading': 'Gerät verbinden',
+  'device.intro': 'Geben Sie den Code ein, den Ihr Gerät anzeigt.',
+  'device.code': 'Gerätecode',
+  'device.continue': 'Weiter',
+  'device.code_invalid':
+    'Dieser Code ist ungültig: Er ist vielleicht abgelaufen oder wurde schon verwendet. Prüfen Sie den Code auf Ihrem Gerät und versuchen Sie es erneut.',
+  'device.too_many': 'Zu viele falsche Codes. Warten Sie einige Minuten und versuchen Sie es dann erneut.',
+  'device.consent_heading': '{client} auf Ihrem Gerät möchte auf Ihr Konto zugreifen',
+  'device.consent_check': 'Erlauben Sie dies nur, wenn Sie es gerade selbst auf Ihrem Gerät gestartet haben.',
+  'device.approved': 'Fertig. Kehren Sie zu Ihrem Gerät zurück: Es ist jetzt verbunden.',
+  'device.denied': 'Der Zugriff wurde abgelehnt. Sie können diese Seite schließen.',
   'scope.openid': 'Wissen, wer Sie sind',
   'scope.profile': 'Ihren Namen und Ihre Mitgliedschaften in Organisationen sehen',
   'scope.email': 'Ihre E-Mail-Adresse sehen',

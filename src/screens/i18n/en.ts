@@ -20,6 +20,7 @@ export const en = {
   'title.totp': 'Authenticator app',
   'title.recovery_codes': 'Recovery codes',
   'title.challenge': 'Confirm it is you',
+  'title.activate': 'Connect a device',
 
   // ------------------------------------------------------------------ the home page (/)
   'home.intro': 'The identity service at {issuer}: OAuth 2.0 and OpenID Connect, the management API, SCIM and the hosted sign-in.',
@@ -107,6 +108,18 @@ export const en = {
   'consent.resources': 'On your behalf at:',
   'consent.allow': 'Allow',
   'consent.deny': 'Deny',
+
+  // ------------------------------------------------------------------ /activate: the device grant (RFC 8628)
+  'device.heading': 'Connect a device',
+  'device.intro': 'Enter the code your device shows.',
+  'device.code': 'Device code',
+  'device.continue': 'Continue',
+  'device.code_invalid': 'This code is not valid: it may have expired or been used already. Check the code on your device and try again.',
+  'device.too_many': 'Too many wrong codes. Wait a few minutes, then try again.',
+  'device.consent_heading': '{client} on your device wants to access your account',
+  'device.consent_check': 'Only allow this if you started it on your device just now.',
+  'device.approved': 'Done. Return to your device: it is now connected.',
+  'device.denied': 'Access was refused. You can close this page.',
   'scope.openid': 'Know who you are',
   'scope.profile': 'See your name and organization memberships',
   'scope.email': 'See your email address',

@@ -18,6 +18,7 @@ import { EventRepo } from './events.js';
 import { MemberRepo } from './members.js';
 import { MetaRepo } from './meta.js';
 import { OAuthClientRepo } from './oauth-clients.js';
+import { OAuthDeviceCodeRepo } from './oauth-device-codes.js';
 import { OAuthResourceServerRepo } from './oauth-resource-servers.js';
 import { OAuthRefreshTokenRepo } from './oauth-refresh-tokens.js';
 import { OAuthReplayRepo, OAuthRevokedTokenRepo } from './oauth-replay.js';
@@ -59,6 +60,7 @@ const makers = {
   rateLimits: (db) => new RateLimitRepo(db),
   signinStore: (db) => new SigninStoreRepo(db),
   signinFlows: (db) => new SigninEngineFlowRepo(db),
+  deviceCodes: (db) => new OAuthDeviceCodeRepo(db),
   sessions: (db) => new SigninSessionRepo(db),
   consents: (db) => new SigninConsentRepo(db),
   loginFailures: (db) => new SigninLoginFailureRepo(db),

@@ -8,6 +8,7 @@ const stored = codec<SigninFlowRecord>()('signin_engine_flows', {
   tenantId: true,
   entry: cast<SigninFlowRecord['entry']>(),
   authorizeFlowHash: true,
+  deviceCodeHash: true,
   step: cast<StepName>(),
   version: true,
   createdAt: true,

@@ -112,6 +112,8 @@ export interface SigninEngineFlowsTable {
   entry: string;
   /** The authorization flow (signin_flows) an `authorize` flow returns a code to. */
   authorize_flow_hash: string | null;
+  /** The device authorization (oauth_device_codes) a `device` flow approves or denies. */
+  device_code_hash: string | null;
   /** The last step the flow passed (src/signin/steps.ts). */
   step: string;
   version: number;

@@ -7,12 +7,11 @@ import { createHash } from 'node:crypto';
 import { sha256Hex } from '../../../kernel/crypto/hash.js';
 import type { CodeRecord, SigninStore } from '../../authorize/types.js';
 import { oauthErrors } from '../../errors.js';
-import { type IdTokenAlg, signIdToken } from '../../id-token/sign.js';
 import { param, requiredParam } from '../../params.js';
-import { issueAccessToken, type KeySource } from '../../tokens/access-token.js';
-import { GRANT_TYPE, type RefreshTokenStore } from '../../types.js';
-import { idTokenProfileClaims, type UserProfileSource } from '../../userinfo/claims.js';
-import { startRefreshFamily } from '../refresh.js';
+import type { KeySource } from '../../tokens/access-token.js';
+import type { RefreshTokenStore } from '../../types.js';
+import type { UserProfileSource } from '../../userinfo/claims.js';
+import { issueUserTokens } from '../user-tokens.js';
 import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
 
 /** The code store: single-use codes and the tokens each one issued (src/storage/repos/signin-store.ts). */
@@ -70,81 +69,27 @@ function checkDpopKey(ctx: GrantContext, code: CodeRecord): void {
   if (ctx.dpop?.jkt !== code.grant.dpopJkt) throw oauthErrors.invalidGrant('the code is bound to another DPoP key');
 }
 
-/** Refresh tokens only for `offline_access`, and only to clients registered for the grant. */
-async function maybeRefreshToken(
-  ctx: GrantContext,
-  ports: AuthorizationCodeGrantPorts,
-  code: CodeRecord,
-): Promise<{ token: string; familyId: string } | undefined> {
-  if (!code.grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
-  const token = await startRefreshFamily(
-    ctx.tenant,
-    {
-      clientId: ctx.client.id,
-      sub: code.userId,
-      scopes: code.grant.scopes,
-      resources: code.grant.resources,
-      // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5).
-      jkt: ctx.client.authMethod === 'none' ? (ctx.dpop?.jkt ?? null) : null,
-    },
-    { refreshTokens: ports.refreshTokens, settings: ctx.lifetimes },
-    ctx.now,
-  );
-  const found = await ports.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
-  return { token, familyId: found!.family.id };
-}
-
-/** The profile claims of the granted scopes, unless the tenant keeps ID tokens minimal. */
-async function profileClaims(ctx: GrantContext, ports: AuthorizationCodeGrantPorts, code: CodeRecord): Promise<Record<string, unknown>> {
-  if (ctx.lifetimes.idTokenClaims === 'minimal' || !ports.profiles) return {};
-  const scopes = code.grant.scopes;
-  if (!scopes.includes('email') && !scopes.includes('profile')) return {};
-  const user = await ports.profiles.profile(ctx.tenant.id, code.userId);
-  return user ? idTokenProfileClaims(user, scopes) : {};
-}
-
 async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Promise<TokenResponse> {
   const codeHash = sha256Hex(requiredParam(ctx.req.body, 'code'));
   const code = await redeem(ctx, ports, codeHash);
   checkRedirectUri(ctx, code);
   checkPkce(ctx, code);
   checkDpopKey(ctx, code);
-  const scopes = code.grant.scopes;
-  const { alg, ttlSeconds: ttl } = await ctx.tokenPolicy({ audience: code.grant.resources, scopes, jkt: ctx.dpop?.jkt });
-  const at = await issueAccessToken(
-    ctx.tenant,
-    { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl, alg },
-    { keys: ports.keys, now: ctx.now },
+  const issued = await issueUserTokens(
+    ctx,
+    { clientSettings: (t, c) => ports.codes.clientSettings(t, c), profiles: ports.profiles, refreshTokens: ports.refreshTokens, keys: ports.keys },
+    {
+      userId: code.userId,
+      scopes: code.grant.scopes,
+      resources: code.grant.resources,
+      nonce: code.grant.nonce,
+      authTime: code.grant.authTime,
+      sessionId: code.grant.sessionId,
+      amr: code.grant.amr ?? ['pwd'],
+    },
   );
-  const rt = await maybeRefreshToken(ctx, ports, code);
-  await ports.codes.recordIssued(ctx.tenant.id, codeHash, { jti: at.jti, exp: ctx.now + ttl * 1000, family: rt?.familyId ?? null });
-  const settings = await ports.codes.clientSettings(ctx.tenant.id, ctx.client.id);
-  const idToken = scopes.includes('openid')
-    ? await signIdToken(
-        ctx.tenant,
-        {
-          sub: code.userId,
-          clientId: ctx.client.id,
-          alg: settings.idTokenAlg as IdTokenAlg,
-          authTime: code.grant.authTime,
-          nonce: code.grant.nonce,
-          accessToken: at.token,
-          sessionId: code.grant.sessionId,
-          amr: code.grant.amr ?? ['pwd'],
-          profile: await profileClaims(ctx, ports, code),
-          ttlSeconds: ttl,
-        },
-        { keys: ports.keys, now: ctx.now },
-      )
-    : undefined;
-  return {
-    access_token: at.token,
-    token_type: at.tokenType,
-    expires_in: at.expiresIn,
-    ...(scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
-    ...(rt ? { refresh_token: rt.token } : {}),
-    ...(idToken ? { id_token: idToken } : {}),
-  };
+  await ports.codes.recordIssued(ctx.tenant.id, codeHash, { jti: issued.jti, exp: issued.exp, family: issued.familyId });
+  return issued.response;
 }
 
 export function authorizationCodeGrant(ports: AuthorizationCodeGrantPorts): GrantHandler {

@@ -1,0 +1,113 @@
+/**
+ * The tokens a grant issues for a person who signed in (the authorization code grant and the
+ * device grant, RFC 8628 §3.5): the access token, a refresh token for `offline_access` when the
+ * client may refresh, and an ID token for `openid` — the same for every such grant.
+ */
+import { sha256Hex } from '../../kernel/crypto/hash.js';
+import type { SigninStore } from '../authorize/types.js';
+import { type IdTokenAlg, signIdToken } from '../id-token/sign.js';
+import { issueAccessToken, type KeySource } from '../tokens/access-token.js';
+import { GRANT_TYPE, type RefreshTokenStore } from '../types.js';
+import { idTokenProfileClaims, type UserProfileSource } from '../userinfo/claims.js';
+import { startRefreshFamily } from './refresh.js';
+import type { GrantContext, TokenResponse } from './types.js';
+
+export interface UserTokenPorts {
+  clientSettings: SigninStore['clientSettings'];
+  /** The user's profile, for the ID token's profile claims (none without it). */
+  profiles?: UserProfileSource | undefined;
+  refreshTokens: RefreshTokenStore;
+  keys: KeySource;
+}
+
+/** What the person granted, and the sign-in they granted it in. */
+export interface UserGrant {
+  userId: string;
+  scopes: string[];
+  resources: string[];
+  nonce: string | null;
+  /** Epoch ms of the login. */
+  authTime: number;
+  sessionId: string | null;
+  amr: string[];
+}
+
+export interface IssuedUserTokens {
+  response: TokenResponse;
+  /** The access token's jti and expiry, and the refresh family started (to revoke them on a code's reuse). */
+  jti: string;
+  exp: number;
+  familyId: string | null;
+}
+
+/** Refresh tokens only for `offline_access`, and only to clients registered for the grant. */
+async function maybeRefreshToken(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant): Promise<{ token: string; familyId: string } | undefined> {
+  if (!grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
+  const token = await startRefreshFamily(
+    ctx.tenant,
+    {
+      clientId: ctx.client.id,
+      sub: grant.userId,
+      scopes: grant.scopes,
+      resources: grant.resources,
+      // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5).
+      jkt: ctx.client.authMethod === 'none' ? (ctx.dpop?.jkt ?? null) : null,
+    },
+    { refreshTokens: ports.refreshTokens, settings: ctx.lifetimes },
+    ctx.now,
+  );
+  const found = await ports.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
+  return { token, familyId: found!.family.id };
+}
+
+/** The profile claims of the granted scopes, unless the tenant keeps ID tokens minimal. */
+async function profileClaims(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant): Promise<Record<string, unknown>> {
+  if (ctx.lifetimes.idTokenClaims === 'minimal' || !ports.profiles) return {};
+  const scopes = grant.scopes;
+  if (!scopes.includes('email') && !scopes.includes('profile')) return {};
+  const user = await ports.profiles.profile(ctx.tenant.id, grant.userId);
+  return user ? idTokenProfileClaims(user, scopes) : {};
+}
+
+export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant): Promise<IssuedUserTokens> {
+  const scopes = grant.scopes;
+  const { alg, ttlSeconds: ttl } = await ctx.tokenPolicy({ audience: grant.resources, scopes, jkt: ctx.dpop?.jkt });
+  const at = await issueAccessToken(
+    ctx.tenant,
+    { sub: grant.userId, clientId: ctx.client.id, scopes, audience: grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl, alg },
+    { keys: ports.keys, now: ctx.now },
+  );
+  const rt = await maybeRefreshToken(ctx, ports, grant);
+  const settings = await ports.clientSettings(ctx.tenant.id, ctx.client.id);
+  const idToken = scopes.includes('openid')
+    ? await signIdToken(
+        ctx.tenant,
+        {
+          sub: grant.userId,
+          clientId: ctx.client.id,
+          alg: settings.idTokenAlg as IdTokenAlg,
+          authTime: grant.authTime,
+          nonce: grant.nonce,
+          accessToken: at.token,
+          sessionId: grant.sessionId,
+          amr: grant.amr,
+          profile: await profileClaims(ctx, ports, grant),
+          ttlSeconds: ttl,
+        },
+        { keys: ports.keys, now: ctx.now },
+      )
+    : undefined;
+  return {
+    response: {
+      access_token: at.token,
+      token_type: at.tokenType,
+      expires_in: at.expiresIn,
+      ...(scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
+      ...(rt ? { refresh_token: rt.token } : {}),
+      ...(idToken ? { id_token: idToken } : {}),
+    },
+    jti: at.jti,
+    exp: ctx.now + ttl * 1000,
+    familyId: rt?.familyId ?? null,
+  };
+}
