@@ -10,7 +10,7 @@ import { sha256Hex } from '../kernel/crypto/hash.js';
 import { AppError, errors } from '../kernel/errors.js';
 import { newSecret } from '../kernel/ids.js';
 import type { Clock } from '../kernel/clock.js';
-import { amrOfPasskey, minimumAcr } from '../oauth/authorize/acr.js';
+import { acrOf, amrOfPasskey, minimumAcr } from '../oauth/authorize/acr.js';
 import { type Outcome as AuthorizeOutcome, sessionSatisfies } from '../oauth/authorize/engine.js';
 import type { SessionRecord } from '../oauth/authorize/types.js';
 import type { RawParams } from '../oauth/authorize/validate.js';
@@ -132,6 +132,7 @@ export class SigninEngine {
   #ports(tenant: OAuthTenant): StepPorts {
     return {
       hasSecondFactor: (userId) => this.deps.mfa.hasSecondFactor(tenant.id, userId),
+      meetsMfaPolicy: async (session) => acrOf(session.amr ?? ['pwd']) !== 'pwd' || (await this.deps.mfa.policyFor(tenant.id, session.userId)) !== 'required',
       continueAuthorization: (s) => this.deps.authorize.continue(s.ctx.flow!.authorize, tenant, s.session, { consented: s.consented }),
       fromAuthorization: (ctx, outcome) => this.#fromAuthorization(tenant, ctx, outcome),
     };
@@ -479,7 +480,7 @@ export class SigninEngine {
     if (!r.ok || !r.ctx.device) return { outcome: fail(flowGone()) };
     const ctx = r.ctx as Ctx & { device: OpenDevice };
     const { session, pending } = await this.#sessions(tenant, browser);
-    if (!session) return { outcome: await this.#resume(tenant, ctx, { pending }) };
+    if (!session || !(await this.#ports(tenant).meetsMfaPolicy(session))) return { outcome: await this.#resume(tenant, ctx, { pending }) };
     return { ctx, session };
   }
 

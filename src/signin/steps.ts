@@ -28,6 +28,8 @@ export interface StepState {
 
 export interface StepPorts {
   hasSecondFactor(userId: string): Promise<boolean>;
+  /** A usable session is strong enough for the MFA policy that applies to its user now (a single-factor one may not be, since a policy change). */
+  meetsMfaPolicy(session: SessionRecord): Promise<boolean>;
   /** The OAuth core's continuation of the flow (consent, then the code). */
   continueAuthorization(state: StepState & { session: SessionRecord }): Promise<AuthorizeOutcome>;
   /** Maps an outcome of the OAuth core to the engine's (completing the flow on a redirect to the client). */
@@ -50,6 +52,16 @@ const firstFactorForAuthorize: Step = async (s) => {
   return s.ctx.flow && sessionSatisfies(s.ctx.flow.authorize.flow, s.session) ? next : toLogin(s);
 };
 
+/**
+ * …and for the device approval, a usable session must also meet the MFA policy that applies now:
+ * /authorize asks the same of its sessions (continueFlow), so a single-factor session from before
+ * the tenant required a second factor signs in again rather than approving a device.
+ */
+const firstFactorForDevice: Step = async (s, ports) => {
+  if (s.pending) return next;
+  return s.session && (await ports.meetsMfaPolicy(s.session)) ? next : toLogin(s);
+};
+
 /** A sign-in owing a second factor its user has: the challenge. */
 const secondFactor: Step = async (s, ports) => (s.pending && (await ports.hasSecondFactor(s.pending.userId)) ? toChallenge(s) : next);
 
@@ -69,7 +81,7 @@ const completeDevice: Step = async (s) => (s.session ? redirect(pageUrl('/activa
 const completePage: Step = async (s) => redirect(s.ctx.returnTo ?? '/sessions');
 
 export const STEPS: ReadonlyArray<{ name: StepName } & Record<Entry, Step | null>> = [
-  { name: 'first_factor', authorize: firstFactorForAuthorize, account: firstFactorForPage, device: firstFactorForPage },
+  { name: 'first_factor', authorize: firstFactorForAuthorize, account: firstFactorForPage, device: firstFactorForDevice },
   { name: 'second_factor', authorize: secondFactor, account: secondFactor, device: secondFactor },
   { name: 'enrol', authorize: enrolment, account: enrolment, device: enrolment },
   { name: 'complete', authorize: completeAuthorization, account: completePage, device: completeDevice },

@@ -65,4 +65,24 @@ describe('sign-in engine: the device entry', () => {
     // Decided: the flow is gone.
     assert.deepEqual(failure(await engine().deviceDecision(w.tenant, { flow }, false, b)), { status: 400, code: 'invalid_request' });
   });
+
+  it('a single-factor session from before the tenant required a second factor signs in again before it can approve', async () => {
+    const user = await createUser(w);
+    const d = await authorizeDevice();
+    const b = browser();
+    const flow = flowOf(await engine().activate(w.tenant, d.user_code, b));
+    assert.equal(location(b.take(await engine().password(w.tenant, { flow }, { email: user.email, password: PASSWORD }, b))), `/activate/confirm?flow=${flow}`);
+    await w.ctx.management.mfaPolicy.setTenant(w.tenant.id, { type: 'system', id: null }, 'required');
+    try {
+      assert.equal(location(await engine().showDeviceApproval(w.tenant, { flow }, b)), `/login?flow=${flow}`);
+      assert.equal(location(await engine().deviceDecision(w.tenant, { flow }, true, b)), `/login?flow=${flow}`);
+      await assert.rejects(redeem(d.device_code), { code: 'authorization_pending' });
+      // Signing in again owes the second factor the policy asks for (enrolment, as the user has none).
+      const again = b.take(await engine().password(w.tenant, { flow }, { email: user.email, password: PASSWORD }, b));
+      assert.equal(location(again), `/mfa/challenge?flow=${flow}`);
+      assert.equal(location(await engine().deviceDecision(w.tenant, { flow }, true, b)), `/mfa/challenge?flow=${flow}`);
+    } finally {
+      await w.ctx.management.mfaPolicy.setTenant(w.tenant.id, { type: 'system', id: null }, 'optional');
+    }
+  });
 });
