@@ -29,7 +29,7 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
         tarball.then((t) => installExample(name, t)),
       );
     // The browser ones only where Chromium is.
-    if (!noBrowser) for (const name of ['express-web-app', 'mcp-agent', 'react-spa']) installed.set(name, installExample(name));
+    if (!noBrowser) for (const name of ['express-web-app', 'mcp-agent', 'react-spa', 'device-cli']) installed.set(name, installExample(name));
     // Settled here, so a failed install fails its test, not the others.
     for (const p of installed.values()) p.catch(() => undefined);
     // The webhook receiver listens on loopback: the egress policy allows it (docs/guides/webhooks.md).
@@ -234,6 +234,41 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const whoami = JSON.parse(/whoami: (.*)/.exec(agent.output())![1]!) as Record<string, unknown>;
       assert.deepEqual([whoami.user_id, whoami.email, whoami.client_id], [user.id, 'lin@example.com', signIn.searchParams.get('client_id')]);
       assert.ok(agent.output().includes(org.id), agent.output());
+    });
+  });
+  describe('device-cli', { skip: noBrowser }, () => {
+    let browser: Browser | undefined;
+    after(() => browser?.close());
+
+    it('prints the code to type at /activate, polls while the user signs in and allows it, then reads /userinfo', async () => {
+      const dir = await installed.get('device-cli')!;
+      const c = await api.post('/v1/clients', {
+        body: {
+          client_name: 'Example CLI',
+          token_endpoint_auth_method: 'none',
+          grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+        },
+      });
+      await api.post('/v1/users', { body: { email: 'alan@example.com', name: 'Alan Turing', password: 'correct horse battery staple' } });
+
+      const cli = start(dir, 'cli.ts', { KEYHALL_ISSUER: k.issuer, CLIENT_ID: c.client_id });
+      await cli.waitFor(/Or open \S+/);
+      const [, address, userCode] = /open (\S+) and enter the code ([B-Z]{4}-[B-Z]{4})/.exec(cli.output())!;
+      assert.equal(address, `${k.issuer}/activate`);
+      const complete = new URL(/Or open (\S+)/.exec(cli.output())![1]!);
+      assert.equal(complete.searchParams.get('user_code'), userCode);
+
+      browser = await launchChromium();
+      const page = await browser.newPage();
+      await page.goto(complete.href);
+      // The code is filled in from the address; the user confirms it, signs in, and allows.
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await signInOnKeyhall(page, 'alan@example.com', 'correct horse battery staple');
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.getByText('Done. Return to your device: it is now connected.').waitFor();
+
+      await cli.waitFor(/Signed in as .*/);
+      assert.match(cli.output(), /Signed in as alan@example\.com \(refresh token: yes\)/);
     });
   });
   describe('react-spa', { skip: noBrowser }, () => {
