@@ -12,7 +12,7 @@ import { param, requiredParam } from '../../params.js';
 import { issueAccessToken, type KeySource } from '../../tokens/access-token.js';
 import { GRANT_TYPE, type RefreshTokenStore } from '../../types.js';
 import { idTokenProfileClaims, type UserProfileSource } from '../../userinfo/claims.js';
-import { startRefreshFamily } from '../refresh.js';
+import { startRefreshFamilyWithId } from '../refresh.js';
 import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
 
 /** The code store: single-use codes and the tokens each one issued (src/storage/repos/signin-store.ts). */
@@ -77,7 +77,7 @@ async function maybeRefreshToken(
   code: CodeRecord,
 ): Promise<{ token: string; familyId: string } | undefined> {
   if (!code.grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
-  const token = await startRefreshFamily(
+  return startRefreshFamilyWithId(
     ctx.tenant,
     {
       clientId: ctx.client.id,
@@ -90,8 +90,6 @@ async function maybeRefreshToken(
     { refreshTokens: ports.refreshTokens, settings: ctx.lifetimes },
     ctx.now,
   );
-  const found = await ports.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
-  return { token, familyId: found!.family.id };
 }
 
 /** The profile claims of the granted scopes, unless the tenant keeps ID tokens minimal. */
