@@ -238,10 +238,24 @@ async function oneFlow(agent: http.Agent, spec: Extract<LoadSpec, { kind: 'codef
     { ...form, origin: `http://${spec.host}`, ...cookieHeader() },
     new URLSearchParams(fields).toString(),
   );
-  const location = login.headers.location;
-  if (login.status !== 303 || !location?.startsWith(spec.redirectUri)) throw fail('login', login);
+  // A provider may resume the authorization at another of its own URLs before it redirects to
+  // the client (node-oidc-provider: /authorize/<uid>): followed, with the cookies, as a browser would.
+  let done = login;
+  keep(login);
+  for (
+    let hops = 0;
+    hops < 3 && (done.status === 302 || done.status === 303) && done.headers.location && !done.headers.location.startsWith(spec.redirectUri);
+    hops++
+  ) {
+    const next = new URL(done.headers.location, `http://${spec.host}`);
+    if (next.host !== spec.host) break;
+    done = await call(agent, spec.port, spec.host, 'GET', next.pathname + next.search, cookieHeader());
+    keep(done);
+  }
+  const location = done.headers.location;
+  if ((done.status !== 303 && done.status !== 302) || !location?.startsWith(spec.redirectUri)) throw fail('login', done);
   const code = new URL(location).searchParams.get('code');
-  if (!code) throw fail('callback', login);
+  if (!code) throw fail('callback', done);
   const token = await call(
     agent,
     spec.port,

@@ -128,6 +128,7 @@ async function main(): Promise<void> {
     fixtures = {
       host: `127.0.0.1:${port}`,
       authorization: basic(peer.clientId, peer.clientSecret),
+      web: { clientId: peer.web.clientId, authorization: basic(peer.web.clientId, peer.web.clientSecret), email: peer.web.email },
       resource: peer.resource,
       opaqueResource: peer.opaqueResource,
     };

@@ -58,7 +58,7 @@ import { SigninService } from './screens/service.js';
 import { SsoLinkService } from './sso/link.js';
 import { SsoSigninService } from './sso/service.js';
 import { SigninEngine } from './signin/engine.js';
-import { databaseNow, type Db, migrate, openDatabase } from './storage/db.js';
+import { databaseNow, type Db, migrate, openDatabase, type StatementListener } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
@@ -156,6 +156,8 @@ export interface ContextOptions {
   txtResolver?: TxtResolver;
   /** Where log lines go instead of stdout (tests capture them). */
   logStream?: NodeJS.WritableStream;
+  /** Told every SQL statement this instance runs (tests and the bench count them per request). */
+  onStatement?: StatementListener;
 }
 
 /** The master key must be the one the database was created with. */
@@ -228,7 +230,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const masterKey = loadMasterKey({ env: config.masterKey, dataDir: config.dataDir, allowKeyFile: !config.databaseUrl });
   const envelope = new Envelope(masterKey);
   masterKey.fill(0);
-  const db = openDatabase(config);
+  const db = openDatabase({ ...config, onStatement: opts.onStatement });
   try {
     await migrate(db);
     await checkMasterKey(db, envelope);
@@ -359,7 +361,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
       mfaPolicy: new MfaPolicyService(deps),
-      branding: new BrandingTextsService(deps),
+      branding: new BrandingTextsService(deps, { ttlMs: config.cacheTtlMs, maxTenants: config.cacheMaxTenants }),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream }),

@@ -256,9 +256,9 @@ export class SigninService {
 
   /** What /userinfo tells about a user: profile and organization memberships. */
   async profile(tenantId: string, userId: string): Promise<UserInfoSource | undefined> {
-    const user = await repos(this.db.kysely, this.db.dialect).users.find(tenantId, userId);
-    if (!user) return undefined;
-    const memberships = await repos(this.db.kysely, this.db.dialect).members.listByUser(tenantId, user.id);
+    const found = await repos(this.db.kysely, this.db.dialect).users.findWithMemberships(tenantId, userId);
+    if (!found) return undefined;
+    const { user, memberships } = found;
     return {
       id: user.id,
       email: user.email,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { Kysely, type KyselyConfig, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import pg from 'pg';
 import { Lru } from '../kernel/lru.js';
 import { migrationProvider } from './migrations/index.js';
@@ -79,8 +79,18 @@ function reusingStatements(database: SqliteDatabase): SqliteDatabase {
   };
 }
 
+/** Told each SQL statement an instance runs (its text), after it ran: how tests and the bench count statements per request. */
+export type StatementListener = (sql: string) => void;
+
+/** Kysely's log hook for a statement listener (per database handle: nothing process-global). */
+const logTo = (onStatement: StatementListener | undefined): KyselyConfig['log'] =>
+  onStatement &&
+  ((event) => {
+    if (event.level === 'query') onStatement(event.query.sql);
+  });
+
 /** Opens the database: PostgreSQL when a URL is given, else the embedded SQLite file. */
-export function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Db {
+export function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number; onStatement?: StatementListener }): Db {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
@@ -97,7 +107,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; data
     // a broken client when it is released.
     pool.on('error', () => undefined);
     pool.on('connect', (client) => client.on('error', () => undefined));
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: logTo(opts.onStatement) });
     const poolStats = (): PoolStats => ({ max: pool.options.max ?? 10, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     return { kysely, dialect: 'postgres', poolStats, close: () => kysely.destroy() };
   }
@@ -110,7 +120,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; data
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }), log: logTo(opts.onStatement) });
   return { kysely, dialect: 'sqlite', poolStats: () => undefined, close: () => kysely.destroy() };
 }
 

@@ -66,6 +66,7 @@ export async function startTestServer(
     egressResolver: opts.egressResolver,
     txtResolver: opts.txtResolver,
     logStream: opts.logStream,
+    onStatement: opts.onStatement,
   });
   const port = server.port;
   const tenant =

@@ -21,7 +21,13 @@ export interface OAuthTestServer extends TestServer {
 }
 
 export async function startOAuthServer(
-  opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>>; logStream?: NodeJS.WritableStream; localhost?: boolean } = {},
+  opts: {
+    clock?: Clock;
+    config?: Partial<Record<keyof Config, unknown>>;
+    logStream?: NodeJS.WritableStream;
+    localhost?: boolean;
+    onStatement?: (sql: string) => void;
+  } = {},
 ): Promise<OAuthTestServer> {
   const s = await startTestServer(opts);
   const issuer = s.tenant.tenant.issuer;

@@ -20,7 +20,7 @@ export interface SigninTestServer extends OAuthTestServer {
 export const REDIRECT = 'https://app.example/cb';
 
 export async function startSigninServer(
-  opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>>; localhost?: boolean } = {},
+  opts: { clock?: Clock; config?: Partial<Record<keyof Config, unknown>>; localhost?: boolean; onStatement?: (sql: string) => void } = {},
 ): Promise<SigninTestServer> {
   const s = await startOAuthServer(opts);
   const ctx = s.server.ctx;

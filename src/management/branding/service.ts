@@ -2,10 +2,16 @@
  * The language of the hosted pages per tenant (docs/branding.md): its default locale and the
  * catalogue messages it replaces, per locale, stored in `page_texts`. The pages read them through
  * `texts` (src/http/screens/csp.ts sendPage); /v1/branding/texts and /v1/branding/locale set them.
+ *
+ * Every hosted page renders with them, so `texts` is cached per instance like the tenant and
+ * client caches (docs/performance.md): a change made on this instance is seen at once (the entry
+ * is dropped after its transaction commits), one made on another instance within `ttlMs`
+ * (KEYHALL_CACHE_TTL_MS), measured on the injected clock.
  */
 import type { Actor } from '../../events/catalogue.js';
 import { errors } from '../../kernel/errors.js';
-import { DEFAULT_LOCALE, en, isLocale, isMessageKey, type Locale, LOCALES, type TenantTexts } from '../../screens/i18n/index.js';
+import { Lru } from '../../kernel/lru.js';
+import { DEFAULT_LOCALE, en, isLocale, isMessageKey, type Locale, LOCALES, NO_TENANT_TEXTS, type TenantTexts } from '../../screens/i18n/index.js';
 import type { PageTextsRecord } from '../../storage/repos/page-texts.js';
 import { iso, type ManagementDeps, reposOf } from '../common.js';
 
@@ -35,20 +41,46 @@ function checkOverrides(texts: TextsView): void {
   }
 }
 
+/** The overrides, frozen to the messages: every page of the tenant shares the cached object. */
+const frozen = (overrides: TenantTexts['overrides']): TenantTexts['overrides'] =>
+  Object.freeze(Object.fromEntries(Object.entries(overrides).map(([locale, m]) => [locale, Object.freeze({ ...m })])));
+
 const withoutEmpty = (texts: TextsView): TextsView => Object.fromEntries(Object.entries(texts).filter(([, m]) => Object.keys(m).length > 0));
 
+/** How long an instance keeps a tenant's texts, and for how many tenants (KEYHALL_CACHE_TTL_MS, KEYHALL_CACHE_MAX_TENANTS). */
+export interface TextsCacheOptions {
+  ttlMs: number;
+  maxTenants: number;
+}
+
 export class BrandingTextsService {
-  constructor(private readonly deps: ManagementDeps) {}
+  readonly #cache: Lru<string, { at: number; texts: TenantTexts }>;
+
+  constructor(
+    private readonly deps: ManagementDeps,
+    private readonly cache: TextsCacheOptions = { ttlMs: 5_000, maxTenants: 10_000 },
+  ) {
+    this.#cache = new Lru(cache.maxTenants);
+  }
 
   #stored(tenantId: string): Promise<PageTextsRecord | undefined> {
     return reposOf(this.deps).pageTexts.get(tenantId);
   }
 
-  /** What a hosted page renders with. */
+  /** What a hosted page renders with (cached: see above). Shared by every page of the tenant, hence frozen. */
   async texts(tenantId: string): Promise<TenantTexts> {
+    const now = this.deps.clock.now();
+    const hit = this.#cache.get(tenantId);
+    if (hit && now - hit.at < this.cache.ttlMs && now >= hit.at) return hit.texts;
     const stored = await this.#stored(tenantId);
-    if (!stored) return { defaultLocale: DEFAULT_LOCALE, overrides: {} };
-    return { defaultLocale: isLocale(stored.defaultLocale) ? stored.defaultLocale : DEFAULT_LOCALE, overrides: stored.overrides as TenantTexts['overrides'] };
+    const texts: TenantTexts = stored
+      ? {
+          defaultLocale: isLocale(stored.defaultLocale) ? stored.defaultLocale : DEFAULT_LOCALE,
+          overrides: frozen(stored.overrides as TenantTexts['overrides']),
+        }
+      : NO_TENANT_TEXTS;
+    if (this.cache.ttlMs > 0) this.#cache.set(tenantId, { at: now, texts: Object.freeze(texts) });
+    return texts;
   }
 
   async getTexts(tenantId: string): Promise<TextsView> {
@@ -67,6 +99,7 @@ export class BrandingTextsService {
       const counts = Object.fromEntries(Object.entries(overrides).map(([locale, m]) => [locale, Object.keys(m).length]));
       await this.deps.events.record(trx, { tenantId, type: 'branding.texts.updated', organizationId: null, actor, data: { overrides: counts } });
     });
+    this.#cache.delete(tenantId);
     return overrides;
   }
 
@@ -86,6 +119,7 @@ export class BrandingTextsService {
       await r.pageTexts.put(tenantId, { defaultLocale: locale, overrides: stored?.overrides ?? {}, updatedAt: now });
       await this.deps.events.record(trx, { tenantId, type: 'branding.locale.updated', organizationId: null, actor, data: { default_locale: locale } });
     });
+    this.#cache.delete(tenantId);
     return { default_locale: locale, updated_at: iso(now) };
   }
 }

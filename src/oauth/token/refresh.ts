@@ -26,6 +26,16 @@ export async function startRefreshFamily(
   deps: Pick<OAuthDeps, 'refreshTokens' | 'settings'>,
   now: number,
 ): Promise<string> {
+  return (await startRefreshFamilyWithId(tenant, grant, deps, now)).token;
+}
+
+/** `startRefreshFamily`, with the new family's id (the code grant records it beside the code: no read back). */
+export async function startRefreshFamilyWithId(
+  tenant: OAuthTenant,
+  grant: NewGrant,
+  deps: Pick<OAuthDeps, 'refreshTokens' | 'settings'>,
+  now: number,
+): Promise<{ token: string; familyId: string }> {
   const token = newSecret(REFRESH_TOKEN_PREFIX);
   const expiresAt = now + deps.settings.refreshTokenTtlSeconds * 1000;
   const family: RefreshFamily = {
@@ -43,7 +53,7 @@ export async function startRefreshFamily(
     revokedAt: null,
   };
   await deps.refreshTokens.createFamily(family, sha256Hex(token), expiresAt);
-  return token;
+  return { token, familyId: family.id };
 }
 
 /**

@@ -3,13 +3,12 @@
  * device grant, RFC 8628 §3.5): the access token, a refresh token for `offline_access` when the
  * client may refresh, and an ID token for `openid` — the same for every such grant.
  */
-import { sha256Hex } from '../../kernel/crypto/hash.js';
 import type { SigninStore } from '../authorize/types.js';
 import { type IdTokenAlg, signIdToken } from '../id-token/sign.js';
 import { issueAccessToken, type KeySource } from '../tokens/access-token.js';
 import { GRANT_TYPE, type RefreshTokenStore } from '../types.js';
 import { idTokenProfileClaims, type UserProfileSource } from '../userinfo/claims.js';
-import { startRefreshFamily } from './refresh.js';
+import { startRefreshFamilyWithId } from './refresh.js';
 import type { GrantContext, TokenResponse } from './types.js';
 
 export interface UserTokenPorts {
@@ -43,7 +42,7 @@ export interface IssuedUserTokens {
 /** Refresh tokens only for `offline_access`, and only to clients registered for the grant. */
 async function maybeRefreshToken(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant): Promise<{ token: string; familyId: string } | undefined> {
   if (!grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
-  const token = await startRefreshFamily(
+  return startRefreshFamilyWithId(
     ctx.tenant,
     {
       clientId: ctx.client.id,
@@ -56,8 +55,6 @@ async function maybeRefreshToken(ctx: GrantContext, ports: UserTokenPorts, grant
     { refreshTokens: ports.refreshTokens, settings: ctx.lifetimes },
     ctx.now,
   );
-  const found = await ports.refreshTokens.find(ctx.tenant.id, sha256Hex(token));
-  return { token, familyId: found!.family.id };
 }
 
 /** The profile claims of the granted scopes, unless the tenant keeps ID tokens minimal. */

@@ -154,10 +154,8 @@ export class MfaService {
    * those of the user's organizations and of the organization the sign-in names.
    */
   async policyFor(tenantId: string, userId: string, organizationId?: string | null, trx?: Executor): Promise<MfaPolicy> {
-    const r = this.#repos(trx);
-    const orgs = (await r.members.listByUser(tenantId, userId)).map((m) => m.organizationId);
+    const { organizations: orgs, policies } = await this.#repos(trx).mfa.policiesForUser(tenantId, userId, organizationId);
     if (organizationId) orgs.push(organizationId);
-    const policies = await r.mfa.policies(tenantId, orgs);
     return strictestPolicy(policies.get('') ?? DEFAULT_MFA_POLICY, ...orgs.map((o) => policies.get(o)).filter((p): p is MfaPolicy => p !== undefined));
   }
 

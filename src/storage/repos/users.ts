@@ -73,6 +73,31 @@ export class UserRepo {
   }
 
   /**
+   * The user and their organization memberships in one statement (a left join: one row per
+   * membership, or one with none), for /userinfo and the ID token's claims: one round trip
+   * instead of two on PostgreSQL.
+   */
+  async findWithMemberships(
+    tenantId: string,
+    id: string,
+  ): Promise<{ user: UserRecord; memberships: Array<{ organizationId: string; role: string }> } | undefined> {
+    const rows = await this.db
+      .selectFrom('users')
+      .leftJoin('members', (join) => join.onRef('members.tenant_id', '=', 'users.tenant_id').onRef('members.user_id', '=', 'users.id'))
+      .selectAll('users')
+      .select(['members.organization_id as member_organization_id', 'members.role as member_role'])
+      .where('users.tenant_id', '=', tenantId)
+      .where('users.id', '=', id)
+      .execute();
+    const first = rows[0];
+    if (!first) return undefined;
+    const memberships = rows.flatMap((r) =>
+      r.member_organization_id !== null && r.member_role !== null ? [{ organizationId: r.member_organization_id, role: r.member_role }] : [],
+    );
+    return { user: stored.toRecord(first), memberships };
+  }
+
+  /**
    * Write-locks the user's row until commit (PostgreSQL; SQLite runs one writing transaction at a
    * time): granting the administrator role and changing how the user signs in take it first, so
    * one of them sees the other committed instead of both passing their checks at once.
