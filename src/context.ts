@@ -34,6 +34,7 @@ import { EventFeedService } from './management/events/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { ResourceServerService } from './management/resource-servers/service.js';
+import { RoleService } from './management/roles/service.js';
 import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
@@ -82,6 +83,8 @@ export interface ManagementServices {
   clients: ClientService;
   tokenSettings: TokenSettingsService;
   resourceServers: ResourceServerService;
+  /** Organizations' roles, the default role for new members and /v1/authorize_check. */
+  roles: RoleService;
   webhooks: WebhookService;
   webauthnPolicy: WebauthnPolicyService;
   mfaPolicy: MfaPolicyService;
@@ -355,6 +358,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (tenantId, alg, actor) => tenants.ensureKeys(tenantId, [alg], actor),
         (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
       ),
+      roles: new RoleService(deps),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
       mfaPolicy: new MfaPolicyService(deps),

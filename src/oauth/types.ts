@@ -65,6 +65,8 @@ export interface ResourceServerRecord {
   scopes: string[];
   /** Tokens for it must be DPoP-bound. */
   dpopRequired: boolean;
+  /** The descriptions of its declared permissions (its scopes), by name. */
+  permissionDescriptions: Record<string, string>;
   createdAt: number;
   updatedAt: number;
 }
@@ -91,6 +93,8 @@ export interface RefreshFamily {
   createdAt: number;
   expiresAt: number;
   revokedAt: number | null;
+  /** The organization the grant signed in to (`organization=` at /authorize), or null. */
+  organizationId: string | null;
 }
 
 export interface PresentedRefreshToken {

@@ -17,6 +17,7 @@ const families = codec<RefreshFamily>()('oauth_refresh_families', {
   createdAt: true,
   expiresAt: true,
   revokedAt: true,
+  organizationId: true,
 });
 
 interface TokenRecord {
@@ -114,6 +115,17 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
       .where('revoked_at', 'is', null);
     if (clientId !== undefined) q = q.where('client_id', '=', clientId);
     const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /** Revokes the user's families signed in to the organization (they left it). Returns how many. */
+  async revokeForOrganization(tenantId: string, organizationId: string, sub: string, now: number): Promise<number> {
+    const r = await this.db
+      .updateTable('oauth_refresh_families')
+      .set({ revoked_at: now })
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, sub }))
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     return Number(r.numUpdatedRows);
   }
 
