@@ -9,6 +9,7 @@ import type { CodeRecord, SigninStore } from '../../authorize/types.js';
 import { oauthErrors } from '../../errors.js';
 import { type IdTokenAlg, signIdToken } from '../../id-token/sign.js';
 import { param, requiredParam } from '../../params.js';
+import { accessTokenOrganizationClaims, idTokenOrganizationClaims, type OrganizationGrants, type OrganizationPort } from '../../organization.js';
 import { issueAccessToken, type KeySource } from '../../tokens/access-token.js';
 import { GRANT_TYPE, type RefreshTokenStore } from '../../types.js';
 import { idTokenProfileClaims, type UserProfileSource } from '../../userinfo/claims.js';
@@ -25,6 +26,8 @@ export interface AuthorizationCodeGrantPorts {
   refreshTokens: RefreshTokenStore;
   keys: KeySource;
   atomically: Atomically;
+  /** Organization claims of a code from `organization=` (docs/authorization.md). */
+  organizations?: OrganizationPort | undefined;
 }
 
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -84,6 +87,7 @@ async function maybeRefreshToken(
       sub: code.userId,
       scopes: code.grant.scopes,
       resources: code.grant.resources,
+      organizationId: code.grant.organizationId && ports.organizations ? code.grant.organizationId : null,
       // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5).
       jkt: ctx.client.authMethod === 'none' ? (ctx.dpop?.jkt ?? null) : null,
     },
@@ -110,10 +114,25 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
   checkPkce(ctx, code);
   checkDpopKey(ctx, code);
   const scopes = code.grant.scopes;
+  const orgId = ports.organizations ? code.grant.organizationId : null;
+  let grants: OrganizationGrants | undefined;
+  if (orgId) {
+    grants = await ports.organizations!.grants(ctx.tenant.id, orgId, code.userId);
+    if (!grants) throw oauthErrors.invalidGrant('the user is not a member of the organization');
+  }
   const { alg, ttlSeconds: ttl } = await ctx.tokenPolicy({ audience: code.grant.resources, scopes, jkt: ctx.dpop?.jkt });
   const at = await issueAccessToken(
     ctx.tenant,
-    { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl, alg },
+    {
+      sub: code.userId,
+      clientId: ctx.client.id,
+      scopes,
+      audience: code.grant.resources,
+      jkt: ctx.dpop?.jkt,
+      ttlSeconds: ttl,
+      alg,
+      organization: orgId && grants ? accessTokenOrganizationClaims(orgId, grants, code.grant.resources, scopes) : undefined,
+    },
     { keys: ports.keys, now: ctx.now },
   );
   const rt = await maybeRefreshToken(ctx, ports, code);
@@ -131,7 +150,7 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
           accessToken: at.token,
           sessionId: code.grant.sessionId,
           amr: code.grant.amr ?? ['pwd'],
-          profile: await profileClaims(ctx, ports, code),
+          profile: { ...(await profileClaims(ctx, ports, code)), ...(orgId && grants ? idTokenOrganizationClaims(orgId, grants) : {}) },
           ttlSeconds: ttl,
         },
         { keys: ports.keys, now: ctx.now },
