@@ -93,8 +93,8 @@ export interface RefreshFamily {
   createdAt: number;
   expiresAt: number;
   revokedAt: number | null;
-  /** The organization the grant signed in to (`organization=` at /authorize), or null. */
-  organizationId: string | null;
+  /** The organization the grant signed in to (`organization=` at /authorize); null or absent: none. */
+  organizationId?: string | null;
 }
 
 export interface PresentedRefreshToken {

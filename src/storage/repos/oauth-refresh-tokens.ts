@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { PresentedRefreshToken, RefreshFamily, RefreshTokenStore } from '../../oauth/types.js';
 import { compareAndSet, deleteExpired, Sweeper } from '../atomic.js';
-import { codec, json, jsonOrNull, num, words } from '../codec.js';
+import { codec, field, json, jsonOrNull, num, words } from '../codec.js';
 import type { Database } from '../schema.js';
 
 const families = codec<RefreshFamily>()('oauth_refresh_families', {
@@ -17,7 +17,10 @@ const families = codec<RefreshFamily>()('oauth_refresh_families', {
   createdAt: true,
   expiresAt: true,
   revokedAt: true,
-  organizationId: true,
+  organizationId: field<string | null | undefined, string | null>(
+    (v) => v,
+    (v) => v ?? null,
+  ),
 });
 
 interface TokenRecord {
