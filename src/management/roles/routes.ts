@@ -66,7 +66,12 @@ export const rolesFeature = defineFeature({
     });
     r.patch('/roles/:roleKey', {
       config: { permission: 'roles:write', access: 'platform', operation: { operationId: 'updateRole', ok: 'The role as updated' } },
-      schema: { summary: 'Change a tenant-wide role', params: keyParams, body: patchBody, response: { 200: roleSchema, 400: errorResponse, 404: errorResponse } },
+      schema: {
+        summary: 'Change a tenant-wide role',
+        params: keyParams,
+        body: patchBody,
+        response: { 200: roleSchema, 400: errorResponse, 404: errorResponse },
+      },
       handler: async (request) => roleView(await service.update(tenantOf(request).id, actorOf(request), null, request.params.roleKey, request.body)),
     });
     r.delete('/roles/:roleKey', {
@@ -104,15 +109,28 @@ export const rolesFeature = defineFeature({
 
     // An organization's own roles: platform keys and that organization's keys.
     r.get('/organizations/:orgId/roles', {
-      config: { permission: 'roles:read', access: 'organization', operation: { operationId: 'listOrganizationRoles', ok: "A page of the organization's own roles" } },
-      schema: { summary: "List an organization's own roles", params: orgParams, querystring: roleList.query, response: { 200: pageResponse(roleSchema), 404: errorResponse } },
+      config: {
+        permission: 'roles:read',
+        access: 'organization',
+        operation: { operationId: 'listOrganizationRoles', ok: "A page of the organization's own roles" },
+      },
+      schema: {
+        summary: "List an organization's own roles",
+        params: orgParams,
+        querystring: roleList.query,
+        response: { 200: pageResponse(roleSchema), 404: errorResponse },
+      },
       handler: async (request) => {
         const { limit, after } = request.query;
         return roleList.page((await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1)).map(roleView), limit, (x) => x.key);
       },
     });
     r.post('/organizations/:orgId/roles', {
-      config: { permission: 'roles:write', access: 'organization', operation: { operationId: 'createOrganizationRole', ok: 'The role defined', errors: [409] } },
+      config: {
+        permission: 'roles:write',
+        access: 'organization',
+        operation: { operationId: 'createOrganizationRole', ok: 'The role defined', errors: [409] },
+      },
       schema: {
         summary: 'Define a role of the organization (overrides a tenant-wide role of the same key there)',
         params: orgParams,
@@ -158,7 +176,11 @@ export const rolesFeature = defineFeature({
 
     // Platform keys: the check reads any organization's memberships.
     r.post('/authorize_check', {
-      config: { permission: 'roles:read', access: 'platform', operation: { operationId: 'authorizeCheck', ok: "Whether the user's roles in the organization grant the permission" } },
+      config: {
+        permission: 'roles:read',
+        access: 'platform',
+        operation: { operationId: 'authorizeCheck', ok: "Whether the user's roles in the organization grant the permission" },
+      },
       schema: {
         summary: "Check a permission against a member's roles now (for backends that do not read tokens)",
         body: checkBody,

@@ -80,7 +80,8 @@ export async function grantsOf(r: Repos, tenantId: string, organizationId: strin
   const permissions: Grants['permissions'] = [];
   for (const key of member.roles) {
     for (const p of usable.get(key)?.permissions ?? []) {
-      if (!identifiers.has(p.resource_server_id)) identifiers.set(p.resource_server_id, (await r.resourceServers.find(tenantId, p.resource_server_id))?.identifier);
+      if (!identifiers.has(p.resource_server_id))
+        identifiers.set(p.resource_server_id, (await r.resourceServers.find(tenantId, p.resource_server_id))?.identifier);
       const identifier = identifiers.get(p.resource_server_id);
       const k = `${p.resource_server_id} ${p.permission}`;
       if (identifier === undefined || seen.has(k)) continue;
@@ -153,7 +154,8 @@ export class RoleService {
         permissions: input.permissions ? await checkPermissions(r, tenantId, input.permissions) : current.permissions,
         updatedAt: this.deps.clock.now(),
       };
-      const same = next.name === current.name && next.description === current.description && JSON.stringify(next.permissions) === JSON.stringify(current.permissions);
+      const same =
+        next.name === current.name && next.description === current.description && JSON.stringify(next.permissions) === JSON.stringify(current.permissions);
       if (same) return current;
       if (!(await r.roles.update(next))) throw notFound();
       await this.deps.events.record(trx, { tenantId, type: 'role.updated', organizationId: orgId, actor, data: eventData(next) });
@@ -171,7 +173,8 @@ export class RoleService {
       await this.#requireOrg(r, tenantId, orgId);
       const current = await r.roles.find(tenantId, orgId, key);
       if (!current) throw notFound();
-      if (orgId === null && (await r.roles.defaultRole(tenantId)) === key) throw errors.conflict('this role is the default role for new members; choose another first');
+      if (orgId === null && (await r.roles.defaultRole(tenantId)) === key)
+        throw errors.conflict('this role is the default role for new members; choose another first');
       let holders = await r.members.holding(tenantId, key, orgId);
       // An organization that defines its own role of this key: its members hold that one.
       if (orgId === null) {
@@ -200,7 +203,13 @@ export class RoleService {
           data: { organization_id: m.organizationId, user_id: m.userId, role: updated.role, previous_role: m.role, roles },
         });
       }
-      await this.deps.events.record(trx, { tenantId, type: 'role.deleted', organizationId: orgId, actor, data: { id: current.id, key, organization_id: orgId } });
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'role.deleted',
+        organizationId: orgId,
+        actor,
+        data: { id: current.id, key, organization_id: orgId },
+      });
     });
   }
 

@@ -46,7 +46,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
 
-  await db.schema.alterTable('members').addColumn('roles', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+  await db.schema
+    .alterTable('members')
+    .addColumn('roles', 'text', (c) => c.notNull().defaultTo('[]'))
+    .execute();
   // A role key is a [a-z0-9_-] token, so the JSON array is the key in quotes and brackets.
   await db
     .updateTable('members')

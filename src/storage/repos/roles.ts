@@ -68,12 +68,7 @@ export class RoleRepo {
 
   /** Roles usable in an organization: its own and the tenant-wide ones (an own role overrides a tenant-wide one of the same key). */
   async usableIn(tenantId: string, organizationId: string): Promise<Map<string, RoleRecord>> {
-    const rows = await this.db
-      .selectFrom('roles')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('scope', 'in', ['*', organizationId])
-      .execute();
+    const rows = await this.db.selectFrom('roles').selectAll().where('tenant_id', '=', tenantId).where('scope', 'in', ['*', organizationId]).execute();
     const out = new Map<string, RoleRecord>();
     for (const r of rows.map(stored.toRecord).sort((a, b) => (a.organizationId === null ? 0 : 1) - (b.organizationId === null ? 0 : 1))) out.set(r.key, r);
     return out;
