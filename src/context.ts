@@ -34,6 +34,7 @@ import { EventFeedService } from './management/events/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { ResourceServerService } from './management/resource-servers/service.js';
+import { grantsOf, RoleService } from './management/roles/service.js';
 import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
@@ -82,6 +83,8 @@ export interface ManagementServices {
   clients: ClientService;
   tokenSettings: TokenSettingsService;
   resourceServers: ResourceServerService;
+  /** Organizations' roles, the default role for new members and /v1/authorize_check. */
+  roles: RoleService;
   webhooks: WebhookService;
   webauthnPolicy: WebauthnPolicyService;
   mfaPolicy: MfaPolicyService;
@@ -293,6 +296,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       // The sign-in service is built below; profiles are read only at request time.
       profiles: { profile: (tenantId, userId) => signin.profile(tenantId, userId) },
       mfaPolicy: { required: async (tenantId, userId, organizationId) => (await mfa.policyFor(tenantId, userId, organizationId)) === 'required' },
+      // Roles are read at each issuance: a change applies to the next token (docs/authorization.md).
+      organizations: {
+        grants: (tenantId, organizationId, userId) => grantsOf(r, tenantId, organizationId, userId),
+        enter: (tenantId, sessionId, organizationId) => r.sessions.enterOrganization(tenantId, sessionId, organizationId),
+      },
       preAuthorizedCodes: credentials,
       device: { store: r.deviceCodes, attempts: r.loginFailures, settings: { codeTtlSeconds: config.deviceCodeTtlSeconds } },
     });
@@ -358,6 +366,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (tenantId, alg, actor) => tenants.ensureKeys(tenantId, [alg], actor),
         (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
       ),
+      roles: new RoleService(deps),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
       mfaPolicy: new MfaPolicyService(deps),

@@ -24,7 +24,12 @@ export const EVENT_TYPES = {
   },
   'member.added': { webhook: true, description: 'a user was added to an organization' },
   'member.removed': { webhook: true, description: 'a user was removed from an organization' },
-  'member.role_changed': { webhook: true, description: "a member's role changed" },
+  'member.role_changed': { webhook: true, description: "a member's roles changed (`role`: the first of `roles`)" },
+  // Organizations' roles (docs/authorization.md): tenant-wide ones have organization_id null.
+  'role.created': { webhook: false, description: "a role was defined (tenant-wide, or an organization's own)" },
+  'role.updated': { webhook: false, description: "a role's name, description or permissions changed" },
+  'role.deleted': { webhook: false, description: 'a role was deleted (its holders reassigned when ?reassign= named another)' },
+  'role.settings_updated': { webhook: false, description: 'the default role for new members was set' },
   'webhook_endpoint.created': { webhook: false, description: 'a webhook endpoint was registered' },
   'webhook_endpoint.updated': { webhook: false, description: "a webhook endpoint's url or event types changed" },
   'webhook_endpoint.deleted': { webhook: false, description: 'a webhook endpoint was removed' },

@@ -11,6 +11,7 @@ import { membersFeature } from './members/routes.js';
 import { mfaPolicyFeature } from './mfa-policy/routes.js';
 import { organizationsFeature } from './organizations/routes.js';
 import { resourceServersFeature } from './resource-servers/routes.js';
+import { rolesFeature } from './roles/routes.js';
 import { ssoFeature } from './sso/routes.js';
 import { usersFeature } from './users/routes.js';
 import { webauthnPolicyFeature } from './webauthn-policy/routes.js';
@@ -30,6 +31,7 @@ export const MANAGEMENT_FEATURES: readonly ManagementFeature[] = [
   directoryFeature,
   clientsFeature,
   resourceServersFeature,
+  rolesFeature,
   webhooksFeature,
   webauthnPolicyFeature,
   mfaPolicyFeature,

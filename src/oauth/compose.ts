@@ -35,6 +35,7 @@ import type { GrantHandler, GrantTable, OAuthDeps, TokenResponse } from './token
 import type { AccessTokenClaims } from './tokens/verify-access-token.js';
 import { GRANT_TYPE, type OAuthHttpRequest, type OAuthTenant } from './types.js';
 import type { UserProfileSource } from './userinfo/claims.js';
+import type { OrganizationPort } from './organization.js';
 
 export interface OAuthPorts extends OAuthDeps {
   /** PAR request_uris, authorization flows, codes and per-client sign-in settings. */
@@ -49,6 +50,8 @@ export interface OAuthPorts extends OAuthDeps {
   mfaPolicy?: MfaPolicyPort;
   /** The device authorization grant (RFC 8628): its store, the user-code attempt counter, its settings. */
   device: { store: DeviceCodeStore; attempts: AttemptCounter; settings: DeviceSettings };
+  /** Organization-scoped sign-in and the tokens' organization claims (docs/authorization.md). */
+  organizations?: OrganizationPort;
 }
 
 export interface OAuthServer {
@@ -90,10 +93,17 @@ export function grantTable(p: OAuthPorts): GrantTable {
   return new Map<string, GrantHandler>([
     [
       GRANT_TYPE.authorizationCode,
-      authorizationCodeGrant({ codes: p.signin, profiles: p.profiles, refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically }),
+      authorizationCodeGrant({
+        codes: p.signin,
+        profiles: p.profiles,
+        refreshTokens: p.refreshTokens,
+        keys: p.keys,
+        atomically: p.atomically,
+        organizations: p.organizations,
+      }),
     ],
     [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys })],
-    [GRANT_TYPE.refreshToken, refreshTokenGrant({ refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically })],
+    [GRANT_TYPE.refreshToken, refreshTokenGrant({ refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically, organizations: p.organizations })],
     [GRANT_TYPE.tokenExchange, tokenExchangeGrant({ keys: p.keys, revoked: p.revoked, atomically: p.atomically })],
     [
       GRANT_TYPE.deviceCode,
@@ -118,6 +128,7 @@ export function composeOAuth(ports: OAuthPorts): OAuthServer {
     settings: ports.authorize,
     keys: ports.keys,
     mfaPolicy: ports.mfaPolicy,
+    organizations: ports.organizations,
     now: ports.clock.now(),
   });
   return {

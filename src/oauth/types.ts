@@ -66,6 +66,8 @@ export interface ResourceServerRecord {
   scopes: string[];
   /** Tokens for it must be DPoP-bound. */
   dpopRequired: boolean;
+  /** The descriptions of its declared permissions (its scopes), by name. */
+  permissionDescriptions: Record<string, string>;
   createdAt: number;
   updatedAt: number;
 }
@@ -92,6 +94,8 @@ export interface RefreshFamily {
   createdAt: number;
   expiresAt: number;
   revokedAt: number | null;
+  /** The organization the grant signed in to (`organization=` at /authorize); null or absent: none. */
+  organizationId?: string | null;
 }
 
 export interface PresentedRefreshToken {

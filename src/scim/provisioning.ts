@@ -57,13 +57,14 @@ export async function ensureMember(
   du: DirectoryUserRecord,
   actor: Actor = scimActor(conn),
 ): Promise<void> {
-  const { members, directoryGroups } = scimRepos(deps, trx);
+  const { members, directoryGroups, roles } = scimRepos(deps, trx);
   const role = await desiredRole(directoryGroups, conn, du.id);
   const existing = await members.find(conn.tenantId, conn.organizationId, du.userId);
   const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor };
   if (!existing) {
     const now = deps.clock.now();
-    const r = role ?? 'member';
+    // No group maps the user: the tenant's default role for new members (docs/authorization.md).
+    const r = role ?? (await roles.defaultRole(conn.tenantId));
     await members.insert({ tenantId: conn.tenantId, organizationId: conn.organizationId, userId: du.userId, role: r, createdAt: now, updatedAt: now });
     await deps.events.record(trx, { ...base, type: 'member.added', data: { organization_id: conn.organizationId, user_id: du.userId, role: r } });
   } else if (role !== null && existing.role !== role) {
@@ -72,7 +73,7 @@ export async function ensureMember(
     await deps.events.record(trx, {
       ...base,
       type: 'member.role_changed',
-      data: { organization_id: conn.organizationId, user_id: du.userId, role, previous_role: existing.role },
+      data: { organization_id: conn.organizationId, user_id: du.userId, role, previous_role: existing.role, roles: [role] },
     });
   }
 }
@@ -87,9 +88,11 @@ export async function ensureMember(
  * directory could sign out, again and again, anyone it can link by email.
  */
 export async function removeMember(deps: ScimDeps, trx: Executor, conn: ScimConnection, du: DirectoryUserRecord): Promise<void> {
-  const { members, sessions } = scimRepos(deps, trx);
+  const { members, sessions, refreshTokens } = scimRepos(deps, trx);
   const removed = await members.delete(conn.tenantId, conn.organizationId, du.userId);
   if (!removed) return;
+  // Tokens signed in to the organization end with the membership (docs/authorization.md).
+  await refreshTokens.revokeForOrganization(conn.tenantId, conn.organizationId, du.userId, deps.clock.now());
   const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor: scimActor(conn) };
   const membership = { tenantId: conn.tenantId, organizationId: conn.organizationId, userId: du.userId };
   await revokeMembershipCredentials(trx, { dialect: deps.dialect, events: deps.events, now: deps.clock.now() }, membership, base.actor);

@@ -14,6 +14,7 @@ import type { McpTables } from './tables/mcp.js';
 import type { BrandingTables } from './tables/branding.js';
 import type { ConsoleTables } from './tables/console.js';
 import type { DeviceTables } from './tables/device.js';
+import type { RoleTables } from './tables/roles.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
@@ -37,4 +38,5 @@ export interface Database
     ConsoleTables,
     UpstreamTables,
     BrandingTables,
-    DeviceTables {}
+    DeviceTables,
+    RoleTables {}

@@ -47,6 +47,7 @@ export class TenantService {
         const r = repos(trx, this.db.dialect);
         await r.tenants.insert(tenant);
         for (const key of keys) await r.signingKeys.rotate(key, this.keyOverlapMs, trx);
+        await r.roles.seedDefaults(tenant.id, now, (t) => newId('rol', t));
         const minted = await mintApiKey(r.apiKeys, this.clock, {
           tenantId: tenant.id,
           organizationId: null,

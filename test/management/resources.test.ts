@@ -145,9 +145,10 @@ describe('/v1 organizations, users and members', () => {
     assert.deepEqual(
       events.map((e: { type: string; data: unknown }) => [e.type, e.data]),
       [
-        ['member.added', { organization_id: org, user_id: user, role: 'admin' }],
-        ['member.role_changed', { organization_id: org, user_id: user, role: 'member', previous_role: 'admin' }],
-        ['member.removed', { organization_id: org, user_id: user, role: 'member' }],
+        // The data keeps its shape; `roles` (issue 31) lists every role, `role` is the first.
+        ['member.added', { organization_id: org, user_id: user, role: 'admin', roles: ['admin'] }],
+        ['member.role_changed', { organization_id: org, user_id: user, role: 'member', previous_role: 'admin', roles: ['member'] }],
+        ['member.removed', { organization_id: org, user_id: user, role: 'member', roles: ['member'] }],
       ],
     );
     for (const e of events) {

@@ -62,6 +62,8 @@ describe('hosted login in a real browser (chromium)', { skip }, () => {
     const user = await s.createUser('browser@example.com');
     const api = v1(s, s.tenant.platformApiKey);
     const org = (await api('POST', '/organizations', { name: 'Acme' })).json();
+    // organization= signs in to the organization: the user is a member (docs/authorization.md).
+    assert.equal((await api('POST', `/organizations/${org.id}/members`, { user_id: user.id })).status, 201);
     await api('PATCH', `/organizations/${org.id}`, {
       brand_display_name: 'Acme Corporation',
       brand_primary_color: '#d9480f',

@@ -3,14 +3,16 @@ import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { defineFeature } from '../feature.js';
 import { actorOf } from '../principal.js';
-import { memberView, ROLES } from './service.js';
+import { memberView, ROLE_KEY, rolesOf } from './service.js';
 
-const role = z.enum(ROLES);
+const role = z.string().regex(ROLE_KEY, 'must be a role key');
+const roles = z.array(role).min(1).max(20);
 export const memberSchema = z
   .object({
     organization_id: z.string(),
     user_id: z.string(),
-    role: z.string(),
+    role: z.string().meta({ description: 'The first of `roles`' }),
+    roles: z.array(z.string()),
     user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }).optional(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -44,13 +46,13 @@ export const membersFeature = defineFeature({
         operation: { operationId: 'addOrganizationMember', ok: 'The membership created', errors: [409] },
       },
       schema: {
-        summary: 'Add a user to the organization',
+        summary: "Add a user to the organization (with the tenant's default role when neither `roles` nor `role` is given)",
         params: orgParams,
-        body: z.strictObject({ user_id: idOf('user'), role: role.default('member') }),
+        body: z.strictObject({ user_id: idOf('user'), role: role.optional(), roles: roles.optional() }),
         response: { 201: memberSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request, reply) => {
-        const m = await service.add(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.user_id, request.body.role);
+        const m = await service.add(tenantOf(request).id, actorOf(request), request.params.orgId, request.body.user_id, rolesOf(request.body));
         return reply.code(201).send(memberView(m));
       },
     });
@@ -62,13 +64,13 @@ export const membersFeature = defineFeature({
         operation: { operationId: 'updateOrganizationMember', ok: 'The membership as updated', errors: [409] },
       },
       schema: {
-        summary: "Change a member's role (an empty body changes nothing)",
+        summary: "Change a member's roles (an empty body changes nothing)",
         params: memberParams,
-        body: z.strictObject({ role: role.optional() }),
+        body: z.strictObject({ role: role.optional(), roles: roles.optional() }),
         response: { 200: memberSchema, 400: errorResponse, 404: errorResponse },
       },
       handler: async (request) =>
-        memberView(await service.changeRole(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.userId, request.body.role)),
+        memberView(await service.changeRole(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.userId, rolesOf(request.body))),
     });
 
     r.delete('/organizations/:orgId/members/:userId', {

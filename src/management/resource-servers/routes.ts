@@ -26,15 +26,28 @@ const fields = {
   scopes: z.array(z.string().regex(SCOPE_TOKEN, 'must be a scope token')).max(100),
   dpop_required: z.boolean(),
 };
+/** The declared permissions: the scopes a client may request for this API, with descriptions (docs/authorization.md). */
+const permissions = z
+  .array(z.strictObject({ name: z.string().regex(SCOPE_TOKEN, 'must be a scope token'), description: z.string().max(500).nullable().optional() }))
+  .max(100);
 const createBody = z.strictObject({
   ...fields,
   access_token_signing_alg: fields.access_token_signing_alg.optional(),
   access_token_ttl_seconds: fields.access_token_ttl_seconds.optional(),
   scopes: fields.scopes.optional(),
+  permissions: permissions.optional(),
   dpop_required: fields.dpop_required.optional(),
 });
-const patchBody = z.strictObject(fields).partial();
-const view = z.object({ ...fields, id: z.string(), created_at: z.string(), updated_at: z.string() }).meta({ id: 'ResourceServer' });
+const patchBody = z.strictObject({ ...fields, permissions }).partial();
+const view = z
+  .object({
+    ...fields,
+    permissions: z.array(z.object({ name: z.string(), description: z.string().nullable() })),
+    id: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'ResourceServer' });
 const params = z.strictObject({ rsId: idOf('rs') });
 
 export const resourceServersFeature = defineFeature({

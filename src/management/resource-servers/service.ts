@@ -18,7 +18,21 @@ export interface ResourceServerInput {
   access_token_signing_alg?: AccessTokenAlg | undefined;
   access_token_ttl_seconds?: number | null | undefined;
   scopes?: string[] | undefined;
+  /** The declared permissions (the scopes, with descriptions); replaces `scopes` when given. */
+  permissions?: Array<{ name: string; description?: string | null | undefined }> | undefined;
   dpop_required?: boolean | undefined;
+}
+
+/** The scopes and descriptions an input declares (`permissions` or `scopes`, not both), or undefined when neither. */
+function declared(input: ResourceServerInput): { scopes: string[]; descriptions: Record<string, string> } | undefined {
+  if (input.permissions !== undefined && input.scopes !== undefined) throw errors.invalidRequest('give permissions or scopes, not both');
+  if (input.permissions !== undefined) {
+    const descriptions: Record<string, string> = {};
+    for (const p of input.permissions) if (p.description) descriptions[p.name] = p.description;
+    return { scopes: [...new Set(input.permissions.map((p) => p.name))], descriptions };
+  }
+  if (input.scopes !== undefined) return { scopes: [...new Set(input.scopes)], descriptions: {} };
+  return undefined;
 }
 
 export interface ResourceServerView {
@@ -28,6 +42,7 @@ export interface ResourceServerView {
   access_token_signing_alg: AccessTokenAlg;
   access_token_ttl_seconds: number | null;
   scopes: string[];
+  permissions: Array<{ name: string; description: string | null }>;
   dpop_required: boolean;
   created_at: string;
   updated_at: string;
@@ -41,6 +56,7 @@ export function resourceServerView(rs: ResourceServerRecord): ResourceServerView
     access_token_signing_alg: rs.signingAlg,
     access_token_ttl_seconds: rs.accessTokenTtlSeconds,
     scopes: rs.scopes,
+    permissions: rs.scopes.map((name) => ({ name, description: rs.permissionDescriptions[name] ?? null })),
     dpop_required: rs.dpopRequired,
     created_at: iso(rs.createdAt),
     updated_at: iso(rs.updatedAt),
@@ -72,6 +88,7 @@ export class ResourceServerService {
   ): Promise<ResourceServerRecord> {
     this.#checkIdentifier(input.identifier, issuer);
     const now = this.deps.clock.now();
+    const declares = declared(input);
     const rs: ResourceServerRecord = {
       id: newId('rs', now),
       tenantId,
@@ -79,8 +96,9 @@ export class ResourceServerService {
       identifier: input.identifier,
       signingAlg: input.access_token_signing_alg ?? 'EdDSA',
       accessTokenTtlSeconds: input.access_token_ttl_seconds ?? null,
-      scopes: [...new Set(input.scopes ?? [])],
+      scopes: declares?.scopes ?? [],
       dpopRequired: input.dpop_required ?? false,
+      permissionDescriptions: declares?.descriptions ?? {},
       createdAt: now,
       updatedAt: now,
     };
@@ -109,13 +127,20 @@ export class ResourceServerService {
 
   async update(tenantId: string, issuer: string, actor: Actor, id: string, input: ResourceServerInput): Promise<ResourceServerRecord> {
     const current = await this.get(tenantId, id);
+    const declares = declared(input);
     const next: ResourceServerRecord = {
       ...current,
       name: input.name ?? current.name,
       identifier: input.identifier ?? current.identifier,
       signingAlg: input.access_token_signing_alg ?? current.signingAlg,
       accessTokenTtlSeconds: input.access_token_ttl_seconds === undefined ? current.accessTokenTtlSeconds : input.access_token_ttl_seconds,
-      scopes: input.scopes ? [...new Set(input.scopes)] : current.scopes,
+      scopes: declares?.scopes ?? current.scopes,
+      // New scopes keep the descriptions they had; `permissions` replaces them all.
+      permissionDescriptions: declares
+        ? input.permissions
+          ? declares.descriptions
+          : Object.fromEntries(Object.entries(current.permissionDescriptions).filter(([k]) => declares.scopes.includes(k)))
+        : current.permissionDescriptions,
       dpopRequired: input.dpop_required ?? current.dpopRequired,
       updatedAt: this.deps.clock.now(),
     };

@@ -6,6 +6,7 @@
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { newSecret } from '../../kernel/ids.js';
 import { verifyIdTokenHint } from '../id-token/verify-hint.js';
+import type { OrganizationPort } from '../organization.js';
 import type { KeySource } from '../tokens/access-token.js';
 import type { ClientRecord, ClientStore, OAuthTenant } from '../types.js';
 import { acrOf, minimumAcr, satisfiesAcr } from './acr.js';
@@ -29,6 +30,8 @@ export interface AuthorizeDeps {
   keys: KeySource;
   /** The MFA policy; without it only acr_values decide a session's strength. */
   mfaPolicy?: MfaPolicyPort;
+  /** Organization-scoped sign-in (`organization=`); without it the parameter only brands the pages. */
+  organizations?: OrganizationPort | undefined;
   now: number;
 }
 
@@ -196,10 +199,36 @@ export async function continueFlow(
   if (!sessionSatisfies(f.flow, session) || !(await policySatisfied(f, tenant, session, deps))) {
     return interactive ? { kind: 'login', flow: f.id } : errorRedirect(tenant, req, E.loginRequired('the user is not signed in'));
   }
+  const refused = await organizationRefusal(f, tenant, session, deps, interactive);
+  if (refused) return refused;
   if (!opts.consented && (await needsConsent(f, tenant, session, deps))) {
     return interactive ? { kind: 'consent', flow: f.id } : errorRedirect(tenant, req, E.consentRequired('the user has not approved this client'));
   }
   return complete(f, tenant, session, deps);
+}
+
+/**
+ * `organization=`: the user must be a member (access_denied otherwise), and prompt=none may not
+ * switch the session to another organization than the one it signed in to (login_required).
+ */
+async function organizationRefusal(
+  f: LoadedFlow,
+  tenant: OAuthTenant,
+  session: SessionRecord,
+  deps: AuthorizeDeps,
+  interactive: boolean,
+): Promise<Outcome | undefined> {
+  const orgId = f.flow.request.organizationId;
+  if (!orgId || !deps.organizations) return undefined;
+  if (!interactive && (session.organizationId ?? null) !== orgId)
+    return errorRedirect(
+      tenant,
+      f.flow.request,
+      E.loginRequired('the session is not signed in to this organization; switching organization needs an interactive sign-in'),
+    );
+  if (!(await deps.organizations.grants(tenant.id, orgId, session.userId)))
+    return errorRedirect(tenant, f.flow.request, E.accessDenied('the user is not a member of this organization'));
+  return undefined;
 }
 
 /** Denied on the consent page. */
@@ -241,5 +270,6 @@ async function complete(f: LoadedFlow, tenant: OAuthTenant, session: SessionReco
     deps.now,
   );
   if (!won) return errorOutcome(E.badRequestUri('this sign-in request was already completed; start again from the application'));
+  if (req.organizationId && deps.organizations) await deps.organizations.enter(tenant.id, session.id, req.organizationId);
   return { kind: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss: tenant.issuer }) };
 }

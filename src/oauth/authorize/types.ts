@@ -18,7 +18,7 @@ export interface AuthorizationRequest {
   resources: string[];
   /** DPoP key thumbprint the code is bound to (RFC 9449 §10). */
   dpopJkt: string | null;
-  /** `organization` parameter: brands the login page. */
+  /** `organization` parameter: brands the login page and signs in to the organization (docs/authorization.md). */
   organizationId: string | null;
   /** `connection=sso_…` (Keyhall parameter): sign in at that SSO connection, skipping the login form. */
   connectionHint?: string | null;
@@ -108,6 +108,8 @@ export interface SessionRecord {
   amr?: string[];
   /** The password was checked but the second factor is still owed: not a usable session yet. */
   mfaPending?: boolean;
+  /** The organization the session last signed in to (null or absent: none). */
+  organizationId?: string | null;
 }
 
 export interface SigninStore {

@@ -17,6 +17,8 @@ export interface NewGrant {
   /** DPoP key the refresh token is bound to (public clients, RFC 9449 §5). */
   jkt: string | null;
   extra?: Record<string, unknown> | null;
+  /** The organization signed in to (docs/authorization.md). */
+  organizationId?: string | null;
 }
 
 /** Starts a refresh-token family (used by the code grant and other grants that issue RTs). */
@@ -51,6 +53,7 @@ export async function startRefreshFamilyWithId(
     createdAt: now,
     expiresAt,
     revokedAt: null,
+    organizationId: grant.organizationId ?? null,
   };
   await deps.refreshTokens.createFamily(family, sha256Hex(token), expiresAt);
   return { token, familyId: family.id };

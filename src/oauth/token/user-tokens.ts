@@ -5,6 +5,8 @@
  */
 import type { SigninStore } from '../authorize/types.js';
 import { type IdTokenAlg, signIdToken } from '../id-token/sign.js';
+import { accessTokenOrganizationClaims, idTokenOrganizationClaims, type OrganizationGrants, type OrganizationPort } from '../organization.js';
+import { oauthErrors } from '../errors.js';
 import { issueAccessToken, type KeySource } from '../tokens/access-token.js';
 import { GRANT_TYPE, type RefreshTokenStore } from '../types.js';
 import { idTokenProfileClaims, type UserProfileSource } from '../userinfo/claims.js';
@@ -17,6 +19,8 @@ export interface UserTokenPorts {
   profiles?: UserProfileSource | undefined;
   refreshTokens: RefreshTokenStore;
   keys: KeySource;
+  /** Organization-scoped sign-in and the tokens' organization claims (docs/authorization.md). */
+  organizations?: OrganizationPort | undefined;
 }
 
 /** What the person granted, and the sign-in they granted it in. */
@@ -29,6 +33,8 @@ export interface UserGrant {
   authTime: number;
   sessionId: string | null;
   amr: string[];
+  /** The organization the person signed in to (`organization=`), or null. */
+  organizationId?: string | null;
 }
 
 export interface IssuedUserTokens {
@@ -49,6 +55,7 @@ async function maybeRefreshToken(ctx: GrantContext, ports: UserTokenPorts, grant
       sub: grant.userId,
       scopes: grant.scopes,
       resources: grant.resources,
+      organizationId: grant.organizationId && ports.organizations ? grant.organizationId : null,
       // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5).
       jkt: ctx.client.authMethod === 'none' ? (ctx.dpop?.jkt ?? null) : null,
     },
@@ -68,10 +75,25 @@ async function profileClaims(ctx: GrantContext, ports: UserTokenPorts, grant: Us
 
 export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant): Promise<IssuedUserTokens> {
   const scopes = grant.scopes;
+  const orgId = ports.organizations ? (grant.organizationId ?? null) : null;
+  let grants: OrganizationGrants | undefined;
+  if (orgId) {
+    grants = await ports.organizations!.grants(ctx.tenant.id, orgId, grant.userId);
+    if (!grants) throw oauthErrors.invalidGrant('the user is not a member of the organization');
+  }
   const { alg, ttlSeconds: ttl } = await ctx.tokenPolicy({ audience: grant.resources, scopes, jkt: ctx.dpop?.jkt });
   const at = await issueAccessToken(
     ctx.tenant,
-    { sub: grant.userId, clientId: ctx.client.id, scopes, audience: grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl, alg },
+    {
+      sub: grant.userId,
+      clientId: ctx.client.id,
+      scopes,
+      audience: grant.resources,
+      jkt: ctx.dpop?.jkt,
+      ttlSeconds: ttl,
+      alg,
+      organization: orgId && grants ? accessTokenOrganizationClaims(orgId, grants, grant.resources, scopes) : undefined,
+    },
     { keys: ports.keys, now: ctx.now },
   );
   const rt = await maybeRefreshToken(ctx, ports, grant);
@@ -88,7 +110,7 @@ export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, 
           accessToken: at.token,
           sessionId: grant.sessionId,
           amr: grant.amr,
-          profile: await profileClaims(ctx, ports, grant),
+          profile: { ...(await profileClaims(ctx, ports, grant)), ...(orgId && grants ? idTokenOrganizationClaims(orgId, grants) : {}) },
           ttlSeconds: ttl,
         },
         { keys: ports.keys, now: ctx.now },

@@ -26,6 +26,7 @@ import { OAuthSettingsRepo } from './oauth-settings.js';
 import { MfaRepo } from './mfa.js';
 import { OrganizationRepo } from './organizations.js';
 import { RateLimitRepo } from './rate-limits.js';
+import { RoleRepo } from './roles.js';
 import { SigninConsentRepo, SigninLoginFailureRepo } from './signin-accounts.js';
 import { SigninEngineFlowRepo } from './signin-engine-flows.js';
 import { SigninSessionRepo } from './signin-sessions.js';
@@ -46,6 +47,7 @@ const makers = {
   organizations: (db) => new OrganizationRepo(db),
   users: (db) => new UserRepo(db),
   members: (db) => new MemberRepo(db),
+  roles: (db) => new RoleRepo(db),
   apiKeys: (db) => new ApiKeyRepo(db),
   events: (db, dialect) => new EventRepo(db, dialect),
   signingKeys: (db, dialect) => new SigningKeyRepo(db, dialect),

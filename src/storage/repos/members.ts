@@ -1,14 +1,17 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import { compareAndSetRow } from '../atomic.js';
-import { codec } from '../codec.js';
+import { codec, json } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export interface MemberRecord {
   tenantId: string;
   organizationId: string;
   userId: string;
+  /** The first of `roles`. */
   role: string;
+  /** Role keys, at least one (migration 0038). */
+  roles: string[];
   createdAt: number;
   updatedAt: number;
 }
@@ -18,13 +21,27 @@ export interface MemberWithUser extends MemberRecord {
   name: string | null;
 }
 
-const stored = codec<MemberRecord>()('members', { tenantId: true, organizationId: true, userId: true, role: true, createdAt: true, updatedAt: true });
+const stored = codec<MemberRecord>()('members', {
+  tenantId: true,
+  organizationId: true,
+  userId: true,
+  role: true,
+  roles: json<string[]>(),
+  createdAt: true,
+  updatedAt: true,
+});
+
+/** A membership to insert: `roles` defaults to `[role]`. */
+export type NewMember = Omit<MemberRecord, 'roles'> & { roles?: string[] };
 
 export class MemberRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(m: MemberRecord): Promise<void> {
-    await this.db.insertInto('members').values(stored.toRow(m)).execute();
+  async insert(m: NewMember): Promise<void> {
+    await this.db
+      .insertInto('members')
+      .values(stored.toRow({ ...m, roles: m.roles ?? [m.role] }))
+      .execute();
   }
 
   async find(tenantId: string, organizationId: string, userId: string): Promise<MemberRecord | undefined> {
@@ -112,14 +129,32 @@ export class MemberRepo {
     return found.map(stored.toRecord);
   }
 
-  /** Compare-and-set on the role: returns the updated row only if the role was `expectedRole`. */
+  /** Compare-and-set on the role: returns the updated row only if the role was `expectedRole`. The member then has that one role. */
   async setRole(tenantId: string, organizationId: string, userId: string, expectedRole: string, role: string, now: number) {
     const row = await compareAndSetRow(this.db, 'members', {
       key: { tenant_id: tenantId, organization_id: organizationId, user_id: userId },
       seen: { role: expectedRole },
-      set: { role, updated_at: now },
+      set: { role, roles: JSON.stringify([role]), updated_at: now },
     });
     return row && stored.toRecord(row);
+  }
+
+  /** Compare-and-set on the role list: returns the updated row only if the roles were `expected`. */
+  async setRoles(tenantId: string, organizationId: string, userId: string, expected: string[], roles: string[], now: number) {
+    const row = await compareAndSetRow(this.db, 'members', {
+      key: { tenant_id: tenantId, organization_id: organizationId, user_id: userId },
+      seen: { roles: JSON.stringify(expected) },
+      set: { role: roles[0]!, roles: JSON.stringify(roles), updated_at: now },
+    });
+    return row && stored.toRecord(row);
+  }
+
+  /** Members of the tenant holding role `key` (in `organizationId` only, or in any organization when null). */
+  async holding(tenantId: string, key: string, organizationId: string | null): Promise<MemberRecord[]> {
+    let q = this.db.selectFrom('members').selectAll().where('tenant_id', '=', tenantId);
+    if (organizationId !== null) q = q.where('organization_id', '=', organizationId);
+    const rows = await q.where('roles', 'like', `%${JSON.stringify(key)}%`).execute();
+    return rows.map(stored.toRecord).filter((m) => m.roles.includes(key));
   }
 
   async delete(tenantId: string, organizationId: string, userId: string): Promise<MemberRecord | undefined> {

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../db.js';
 import type { PresentedRefreshToken, RefreshFamily, RefreshTokenStore } from '../../oauth/types.js';
 import { compareAndSet, deleteExpired, Sweeper } from '../atomic.js';
-import { codec, json, jsonOrNull, num, words } from '../codec.js';
+import { codec, field, json, jsonOrNull, num, words } from '../codec.js';
 import type { Database } from '../schema.js';
 
 const families = codec<RefreshFamily>()('oauth_refresh_families', {
@@ -18,6 +18,10 @@ const families = codec<RefreshFamily>()('oauth_refresh_families', {
   createdAt: true,
   expiresAt: true,
   revokedAt: true,
+  organizationId: field<string | null | undefined, string | null>(
+    (v) => v,
+    (v) => v ?? null,
+  ),
 });
 
 interface TokenRecord {
@@ -150,6 +154,17 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
       .where('revoked_at', 'is', null);
     if (clientId !== undefined) q = q.where('client_id', '=', clientId);
     const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /** Revokes the user's families signed in to the organization (they left it). Returns how many. */
+  async revokeForOrganization(tenantId: string, organizationId: string, sub: string, now: number): Promise<number> {
+    const r = await this.db
+      .updateTable('oauth_refresh_families')
+      .set({ revoked_at: now })
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId, sub }))
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     return Number(r.numUpdatedRows);
   }
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AccessTokenAlg } from '../../oauth/tokens/jws.js';
 import type { ResourceServerRecord, ResourceServerStore } from '../../oauth/types.js';
-import { bool, cast, codec, words } from '../codec.js';
+import { bool, cast, codec, field, words } from '../codec.js';
 import type { Database } from '../schema.js';
 
 const stored = codec<ResourceServerRecord>()('oauth_resource_servers', {
@@ -13,6 +13,10 @@ const stored = codec<ResourceServerRecord>()('oauth_resource_servers', {
   accessTokenTtlSeconds: true,
   scopes: words.in('scope'),
   dpopRequired: bool,
+  permissionDescriptions: field<Record<string, string>, string | null>(
+    (v) => (v ? (JSON.parse(v) as Record<string, string>) : {}),
+    (v) => (Object.keys(v).length === 0 ? null : JSON.stringify(v)),
+  ),
   createdAt: true,
   updatedAt: true,
 });

@@ -24,6 +24,10 @@ const stored = codec<SessionRecord>()('signin_sessions', {
     (v) => Number(v) === 1,
     (v) => (v ? 1 : 0),
   ),
+  organizationId: field<string | null | undefined, string | null>(
+    (v) => v,
+    (v) => v ?? null,
+  ),
 });
 
 /** Browser sessions, looked up by the SHA-256 of the cookie value; revocation is one UPDATE seen by every instance. */
@@ -107,6 +111,15 @@ export class SigninSessionRepo implements SessionStore {
   }
 
   /** Moves the idle deadline (called at most once a minute per session). */
+  /** The session signed in to `organizationId` (docs/authorization.md). */
+  async enterOrganization(tenantId: string, id: string, organizationId: string): Promise<void> {
+    await this.db
+      .updateTable('signin_sessions')
+      .set({ organization_id: organizationId })
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .execute();
+  }
+
   async touch(tenantId: string, id: string, now: number, idleExpiresAt: number): Promise<void> {
     await this.db
       .updateTable('signin_sessions')

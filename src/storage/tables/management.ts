@@ -38,7 +38,10 @@ export interface MembersTable {
   tenant_id: string;
   organization_id: string;
   user_id: string;
+  /** The first of `roles` (what readers of a single role see). */
   role: string;
+  /** JSON array of role keys (migration 0038). */
+  roles: string;
   created_at: number;
   updated_at: number;
 }

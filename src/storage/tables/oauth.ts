@@ -51,6 +51,8 @@ export interface OAuthRefreshFamiliesTable {
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** The organization the grant signed in to (migration 0038), or null. */
+  organization_id: string | null;
 }
 
 export interface OAuthRefreshTokensTable {
@@ -99,6 +101,8 @@ export interface OAuthResourceServersTable {
   /** Space-separated scopes the resource server defines. */
   scope: string;
   dpop_required: number;
+  /** JSON {permission: description} of the declared permissions (migration 0038), or null. */
+  permission_descriptions: string | null;
   created_at: number;
   updated_at: number;
 }

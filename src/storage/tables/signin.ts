@@ -68,6 +68,8 @@ export interface SigninSessionsTable {
   amr: string | null;
   /** 1 while the second factor is owed. */
   mfa_pending: number;
+  /** The organization the session last signed in to (migration 0038), or null. */
+  organization_id: string | null;
 }
 
 export interface SigninConsentsTable {

@@ -8,6 +8,7 @@ import { sha256Hex } from '../../../kernel/crypto/hash.js';
 import type { CodeRecord, SigninStore } from '../../authorize/types.js';
 import { oauthErrors } from '../../errors.js';
 import { param, requiredParam } from '../../params.js';
+import type { OrganizationPort } from '../../organization.js';
 import type { KeySource } from '../../tokens/access-token.js';
 import type { RefreshTokenStore } from '../../types.js';
 import type { UserProfileSource } from '../../userinfo/claims.js';
@@ -24,6 +25,8 @@ export interface AuthorizationCodeGrantPorts {
   refreshTokens: RefreshTokenStore;
   keys: KeySource;
   atomically: Atomically;
+  /** Organization claims of a code from `organization=` (docs/authorization.md). */
+  organizations?: OrganizationPort | undefined;
 }
 
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -77,7 +80,13 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
   checkDpopKey(ctx, code);
   const issued = await issueUserTokens(
     ctx,
-    { clientSettings: (t, c) => ports.codes.clientSettings(t, c), profiles: ports.profiles, refreshTokens: ports.refreshTokens, keys: ports.keys },
+    {
+      clientSettings: (t, c) => ports.codes.clientSettings(t, c),
+      profiles: ports.profiles,
+      refreshTokens: ports.refreshTokens,
+      keys: ports.keys,
+      organizations: ports.organizations,
+    },
     {
       userId: code.userId,
       scopes: code.grant.scopes,
@@ -86,6 +95,7 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
       authTime: code.grant.authTime,
       sessionId: code.grant.sessionId,
       amr: code.grant.amr ?? ['pwd'],
+      organizationId: code.grant.organizationId,
     },
   );
   await ports.codes.recordIssued(ctx.tenant.id, codeHash, { jti: issued.jti, exp: issued.exp, family: issued.familyId });

@@ -2,6 +2,7 @@
 import { sha256Hex } from '../../../kernel/crypto/hash.js';
 import { oauthErrors } from '../../errors.js';
 import { requiredParam } from '../../params.js';
+import { accessTokenOrganizationClaims, type OrganizationPort } from '../../organization.js';
 import { type Actor, issueAccessToken, type KeySource } from '../../tokens/access-token.js';
 import type { PresentedRefreshToken, RefreshTokenStore } from '../../types.js';
 import { rotateRefreshToken } from '../refresh.js';
@@ -12,6 +13,8 @@ export interface RefreshTokenGrantPorts {
   refreshTokens: RefreshTokenStore;
   keys: KeySource;
   atomically: Atomically;
+  /** A family signed in to an organization is refreshed only while the user is a member. */
+  organizations?: OrganizationPort | undefined;
 }
 
 async function findToken(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise<PresentedRefreshToken> {
@@ -72,6 +75,13 @@ async function handle(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise
   const audience = requested.length > 0 ? requested : family.resources;
   const jkt = family.jkt ?? ctx.dpop?.jkt;
   const { alg, ttlSeconds } = await ctx.tokenPolicy({ audience, scopes, jkt });
+  // The organization the grant signed in to stays; its claims are read again (roles may have changed).
+  let organization: Record<string, unknown> | undefined;
+  if (family.organizationId && ports.organizations) {
+    const grants = await ports.organizations.grants(ctx.tenant.id, family.organizationId, family.sub);
+    if (!grants) throw oauthErrors.invalidGrant('the user is no longer a member of the organization');
+    organization = accessTokenOrganizationClaims(family.organizationId, grants, audience, scopes);
+  }
   const next = await rotateRefreshToken(ctx.tenant, family, t.generation, ports, ctx.now);
   if (!next) {
     // Another request rotated this token first: a parallel use is a reuse.
@@ -89,6 +99,7 @@ async function handle(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise
       act: family.extra?.act as Actor | undefined,
       ttlSeconds,
       alg,
+      organization,
     },
     { keys: ports.keys, now: ctx.now },
   );

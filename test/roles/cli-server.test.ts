@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { spawnServer } from '../helpers/cli.js';
+import { freshInstallation } from '../helpers/db.js';
+import { basic } from '../oauth/helpers.js';
+import { Browser, callbackParams, PASSWORD, REDIRECT, signIn } from '../signin/helpers.js';
+
+async function until(fn: () => boolean, ms = 90_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const API = 'https://api.example/projects';
+
+describe('organization roles on the quick start tenant (http://localhost:<port>, `keyhall serve` in its own process)', () => {
+  let child: ChildProcess;
+  let exited: Promise<number | null>;
+  let out = '';
+  let issuer = '';
+  let platformKey = '';
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    const install = await freshInstallation({ KEYHALL_LOG_LEVEL: 'warn' });
+    cleanup = install.cleanup;
+    child = spawnServer(['--port', '0'], install.env);
+    exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    await until(() => /API key\s+sk_live_\S+/.test(out) && /Serving 1 tenant/.test(out));
+    issuer = /issuer\s+(http:\/\/localhost:\d+)/.exec(out)![1]!;
+    platformKey = /API key\s+(sk_live_\S+)/.exec(out)![1]!;
+  });
+  after(async () => {
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, out);
+    await cleanup();
+  });
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${issuer}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${platformKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const json = (await r.json()) as Record<string, unknown>;
+    assert.ok(r.ok, JSON.stringify(json));
+    return json;
+  };
+
+  it('a member signs in to the organization; the API verifies the permissions her role gives; the check endpoint agrees', async () => {
+    const rs = await api('POST', '/resource_servers', {
+      name: 'Projects',
+      identifier: API,
+      permissions: [{ name: 'projects:read', description: 'List projects' }, { name: 'projects:delete' }],
+    });
+    await api('POST', '/roles', { key: 'reader', name: 'Reader', permissions: [{ resource_server_id: rs.id, permission: 'projects:read' }] });
+    const org = (await api('POST', '/organizations', { name: 'Quick start' })).id as string;
+    const user = await api('POST', '/users', { email: 'ada@example.com', password: PASSWORD });
+    await api('POST', `/organizations/${org}/members`, { user_id: user.id, roles: ['reader'] });
+    const client = await api('POST', '/clients', {
+      client_name: 'Quick start app',
+      grant_types: ['authorization_code'],
+      redirect_uris: [REDIRECT],
+      scope: 'openid projects:read projects:delete',
+      allowed_resources: [API],
+    });
+
+    const url = new URL(issuer);
+    const b = new Browser(Number(url.port), url.host);
+    const query = new URLSearchParams({
+      client_id: client.client_id as string,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid projects:read projects:delete',
+      resource: API,
+      organization: org,
+      state: 'st',
+    });
+    const login = await b.get(`/authorize?${query}`);
+    const done = await signIn(b, login.headers.location!, 'ada@example.com');
+    const code = callbackParams(done).get('code')!;
+    const t = await fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client.client_id as string, client.client_secret as string) },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }).toString(),
+    });
+    const tokens = (await t.json()) as { access_token: string };
+    assert.equal(t.status, 200, JSON.stringify(tokens));
+    const jwks = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), { [Symbol.for('jose.allowInsecure')]: true } as never);
+    const { payload } = await jwtVerify(tokens.access_token, jwks, { issuer, audience: API, typ: 'at+jwt' });
+    assert.equal(payload.org_id, org);
+    assert.deepEqual(payload.org_roles, ['reader']);
+    assert.deepEqual(payload.permissions, ['projects:read']);
+
+    assert.deepEqual(await api('POST', '/authorize_check', { user_id: user.id, organization_id: org, permission: 'projects:delete', resource: API }), {
+      allowed: false,
+      roles: ['reader'],
+    });
+    assert.deepEqual(await api('POST', '/authorize_check', { user_id: user.id, organization_id: org, permission: 'projects:read' }), {
+      allowed: true,
+      roles: ['reader'],
+    });
+  });
+});
