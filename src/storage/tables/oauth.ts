@@ -51,6 +51,8 @@ export interface OAuthRefreshFamiliesTable {
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** The hosted-login session whose code started the family (back-channel logout), or null. */
+  session_id: string | null;
 }
 
 export interface OAuthRefreshTokensTable {

@@ -16,7 +16,7 @@ import { startRefreshFamily } from '../refresh.js';
 import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
 
 /** The code store: single-use codes and the tokens each one issued (src/storage/repos/signin-store.ts). */
-export type CodeStore = Pick<SigninStore, 'redeemCode' | 'recordIssued' | 'clientSettings'>;
+export type CodeStore = Pick<SigninStore, 'redeemCode' | 'recordIssued' | 'recordSessionClient' | 'clientSettings'>;
 
 export interface AuthorizationCodeGrantPorts {
   codes: CodeStore;
@@ -118,6 +118,8 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
   );
   const rt = await maybeRefreshToken(ctx, ports, code);
   await ports.codes.recordIssued(ctx.tenant.id, codeHash, { jti: at.jti, exp: ctx.now + ttl * 1000, family: rt?.familyId ?? null });
+  // The client is told when this session ends (Back-Channel Logout 1.0); its refresh-token family is bound to it.
+  if (code.grant.sessionId) await ports.codes.recordSessionClient(ctx.tenant.id, code.grant.sessionId, ctx.client.id, rt?.familyId ?? null, ctx.now);
   const settings = await ports.codes.clientSettings(ctx.tenant.id, ctx.client.id);
   const idToken = scopes.includes('openid')
     ? await signIdToken(
