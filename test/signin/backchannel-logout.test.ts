@@ -324,3 +324,29 @@ describe('back-channel logout', () => {
     }
   });
 });
+
+describe('back-channel logout through Dynamic Client Registration (/register)', () => {
+  let s: SigninTestServer;
+  before(async () => {
+    s = await startSigninServer({ config: { egressAllow: '127.0.0.1/32' } });
+    assert.equal((await v1(s, s.tenant.platformApiKey)('PUT', '/mcp/settings', { client_registration: 'open' })).status, 200);
+  });
+  after(() => s.close());
+  const register = (body: unknown) =>
+    s.request({ method: 'POST', path: '/register', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('registers a backchannel_logout_uri the egress policy allows, and refuses one it forbids (invalid_client_metadata)', async () => {
+    const okay = await register({ redirect_uris: ['http://127.0.0.1:4000/cb'], backchannel_logout_uri: 'http://127.0.0.1:4000/logout' });
+    assert.equal(okay.status, 201, okay.text);
+    assert.equal(okay.json().backchannel_logout_uri, 'http://127.0.0.1:4000/logout');
+    assert.equal(okay.json().backchannel_logout_session_required, false);
+    const stored = await s.server.ctx.oauth.ports.signin.clientSettings(s.tenant.tenant.id, okay.json().client_id);
+    assert.equal(stored.backchannelLogoutUri, 'http://127.0.0.1:4000/logout');
+    const refused = await register({ redirect_uris: ['http://127.0.0.1:4000/cb'], backchannel_logout_uri: 'http://169.254.169.254/latest/meta-data' });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.json().error, 'invalid_client_metadata');
+    const plain = await register({ redirect_uris: ['http://127.0.0.1:4000/cb'] });
+    assert.equal(plain.status, 201);
+    assert.equal('backchannel_logout_uri' in plain.json(), false);
+  });
+});
