@@ -173,9 +173,10 @@ export class UserService {
   }
 
   /**
-   * Ends one live session of the user (a session.revoked event, like ending them all). The
-   * user's refresh tokens stay: they are not bound to a browser session (ending every session
-   * revokes them too). 404 for a session of another user, one that already ended, or none.
+   * Ends one live session of the user (a session.revoked event, like ending them all). Its
+   * clients are sent logout tokens and its refresh tokens without `offline_access` are revoked
+   * (src/logout/outbox.ts); `offline_access` ones stay (ending every session revokes them too).
+   * 404 for a session of another user, one that already ended, or none.
    */
   async revokeSession(tenantId: string, actor: Actor, id: string, sessionId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
