@@ -18,6 +18,10 @@ import type { RetrySchedule } from '../webhooks/schedule.js';
 
 export const LOGOUT_USER_AGENT = `Keyhall-Logout/${KEYHALL_VERSION}`;
 
+/** Delivered and failed rows are kept this long (for operators), then swept every SWEEP_EVERY passes. */
+const KEEP_FINISHED_MS = 7 * 24 * 3600_000;
+const SWEEP_EVERY = 100;
+
 export interface LogoutDispatcherOptions {
   deliveries: LogoutDeliveryRepo;
   /** The tenant's issuer now (undefined: the tenant is gone). */
@@ -41,6 +45,7 @@ export class LogoutDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #pass: Promise<number> | undefined;
+  #passes = 0;
 
   constructor(private readonly o: LogoutDispatcherOptions) {}
 
@@ -86,6 +91,7 @@ export class LogoutDispatcher {
 
   async #run(): Promise<number> {
     const now = await this.#now();
+    if (++this.#passes % SWEEP_EVERY === 0) await this.o.deliveries.sweep(now - KEEP_FINISHED_MS);
     const claimed = await this.o.deliveries.claim({ owner: this.#owner, now, leaseMs: this.o.timeoutMs + 30_000, limit: this.o.batch ?? 16 });
     await Promise.all(claimed.map((d) => this.#attempt(d)));
     return claimed.length;

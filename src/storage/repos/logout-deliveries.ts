@@ -145,6 +145,11 @@ export class LogoutDeliveryRepo {
     return rows.map(stored.toRecord);
   }
 
+  /** Deletes delivered and failed rows last changed at or before `before`. */
+  async sweep(before: number): Promise<void> {
+    await this.db.deleteFrom('logout_deliveries').where('status', 'in', ['delivered', 'failed']).where('updated_at', '<=', before).execute();
+  }
+
   /** Records an attempt's outcome, only while `owner` still holds the lease. False: the lease was lost. */
   async complete(
     d: LogoutDeliveryRecord,
