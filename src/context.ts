@@ -64,6 +64,8 @@ import { repos } from './storage/repos/index.js';
 import type { TenantRepo } from './storage/repos/tenants.js';
 import { TenantService } from './tenants/service.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { LogoutDispatcher } from './logout/dispatcher.js';
+import { logoutOutbox } from './logout/outbox.js';
 import { ClientDocuments, DocumentClientStore } from './mcp/cimd.js';
 import { McpRegistrationService } from './mcp/registration.js';
 import type { McpToolDeps } from './mcp/tools.js';
@@ -143,6 +145,8 @@ export interface Context {
   egress: { policy: EgressPolicy; resolver?: EgressResolver; agent: EgressAgent };
   /** The webhook delivery loop of this instance (started by the server, not by the CLI). */
   dispatcher: Dispatcher;
+  /** The back-channel logout delivery loop of this instance (started by the server, not by the CLI). */
+  logoutDispatcher: LogoutDispatcher;
   /** The origins browser apps may call /token, /revoke and /userinfo from (CORS). */
   browserOrigins: BrowserOrigins;
   close(): Promise<void>;
@@ -206,11 +210,11 @@ function oauthTransactions(db: Db, events: EventRecorder): Atomically {
     );
 }
 
-/** The registration-time egress check of a client `jwks_uri`. */
-function jwksUriCheck(policy: EgressPolicy, resolver: EgressResolver | undefined): (url: string) => Promise<string> {
-  return async (url) => {
-    const decision = await checkEgressUrlResolved(url, policy, { field: 'jwks_uri', resolver });
-    if (!decision.ok) throw oauthErrors.invalidClientMetadata(`jwks_uri: ${decision.reason}`);
+/** The registration-time egress check of a URL a client registers for Keyhall to call (`jwks_uri`, `backchannel_logout_uri`). */
+function clientUrlCheck(policy: EgressPolicy, resolver: EgressResolver | undefined): (url: string, field: string) => Promise<string> {
+  return async (url, field) => {
+    const decision = await checkEgressUrlResolved(url, policy, { field, resolver });
+    if (!decision.ok) throw oauthErrors.invalidClientMetadata(`${field}: ${decision.reason}`);
     return decision.url;
   };
 }
@@ -242,6 +246,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const events = new EventRecorder(r.events, clock);
     const schedule = new RetrySchedule(config.webhookRetrySchedule);
     events.onRecorded(webhookOutbox(clock, db.dialect, schedule));
+    // Back-channel logout: every session end writes the logout tokens it owes (src/logout/).
+    const logoutSchedule = new RetrySchedule(config.logoutRetrySchedule);
+    events.onRecorded(logoutOutbox(clock, db.dialect, logoutSchedule));
 
     const policy = parseEgressAllowlist(config.egressAllow);
     const egress = { policy, resolver: opts.egressResolver, agent: createEgressAgent(policy, { resolver: opts.egressResolver }) };
@@ -346,7 +353,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         clientSettings.invalidate(tenantId, clientId);
         browserOrigins.invalidate(tenantId);
       },
-      jwksUriCheck(policy, opts.egressResolver),
+      clientUrlCheck(policy, opts.egressResolver),
       r.signinStore,
       (fn) => events.transaction(db.kysely, (trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore, (e) => events.record(trx, e))),
     );
@@ -436,6 +443,20 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         ),
     });
 
+    const logoutDispatcher = new LogoutDispatcher({
+      deliveries: r.logoutDeliveries,
+      issuerOf: async (tenantId) => (await r.tenants.findById(tenantId))?.issuer,
+      clientSettings: (tenantId, clientId) => clientSettings.get(tenantId, clientId),
+      keys: keystore,
+      agent: egress.agent,
+      clock,
+      schedule: logoutSchedule,
+      timeoutMs: config.webhookTimeoutMs,
+      intervalMs: config.dispatchIntervalMs,
+      log,
+      dueNow: dispatcherClock(db, opts.clock !== undefined),
+    });
+
     const tenantResolver = new TenantResolver(r.tenants, config.cacheTtlMs, () => performance.now(), config.cacheMaxTenants);
     tenants.onChanged((id) => tenantResolver.invalidate(id));
 
@@ -466,6 +487,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       scim,
       egress,
       dispatcher,
+      logoutDispatcher,
       close: async () => {
         await egress.agent.close();
         await db.close();

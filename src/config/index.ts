@@ -92,6 +92,15 @@ const schema = z.object({
     .regex(/^\d+(,\d+){0,9}$/, 'comma-separated seconds, e.g. 0,10,60,300,1800')
     .default('0,10,60,300,1800')
     .transform((v) => v.split(',').map(Number)),
+  /**
+   * KEYHALL_LOGOUT_RETRY_SCHEDULE: seconds to wait before each attempt to deliver a back-channel
+   * Logout Token (the first is 0); its length is the number of attempts.
+   */
+  logoutRetrySchedule: z
+    .string()
+    .regex(/^\d+(,\d+){0,9}$/, 'comma-separated seconds, e.g. 0,10,60,300,1800')
+    .default('0,10,60,300,1800')
+    .transform((v) => v.split(',').map(Number)),
   /** KEYHALL_DISPATCH_INTERVAL_MS: how often the webhook dispatcher looks for due deliveries. */
   dispatchIntervalMs: z.coerce.number().int().min(10).max(60_000).default(1000),
   /** KEYHALL_SESSION_IDLE_SECONDS: a hosted-login session ends after this long without use. */
@@ -219,6 +228,7 @@ const envNames: Record<keyof Config, string> = {
   dnsServers: 'KEYHALL_DNS_SERVERS',
   webhookTimeoutMs: 'KEYHALL_WEBHOOK_TIMEOUT_MS',
   webhookRetrySchedule: 'KEYHALL_WEBHOOK_RETRY_SCHEDULE',
+  logoutRetrySchedule: 'KEYHALL_LOGOUT_RETRY_SCHEDULE',
   dispatchIntervalMs: 'KEYHALL_DISPATCH_INTERVAL_MS',
   sessionIdleSeconds: 'KEYHALL_SESSION_IDLE_SECONDS',
   sessionMaxSeconds: 'KEYHALL_SESSION_MAX_SECONDS',

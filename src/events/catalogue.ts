@@ -68,7 +68,11 @@ export const EVENT_TYPES = {
   'login.succeeded': { webhook: false, description: 'a user signed in on a hosted login page (a new session)' },
   'login.failed': { webhook: false, description: 'a sign-in failed (unknown email or wrong password; same answer to the user)' },
   logout: { webhook: false, description: 'a user signed out (their session ended)' },
-  'session.revoked': { webhook: false, description: 'a session was revoked (by its user on /sessions, or through /v1)' },
+  'session.revoked': {
+    webhook: false,
+    description:
+      'a session ended; `reason`: logout (RP-initiated or /logout), user (/sessions), admin (/v1), password_change, user_deleted, deprovisioned (SCIM). Its clients are sent back-channel logout tokens',
+  },
   'consent.granted': { webhook: false, description: 'a user approved a third-party client' },
   'consent.revoked': { webhook: false, description: "a user withdrew a client's consent" },
   // Tenant-wide (organization_id null): webhook endpoints belong to organizations, so it is

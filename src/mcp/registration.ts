@@ -35,6 +35,9 @@ const registrationBody = z.looseObject({
   grant_types: z.array(z.enum(GRANTS, 'only authorization_code and refresh_token')).min(1).max(2).optional(),
   response_types: z.array(z.literal('code', 'only the code response type')).min(1).max(1).optional(),
   scope: z.string().max(1000).optional(),
+  // OpenID Connect Back-Channel Logout 1.0 §2.2 (the client service checks the URI against the egress policy).
+  backchannel_logout_uri: z.string().min(1).max(2048).optional(),
+  backchannel_logout_session_required: z.boolean().optional(),
 });
 
 export interface RegisteredClient {
@@ -46,6 +49,8 @@ export interface RegisteredClient {
   response_types: string[];
   token_endpoint_auth_method: 'none';
   scope: string;
+  backchannel_logout_uri?: string;
+  backchannel_logout_session_required?: boolean;
 }
 
 export interface McpSettingsView {
@@ -159,6 +164,8 @@ export class McpRegistrationService {
         scope: scopes.join(' '),
         allowed_resources: [mcpResource(tenant.issuer)],
         third_party: true,
+        ...(input.backchannel_logout_uri !== undefined ? { backchannel_logout_uri: input.backchannel_logout_uri } : {}),
+        ...(input.backchannel_logout_session_required !== undefined ? { backchannel_logout_session_required: input.backchannel_logout_session_required } : {}),
       },
       actor,
       (c) => ({
@@ -178,6 +185,9 @@ export class McpRegistrationService {
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
       scope: scopes.join(' '),
+      ...(created.backchannel_logout_uri !== null
+        ? { backchannel_logout_uri: created.backchannel_logout_uri, backchannel_logout_session_required: created.backchannel_logout_session_required }
+        : {}),
     };
   }
 }

@@ -110,6 +110,7 @@ export function grantTable(p: OAuthPorts): GrantTable {
       deviceCodeGrant({
         devices: p.device.store,
         clientSettings: (t, c) => p.signin.clientSettings(t, c),
+        recordSessionClient: (...a) => p.signin.recordSessionClient(...a),
         profiles: p.profiles,
         refreshTokens: p.refreshTokens,
         keys: p.keys,

@@ -282,7 +282,15 @@ export class SigninService {
     const now = this.clock.now();
     await this.events.transaction(this.db.kysely, async (trx) => {
       const ids = await repos(trx, this.db.dialect).sessions.revoke(tenantId, session.userId, session.id, now);
-      if (ids.length > 0) await this.#record(trx, tenantId, 'logout', userActor(session.userId), { user_id: session.userId, session_id: session.id });
+      if (ids.length > 0) {
+        await this.#record(trx, tenantId, 'logout', userActor(session.userId), { user_id: session.userId, session_id: session.id });
+        // Every session end is a session.revoked (its clients are sent logout tokens: src/logout/).
+        await this.#record(trx, tenantId, 'session.revoked', userActor(session.userId), {
+          user_id: session.userId,
+          session_id: session.id,
+          reason: 'logout',
+        });
+      }
     });
   }
 
@@ -292,7 +300,7 @@ export class SigninService {
     return this.events.transaction(this.db.kysely, async (trx) => {
       const repo = repos(trx, this.db.dialect).sessions;
       const ids = which === 'all' ? await repo.revokeAllForUser(tenantId, userId, now) : await repo.revoke(tenantId, userId, which, now);
-      for (const id of ids) await this.#record(trx, tenantId, 'session.revoked', actor, { user_id: userId, session_id: id });
+      for (const id of ids) await this.#record(trx, tenantId, 'session.revoked', actor, { user_id: userId, session_id: id, reason: 'user' });
       return ids;
     });
   }

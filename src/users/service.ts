@@ -137,6 +137,8 @@ export class UserService {
         const user = await repo.update(tenantId, id, changes, this.deps.clock.now());
         if (!user) throw errors.notFound('user not found');
         await this.deps.events.record(trx, { tenantId, type: 'user.updated', organizationId: null, actor, data: { user_id: id, fields } });
+        // A new password ends every session of the user (their clients are sent logout tokens).
+        if (fields.includes('password')) await this.#endSessions(trx, tenantId, actor, id, 'password_change');
         return user;
       });
     } catch (err) {
@@ -151,7 +153,13 @@ export class UserService {
       if (!(await r.users.find(tenantId, id))) throw errors.notFound('user not found');
       const ids = await r.sessions.revokeAllForUser(tenantId, id, this.deps.clock.now());
       for (const sessionId of ids) {
-        await this.deps.events.record(trx, { tenantId, type: 'session.revoked', organizationId: null, actor, data: { user_id: id, session_id: sessionId } });
+        await this.deps.events.record(trx, {
+          tenantId,
+          type: 'session.revoked',
+          organizationId: null,
+          actor,
+          data: { user_id: id, session_id: sessionId, reason: 'admin' },
+        });
       }
       return ids.length;
     });
@@ -165,9 +173,10 @@ export class UserService {
   }
 
   /**
-   * Ends one live session of the user (a session.revoked event, like ending them all). The
-   * user's refresh tokens stay: they are not bound to a browser session (ending every session
-   * revokes them too). 404 for a session of another user, one that already ended, or none.
+   * Ends one live session of the user (a session.revoked event, like ending them all). Its
+   * clients are sent logout tokens and its refresh tokens without `offline_access` are revoked
+   * (src/logout/outbox.ts); `offline_access` ones stay (ending every session revokes them too).
+   * 404 for a session of another user, one that already ended, or none.
    */
   async revokeSession(tenantId: string, actor: Actor, id: string, sessionId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
@@ -179,8 +188,31 @@ export class UserService {
       const ids = await r.sessions.revoke(tenantId, id, sessionId, now);
       // Revoked by a concurrent request between the read and the write: already ended.
       if (ids.length === 0) throw errors.notFound('session not found');
-      await this.deps.events.record(trx, { tenantId, type: 'session.revoked', organizationId: null, actor, data: { user_id: id, session_id: sessionId } });
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'session.revoked',
+        organizationId: null,
+        actor,
+        data: { user_id: id, session_id: sessionId, reason: 'admin' },
+      });
     });
+  }
+
+  /**
+   * Ends every live session of the user inside `trx`, one `session.revoked` with `reason` each.
+   * Only the sessions' own refresh tokens go with them (src/logout/outbox.ts), not `offline_access` ones.
+   */
+  async #endSessions(trx: Executor, tenantId: string, actor: Actor, id: string, reason: 'password_change' | 'user_deleted'): Promise<void> {
+    const ids = await this.#repos(trx).sessions.revokeLive(tenantId, id, this.deps.clock.now());
+    for (const sessionId of ids) {
+      await this.deps.events.record(trx, {
+        tenantId,
+        type: 'session.revoked',
+        organizationId: null,
+        actor,
+        data: { user_id: id, session_id: sessionId, reason },
+      });
+    }
   }
 
   /** The user's passkeys (id, name, AAGUID, transports, times; never key material). */
@@ -221,6 +253,9 @@ export class UserService {
       // Before the user's row goes (and their connected accounts with it): each account is
       // disconnected with its event, and revoked upstream after the commit.
       for (const m of memberships) await this.deps.vault.endMembership(trx, { tenantId, organizationId: m.organizationId, userId: id }, actor);
+      // Before the user's row goes (and their sessions with it): each live session ends with its
+      // event, so its clients are sent logout tokens.
+      await this.#endSessions(trx, tenantId, actor, id, 'user_deleted');
       if (!(await r.users.delete(tenantId, id))) throw errors.notFound('user not found');
       // Sessions and consents go with the user (foreign keys); refresh tokens are revoked.
       await r.refreshTokens.revokeForSubject(tenantId, id, this.deps.clock.now());

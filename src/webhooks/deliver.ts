@@ -24,6 +24,10 @@ export interface DeliveryAttempt {
   body: string;
   /** `webhook-id`, `webhook-event`, `webhook-signature`, …; `content-type` and `user-agent` are always Keyhall's. */
   headers: Record<string, string>;
+  /** The body's media type (default `application/json`; back-channel logout sends a form). */
+  contentType?: string;
+  /** Who is calling (default the webhooks' `Keyhall-Webhooks/<version>`). */
+  userAgent?: string;
   /** Total limit for resolving, connecting, sending, the status line and the (bounded) body. */
   timeoutMs: number;
   /** The egress-guarded dispatcher (createEgressAgent). */
@@ -89,8 +93,8 @@ export async function attemptDelivery(attempt: DeliveryAttempt): Promise<Deliver
   attempt.signal?.addEventListener('abort', abandon);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(attempt.headers)) headers[name.toLowerCase()] = value;
-  headers['content-type'] = 'application/json';
-  headers['user-agent'] = WEBHOOK_USER_AGENT;
+  headers['content-type'] = attempt.contentType ?? 'application/json';
+  headers['user-agent'] = attempt.userAgent ?? WEBHOOK_USER_AGENT;
   const exchange = exchangeOnce(shape.url, attempt, headers, controller.signal, limit, seen).then(
     () => null,
     (err: unknown) => ({ err }),

@@ -27,7 +27,14 @@ describe('/v1/clients sign-in settings', () => {
     assert.equal(c.require_pushed_authorization_requests, true);
     assert.deepEqual(c.post_logout_redirect_uris, ['https://partner.example/bye']);
     const stored = await s.server.ctx.oauth.ports.signin.clientSettings(s.tenant.tenant.id, c.client_id);
-    assert.deepEqual(stored, { thirdParty: true, idTokenAlg: 'EdDSA', requirePar: true, postLogoutRedirectUris: ['https://partner.example/bye'] });
+    assert.deepEqual(stored, {
+      thirdParty: true,
+      idTokenAlg: 'EdDSA',
+      requirePar: true,
+      postLogoutRedirectUris: ['https://partner.example/bye'],
+      backchannelLogoutUri: null,
+      backchannelLogoutSessionRequired: false,
+    });
 
     const patched = await api('PATCH', `/clients/${c.client_id}`, { third_party: false });
     assert.equal(patched.status, 200, patched.text);

@@ -153,7 +153,14 @@ describe('storage codec: records round-trip through insert and find', () => {
 
   it('sign-in client settings, consents and events', async () => {
     const c = await client(s.r, a);
-    const settings = { thirdParty: true, requirePar: false, idTokenAlg: 'EdDSA' as const, postLogoutRedirectUris: ['https://app.example/bye'] };
+    const settings = {
+      thirdParty: true,
+      requirePar: false,
+      idTokenAlg: 'EdDSA' as const,
+      postLogoutRedirectUris: ['https://app.example/bye'],
+      backchannelLogoutUri: 'https://app.example/backchannel',
+      backchannelLogoutSessionRequired: true,
+    };
     await s.r.signinStore.saveClientSettings(a, c.id, settings, 1);
     assert.deepEqual(await s.r.signinStore.clientSettings(a, c.id), settings);
 

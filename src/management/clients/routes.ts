@@ -31,6 +31,11 @@ export const clientSchema = z
     require_pushed_authorization_requests: z.boolean(),
     post_logout_redirect_uris: z.array(z.string()),
     third_party: z.boolean(),
+    backchannel_logout_uri: z
+      .string()
+      .nullable()
+      .describe('OpenID Connect Back-Channel Logout: where a Logout Token is POSTed when a session the client received tokens in ends'),
+    backchannel_logout_session_required: z.boolean().describe('The client requires `sid` in logout tokens (always sent)'),
   })
   .meta({ id: 'Client' });
 

@@ -75,6 +75,9 @@ export const clientMetadata = z.strictObject({
   require_pushed_authorization_requests: z.boolean().optional(),
   post_logout_redirect_uris: z.array(redirectUri).max(50).optional(),
   third_party: z.boolean().optional(),
+  // OpenID Connect Back-Channel Logout 1.0 §2.2 (checked against the egress policy like a webhook URL).
+  backchannel_logout_uri: z.string().min(1).max(2048).nullable().optional(),
+  backchannel_logout_session_required: z.boolean().optional(),
 });
 
 export type ClientMetadataInput = z.infer<typeof clientMetadata>;
@@ -101,4 +104,6 @@ export interface ClientView {
   require_pushed_authorization_requests: boolean;
   post_logout_redirect_uris: string[];
   third_party: boolean;
+  backchannel_logout_uri: string | null;
+  backchannel_logout_session_required: boolean;
 }

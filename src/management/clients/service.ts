@@ -79,12 +79,16 @@ function applySettings(base: SigninClientSettings, input: ClientMetadataInput): 
     requirePar: input.require_pushed_authorization_requests ?? base.requirePar,
     postLogoutRedirectUris: input.post_logout_redirect_uris ?? base.postLogoutRedirectUris,
     thirdParty: input.third_party ?? base.thirdParty,
+    backchannelLogoutUri: input.backchannel_logout_uri === undefined ? base.backchannelLogoutUri : input.backchannel_logout_uri,
+    backchannelLogoutSessionRequired: input.backchannel_logout_session_required ?? base.backchannelLogoutSessionRequired,
   };
   const touched =
     input.id_token_signed_response_alg !== undefined ||
     input.require_pushed_authorization_requests !== undefined ||
     input.post_logout_redirect_uris !== undefined ||
-    input.third_party !== undefined;
+    input.third_party !== undefined ||
+    input.backchannel_logout_uri !== undefined ||
+    input.backchannel_logout_session_required !== undefined;
   return touched ? next : undefined;
 }
 
@@ -109,6 +113,8 @@ export function toView(c: ClientRecord, secret?: string, settings: SigninClientS
     require_pushed_authorization_requests: settings.requirePar,
     post_logout_redirect_uris: settings.postLogoutRedirectUris,
     third_party: settings.thirdParty,
+    backchannel_logout_uri: settings.backchannelLogoutUri,
+    backchannel_logout_session_required: settings.backchannelLogoutSessionRequired,
   };
 }
 
@@ -121,9 +127,12 @@ export class ClientService {
     private readonly clock: Clock,
     /** Drops a client from this instance's cache after a change. */
     private readonly changed: (tenantId: string, clientId: string) => void = () => undefined,
-    /** Checks a `jwks_uri` against the egress policy; returns the URL to store. */
-    private readonly checkJwksUri: (url: string) => Promise<string> = async () => {
-      throw oauthErrors.invalidClientMetadata('jwks_uri is not available here');
+    /**
+     * Checks a URL Keyhall will call (`jwks_uri`, `backchannel_logout_uri`, named by `field`)
+     * against the egress policy; returns the URL to store.
+     */
+    private readonly checkEgressUrl: (url: string, field: string) => Promise<string> = async (_url, field) => {
+      throw oauthErrors.invalidClientMetadata(`${field} is not available here`);
     },
     private readonly signin: SigninSettingsPort = {
       clientSettings: async () => ({ ...DEFAULT_CLIENT_SETTINGS }),
@@ -151,7 +160,13 @@ export class ClientService {
   /** The egress check of a new `jwks_uri`, as `invalid_client_metadata`. */
   async #checkRemoteKeys(before: ClientRecord | undefined, next: ClientRecord): Promise<void> {
     if (!next.jwksUri || next.jwksUri === before?.jwksUri) return;
-    next.jwksUri = await this.checkJwksUri(next.jwksUri);
+    next.jwksUri = await this.checkEgressUrl(next.jwksUri, 'jwks_uri');
+  }
+
+  /** The egress check of a new `backchannel_logout_uri` (refused like a webhook URL), as `invalid_client_metadata`. */
+  async #checkLogoutUri(before: SigninClientSettings | undefined, next: SigninClientSettings | undefined): Promise<void> {
+    if (!next?.backchannelLogoutUri || next.backchannelLogoutUri === before?.backchannelLogoutUri) return;
+    next.backchannelLogoutUri = await this.checkEgressUrl(next.backchannelLogoutUri, 'backchannel_logout_uri');
   }
 
   /**
@@ -189,6 +204,7 @@ export class ClientService {
     // One transaction: a client never exists without the settings it was registered with
     // (say, third-party consent).
     const settings = applySettings({ ...DEFAULT_CLIENT_SETTINGS }, input);
+    await this.#checkLogoutUri(undefined, settings);
     const view = toView(client, secret, settings);
     await this.atomic(async (clients, signin, record) => {
       await clients.insert(client);
@@ -234,6 +250,7 @@ export class ClientService {
     const next = { ...apply(current, input), updatedAt: this.clock.now() };
     checkConsistency(next);
     await this.#checkRemoteKeys(current, next);
+    await this.#checkLogoutUri(currentSettings, settings);
     let secret: string | undefined;
     if (!usesSecret(next.authMethod)) next.secretHash = null;
     else if (!next.secretHash) {

@@ -1,4 +1,4 @@
-/** Discovery members for sign-in (RFC 8414, RFC 9126 §5, RFC 9207 §3, OIDC Discovery §3, RP-Initiated Logout §2.1). */
+/** Discovery members for sign-in (RFC 8414, RFC 9126 §5, RFC 9207 §3, OIDC Discovery §3, RP-Initiated Logout §2.1, Back-Channel Logout §2.1). */
 import { ACR_VALUES } from './acr.js';
 import { ID_TOKEN_ALGS } from '../id-token/sign.js';
 import { USERINFO_CLAIMS } from '../userinfo/claims.js';
@@ -12,11 +12,14 @@ export function signinMetadata(issuer: string): Record<string, unknown> {
     require_pushed_authorization_requests: false,
     userinfo_endpoint: `${issuer}/userinfo`,
     end_session_endpoint: `${issuer}/logout`,
+    // OpenID Connect Back-Channel Logout 1.0 §2.1: logout tokens carry `sid` (ID tokens do too).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...OIDC_SCOPES],
-    claims_supported: ['iss', 'aud', 'exp', 'iat', ...USERINFO_CLAIMS, 'at_hash', 'amr', 'acr'],
+    claims_supported: ['iss', 'aud', 'exp', 'iat', ...USERINFO_CLAIMS, 'at_hash', 'amr', 'acr', 'sid'],
     acr_values_supported: [...ACR_VALUES],
     id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],
     prompt_values_supported: [...PROMPT_VALUES],

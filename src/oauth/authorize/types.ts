@@ -36,6 +36,10 @@ export interface SigninClientSettings {
   requirePar: boolean;
   idTokenAlg: 'RS256' | 'EdDSA';
   postLogoutRedirectUris: string[];
+  /** OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed (checked by the egress policy at registration). */
+  backchannelLogoutUri: string | null;
+  /** The client requires `sid` in logout tokens (Keyhall always sends it). */
+  backchannelLogoutSessionRequired: boolean;
 }
 
 export const DEFAULT_CLIENT_SETTINGS: SigninClientSettings = {
@@ -43,6 +47,8 @@ export const DEFAULT_CLIENT_SETTINGS: SigninClientSettings = {
   requirePar: false,
   idTokenAlg: 'RS256',
   postLogoutRedirectUris: [],
+  backchannelLogoutUri: null,
+  backchannelLogoutSessionRequired: false,
 };
 
 export interface ParRecord {
@@ -129,6 +135,11 @@ export interface SigninStore {
    */
   redeemCode(tenantId: string, codeHash: string, clientId: string, now: number): Promise<{ won: boolean; code: CodeRecord | undefined }>;
   recordIssued(tenantId: string, codeHash: string, issued: { jti: string; exp: number; family: string | null }): Promise<void>;
+  /**
+   * The client received tokens in the session (it is sent a logout token when the session ends,
+   * Back-Channel Logout 1.0 §2.5); a refresh-token family it started is bound to the session.
+   */
+  recordSessionClient(tenantId: string, sessionId: string, clientId: string, family: string | null, now: number): Promise<void>;
   /** The user's remembered consent for a client (scopes and resources), or undefined when there is none. */
   consent(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined>;
 }

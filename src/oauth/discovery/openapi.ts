@@ -558,6 +558,11 @@ export function oauthOpenApiDocument(issuer: string): Json {
                     grant_types: { type: 'array', items: { type: 'string', enum: ['authorization_code', 'refresh_token'] } },
                     response_types: { type: 'array', items: { type: 'string', enum: ['code'] } },
                     scope: { type: 'string' },
+                    backchannel_logout_uri: {
+                      type: 'string',
+                      description: 'OpenID Connect Back-Channel Logout: where Logout Tokens are POSTed (checked against the egress policy)',
+                    },
+                    backchannel_logout_session_required: { type: 'boolean' },
                   },
                 },
                 example: {
@@ -582,6 +587,8 @@ export function oauthOpenApiDocument(issuer: string): Json {
                       client_id: { type: 'string' },
                       client_id_issued_at: { type: 'integer' },
                       redirect_uris: { type: 'array', items: { type: 'string' } },
+                      backchannel_logout_uri: { type: 'string' },
+                      backchannel_logout_session_required: { type: 'boolean' },
                     },
                   },
                 },

@@ -15,6 +15,8 @@ import type { GrantContext, TokenResponse } from './types.js';
 
 export interface UserTokenPorts {
   clientSettings: SigninStore['clientSettings'];
+  /** Remembers that the client received tokens in the session, for Back-Channel Logout 1.0. */
+  recordSessionClient: SigninStore['recordSessionClient'];
   /** The user's profile, for the ID token's profile claims (none without it). */
   profiles?: UserProfileSource | undefined;
   refreshTokens: RefreshTokenStore;
@@ -97,6 +99,8 @@ export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, 
     { keys: ports.keys, now: ctx.now },
   );
   const rt = await maybeRefreshToken(ctx, ports, grant);
+  // The client is told when this session ends (Back-Channel Logout 1.0); its refresh-token family is bound to it.
+  if (grant.sessionId) await ports.recordSessionClient(ctx.tenant.id, grant.sessionId, ctx.client.id, rt?.familyId ?? null, ctx.now);
   const settings = await ports.clientSettings(ctx.tenant.id, ctx.client.id);
   const idToken = scopes.includes('openid')
     ? await signIdToken(

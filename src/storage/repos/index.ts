@@ -15,6 +15,7 @@ import { DirectoryConnectionRepo } from './directory-connections.js';
 import { DirectoryGroupRepo } from './directory-groups.js';
 import { DirectoryUserRepo } from './directory-users.js';
 import { EventRepo } from './events.js';
+import { LogoutDeliveryRepo } from './logout-deliveries.js';
 import { MemberRepo } from './members.js';
 import { MetaRepo } from './meta.js';
 import { OAuthClientRepo } from './oauth-clients.js';
@@ -69,6 +70,7 @@ const makers = {
   mfa: (db) => new MfaRepo(db),
   webhookEndpoints: (db) => new WebhookEndpointRepo(db),
   webhookDeliveries: (db, dialect) => new WebhookDeliveryRepo(db, dialect),
+  logoutDeliveries: (db, dialect) => new LogoutDeliveryRepo(db, dialect),
   directoryConnections: (db) => new DirectoryConnectionRepo(db),
   directoryUsers: (db) => new DirectoryUserRepo(db),
   directoryGroups: (db) => new DirectoryGroupRepo(db),

@@ -133,6 +133,25 @@ export class SigninSessionRepo implements SessionStore {
     return this.#revoke(tenantId, userId, now, id);
   }
 
+  /** Revokes the user's sessions that are still live (not revoked, within both timeouts); the ids revoked. */
+  async revokeLive(tenantId: string, userId: string, now: number): Promise<string[]> {
+    const rows = await this.db
+      .updateTable('signin_sessions')
+      .set({ revoked_at: now })
+      .where((eb) =>
+        eb.and([
+          eb('tenant_id', '=', tenantId),
+          eb('user_id', '=', userId),
+          eb('revoked_at', 'is', null),
+          eb('expires_at', '>', now),
+          eb('idle_expires_at', '>', now),
+        ]),
+      )
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
   /** Deletes sessions that ended (revoked, idle or absolute timeout) more than `keepMs` ago. */
   async sweep(now: number, keepMs: number): Promise<void> {
     const before = now - keepMs;

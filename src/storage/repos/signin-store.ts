@@ -29,6 +29,8 @@ const settings = codec<SigninClientSettings>()('signin_client_settings', {
     (v) => v,
   ),
   postLogoutRedirectUris: json<string[]>(),
+  backchannelLogoutUri: true,
+  backchannelLogoutSessionRequired: bool,
 });
 const pars = codec<ParRecord>()('signin_par_requests', {
   tenantId: true,
@@ -181,6 +183,28 @@ export class SigninStoreRepo implements SigninStore {
       .set({ issued_jti: issued.jti, issued_exp: issued.exp, issued_family: issued.family })
       .where((eb) => eb.and({ tenant_id: tenantId, code_hash: codeHash }))
       .execute();
+  }
+
+  async recordSessionClient(tenantId: string, sessionId: string, clientId: string, family: string | null, now: number): Promise<void> {
+    // INSERT … SELECT: nothing when the session row is gone (swept meanwhile).
+    await this.db
+      .insertInto('signin_session_clients')
+      .columns(['tenant_id', 'session_id', 'client_id', 'created_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('signin_sessions')
+          .select([eb.val(tenantId).as('tenant_id'), 'id', eb.val(clientId).as('client_id'), eb.val(now).as('created_at')])
+          .where((w) => w.and({ tenant_id: tenantId, id: sessionId })),
+      )
+      .onConflict((oc) => oc.columns(['session_id', 'client_id']).doNothing())
+      .execute();
+    if (family !== null) {
+      await this.db
+        .updateTable('oauth_refresh_families')
+        .set({ session_id: sessionId })
+        .where((eb) => eb.and({ tenant_id: tenantId, id: family }))
+        .execute();
+    }
   }
 
   consent(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined> {

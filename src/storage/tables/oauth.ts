@@ -53,6 +53,8 @@ export interface OAuthRefreshFamiliesTable {
   revoked_at: number | null;
   /** The organization the grant signed in to (migration 0038), or null. */
   organization_id: string | null;
+  /** The hosted-login session whose code started the family (back-channel logout), or null. */
+  session_id: string | null;
 }
 
 export interface OAuthRefreshTokensTable {

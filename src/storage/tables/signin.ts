@@ -91,6 +91,43 @@ export interface SigninClientSettingsTable {
   id_token_alg: string;
   /** JSON array of registered post_logout_redirect_uris. */
   post_logout_redirect_uris: string;
+  /** OpenID Connect Back-Channel Logout 1.0: where logout tokens are POSTed, or null. */
+  backchannel_logout_uri: string | null;
+  /** 1: the client requires `sid` in logout tokens (Keyhall always sends it). */
+  backchannel_logout_session_required: number;
+  updated_at: number;
+}
+
+/** Which clients redeemed a code issued in a session (they are told when it ends). */
+export interface SigninSessionClientsTable {
+  tenant_id: string;
+  session_id: string;
+  client_id: string;
+  created_at: number;
+}
+
+/**
+ * The back-channel logout outbox: one row per (ended session, client with a
+ * backchannel_logout_uri), written in the transaction that ended the session, claimed with a
+ * lease and retried on KEYHALL_LOGOUT_RETRY_SCHEDULE.
+ */
+export interface LogoutDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  user_id: string;
+  session_id: string;
+  uri: string;
+  /** pending | delivered | failed */
+  status: string;
+  attempts: number;
+  attempt_limit: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
   updated_at: number;
 }
 
@@ -133,4 +170,6 @@ export interface SigninTables {
   signin_consents: SigninConsentsTable;
   signin_client_settings: SigninClientSettingsTable;
   signin_login_failures: SigninLoginFailuresTable;
+  signin_session_clients: SigninSessionClientsTable;
+  logout_deliveries: LogoutDeliveriesTable;
 }

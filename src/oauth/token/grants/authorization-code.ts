@@ -16,7 +16,7 @@ import { issueUserTokens } from '../user-tokens.js';
 import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
 
 /** The code store: single-use codes and the tokens each one issued (src/storage/repos/signin-store.ts). */
-export type CodeStore = Pick<SigninStore, 'redeemCode' | 'recordIssued' | 'clientSettings'>;
+export type CodeStore = Pick<SigninStore, 'redeemCode' | 'recordIssued' | 'recordSessionClient' | 'clientSettings'>;
 
 export interface AuthorizationCodeGrantPorts {
   codes: CodeStore;
@@ -82,6 +82,7 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
     ctx,
     {
       clientSettings: (t, c) => ports.codes.clientSettings(t, c),
+      recordSessionClient: (...a) => ports.codes.recordSessionClient(...a),
       profiles: ports.profiles,
       refreshTokens: ports.refreshTokens,
       keys: ports.keys,
