@@ -86,19 +86,22 @@ export function grantTable(p: OAuthPorts): GrantTable {
 
 export function composeOAuth(ports: OAuthPorts): OAuthServer {
   const grants = grantTable(ports);
+  // /token applies a client's profile (FAPI 2.0), kept with its sign-in settings.
+  const tokenDeps: OAuthDeps = { ...ports, clientProfile: async (tenantId, clientId) => (await ports.signin.clientSettings(tenantId, clientId)).profile };
   const features = { grantTypes: [...grants.keys()] };
   const authorizeDeps = () => ({
     clients: ports.clients,
     store: ports.signin,
     settings: ports.authorize,
     keys: ports.keys,
+    remoteKeys: ports.remoteKeys,
     mfaPolicy: ports.mfaPolicy,
     now: ports.clock.now(),
   });
   return {
     grants,
     ports,
-    token: (req, tenant) => handleTokenRequest(req, tenant, ports, grants),
+    token: (req, tenant) => handleTokenRequest(req, tenant, tokenDeps, grants),
     introspect: (req, tenant) => handleIntrospection(req, tenant, ports),
     revoke: (req, tenant) => handleRevocation(req, tenant, ports),
     pushAuthorizationRequest: (req, tenant) =>

@@ -18,6 +18,8 @@ export const oauthErrors = {
   unsupportedTokenType: (d?: string) => new AppError(400, 'unsupported_token_type', d),
   invalidClientMetadata: (d?: string) => new AppError(400, 'invalid_client_metadata', d),
   invalidRedirectUri: (d?: string) => new AppError(400, 'invalid_redirect_uri', d),
+  /** A request object that fails verification (RFC 9101 §6.3). */
+  invalidRequestObject: (d?: string) => new AppError(400, 'invalid_request_object', d),
   /** An authorization-request error answered as JSON at /par (RFC 9126 §2.3): its own code, 400. */
   pushedRequest: (code: string, d: string) => new AppError(400, code, d),
 };

@@ -6,6 +6,7 @@ import { SCOPE_LIST } from '../../oauth/scope.js';
 import { isResourceIndicator } from '../../oauth/token/targets.js';
 import { isWebOrigin } from '../../oauth/cors.js';
 import { AUTH_METHODS, GRANT_TYPE } from '../../oauth/types.js';
+import { CLIENT_PROFILES, type ClientProfile } from '../../oauth/authorize/types.js';
 
 const absoluteUri = z.string().max(2000).refine(isResourceIndicator, 'must be an absolute URI without a fragment');
 
@@ -75,6 +76,9 @@ export const clientMetadata = z.strictObject({
   require_pushed_authorization_requests: z.boolean().optional(),
   post_logout_redirect_uris: z.array(redirectUri).max(50).optional(),
   third_party: z.boolean().optional(),
+  // RFC 9101 §10.5 and the FAPI 2.0 Security Profile (docs/oauth.md).
+  require_signed_request_object: z.boolean().optional(),
+  profile: z.enum(CLIENT_PROFILES).nullable().optional(),
 });
 
 export type ClientMetadataInput = z.infer<typeof clientMetadata>;
@@ -101,4 +105,6 @@ export interface ClientView {
   require_pushed_authorization_requests: boolean;
   post_logout_redirect_uris: string[];
   third_party: boolean;
+  require_signed_request_object: boolean;
+  profile: ClientProfile | null;
 }

@@ -79,12 +79,16 @@ function applySettings(base: SigninClientSettings, input: ClientMetadataInput): 
     requirePar: input.require_pushed_authorization_requests ?? base.requirePar,
     postLogoutRedirectUris: input.post_logout_redirect_uris ?? base.postLogoutRedirectUris,
     thirdParty: input.third_party ?? base.thirdParty,
+    requireSignedRequestObject: input.require_signed_request_object ?? base.requireSignedRequestObject,
+    profile: input.profile === undefined ? base.profile : input.profile,
   };
   const touched =
     input.id_token_signed_response_alg !== undefined ||
     input.require_pushed_authorization_requests !== undefined ||
     input.post_logout_redirect_uris !== undefined ||
-    input.third_party !== undefined;
+    input.third_party !== undefined ||
+    input.require_signed_request_object !== undefined ||
+    input.profile !== undefined;
   return touched ? next : undefined;
 }
 
@@ -109,7 +113,22 @@ export function toView(c: ClientRecord, secret?: string, settings: SigninClientS
     require_pushed_authorization_requests: settings.requirePar,
     post_logout_redirect_uris: settings.postLogoutRedirectUris,
     third_party: settings.thirdParty,
+    require_signed_request_object: settings.requireSignedRequestObject,
+    profile: settings.profile,
   };
+}
+
+/**
+ * A FAPI 2.0 client authenticates with private_key_jwt only, so its registration must say so
+ * (docs/oauth.md "FAPI 2.0"); a signed request object needs the client's keys.
+ */
+function checkSettingsConsistency(c: ClientRecord, s: SigninClientSettings): void {
+  if (s.profile === 'fapi2' && c.authMethod !== 'private_key_jwt') {
+    throw oauthErrors.invalidClientMetadata('profile fapi2 requires token_endpoint_auth_method private_key_jwt');
+  }
+  if (s.requireSignedRequestObject && !c.jwks && !c.jwksUri) {
+    throw oauthErrors.invalidClientMetadata('require_signed_request_object requires jwks or jwks_uri');
+  }
 }
 
 /** Changes made in-process (the CLI, tests) are the operator's. */
@@ -189,6 +208,7 @@ export class ClientService {
     // One transaction: a client never exists without the settings it was registered with
     // (say, third-party consent).
     const settings = applySettings({ ...DEFAULT_CLIENT_SETTINGS }, input);
+    checkSettingsConsistency(client, settings ?? DEFAULT_CLIENT_SETTINGS);
     const view = toView(client, secret, settings);
     await this.atomic(async (clients, signin, record) => {
       await clients.insert(client);
@@ -233,6 +253,7 @@ export class ClientService {
     }
     const next = { ...apply(current, input), updatedAt: this.clock.now() };
     checkConsistency(next);
+    checkSettingsConsistency(next, settings ?? currentSettings);
     await this.#checkRemoteKeys(current, next);
     let secret: string | undefined;
     if (!usesSecret(next.authMethod)) next.secretHash = null;

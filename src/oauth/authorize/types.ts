@@ -36,13 +36,22 @@ export interface SigninClientSettings {
   requirePar: boolean;
   idTokenAlg: 'RS256' | 'EdDSA';
   postLogoutRedirectUris: string[];
+  /** RFC 9101 §10.5: authorization requests only as signed request objects (`request`, at /authorize or /par). */
+  requireSignedRequestObject: boolean;
+  /** `fapi2`: the FAPI 2.0 Security Profile applies to this client (docs/oauth.md); null: none. */
+  profile: ClientProfile | null;
 }
+
+export const CLIENT_PROFILES = ['fapi2'] as const;
+export type ClientProfile = (typeof CLIENT_PROFILES)[number];
 
 export const DEFAULT_CLIENT_SETTINGS: SigninClientSettings = {
   thirdParty: false,
   requirePar: false,
   idTokenAlg: 'RS256',
   postLogoutRedirectUris: [],
+  requireSignedRequestObject: false,
+  profile: null,
 };
 
 export interface ParRecord {

@@ -89,6 +89,10 @@ export interface SigninClientSettingsTable {
   id_token_alg: string;
   /** JSON array of registered post_logout_redirect_uris. */
   post_logout_redirect_uris: string;
+  /** RFC 9101 §10.5: 1 when every authorization request must come as a signed request object. */
+  require_signed_request_object: number;
+  /** NULL, or `fapi2` (the FAPI 2.0 Security Profile). */
+  profile: string | null;
   updated_at: number;
 }
 

@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { sha256Hex } from '../../../kernel/crypto/hash.js';
-import type { CodeRecord, SigninStore } from '../../authorize/types.js';
+import type { CodeRecord, SigninClientSettings, SigninStore } from '../../authorize/types.js';
+import { isFapi2 } from '../../profile.js';
 import { oauthErrors } from '../../errors.js';
 import { type IdTokenAlg, signIdToken } from '../../id-token/sign.js';
 import { param, requiredParam } from '../../params.js';
@@ -75,6 +76,7 @@ async function maybeRefreshToken(
   ctx: GrantContext,
   ports: AuthorizationCodeGrantPorts,
   code: CodeRecord,
+  settings: SigninClientSettings,
 ): Promise<{ token: string; familyId: string } | undefined> {
   if (!code.grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
   const token = await startRefreshFamily(
@@ -84,8 +86,8 @@ async function maybeRefreshToken(
       sub: code.userId,
       scopes: code.grant.scopes,
       resources: code.grant.resources,
-      // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5).
-      jkt: ctx.client.authMethod === 'none' ? (ctx.dpop?.jkt ?? null) : null,
+      // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5), and FAPI 2.0 clients' too.
+      jkt: ctx.client.authMethod === 'none' || isFapi2(settings.profile) ? (ctx.dpop?.jkt ?? null) : null,
     },
     { refreshTokens: ports.refreshTokens, settings: ctx.lifetimes },
     ctx.now,
@@ -116,9 +118,9 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
     { sub: code.userId, clientId: ctx.client.id, scopes, audience: code.grant.resources, jkt: ctx.dpop?.jkt, ttlSeconds: ttl, alg },
     { keys: ports.keys, now: ctx.now },
   );
-  const rt = await maybeRefreshToken(ctx, ports, code);
-  await ports.codes.recordIssued(ctx.tenant.id, codeHash, { jti: at.jti, exp: ctx.now + ttl * 1000, family: rt?.familyId ?? null });
   const settings = await ports.codes.clientSettings(ctx.tenant.id, ctx.client.id);
+  const rt = await maybeRefreshToken(ctx, ports, code, settings);
+  await ports.codes.recordIssued(ctx.tenant.id, codeHash, { jti: at.jti, exp: ctx.now + ttl * 1000, family: rt?.familyId ?? null });
   const idToken = scopes.includes('openid')
     ? await signIdToken(
         ctx.tenant,
