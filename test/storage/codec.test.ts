@@ -153,9 +153,19 @@ describe('storage codec: records round-trip through insert and find', () => {
 
   it('sign-in client settings, consents and events', async () => {
     const c = await client(s.r, a);
-    const settings = { thirdParty: true, requirePar: false, idTokenAlg: 'EdDSA' as const, postLogoutRedirectUris: ['https://app.example/bye'] };
+    const settings = {
+      thirdParty: true,
+      requirePar: false,
+      idTokenAlg: 'EdDSA' as const,
+      postLogoutRedirectUris: ['https://app.example/bye'],
+      requireSignedRequestObject: true,
+      profile: 'fapi2' as const,
+    };
     await s.r.signinStore.saveClientSettings(a, c.id, settings, 1);
     assert.deepEqual(await s.r.signinStore.clientSettings(a, c.id), settings);
+    const none = { ...settings, requireSignedRequestObject: false, profile: null };
+    await s.r.signinStore.saveClientSettings(a, c.id, none, 2);
+    assert.deepEqual(await s.r.signinStore.clientSettings(a, c.id), none);
 
     const u = await user(s.r, a);
     await s.r.consents.grant(a, u.id, c.id, ['openid'], [], 1);
