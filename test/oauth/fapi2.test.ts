@@ -141,6 +141,21 @@ describe('FAPI 2.0 profile (profile: "fapi2")', () => {
     await assert.rejects(s.server.ctx.management.clients.update(s.tenant.tenant.id, fapi, { token_endpoint_auth_method: 'client_secret_basic' }), refused);
   });
 
+  it("a client assertion's aud is the issuer alone: the token or PAR URL is invalid_client", async () => {
+    for (const aud of [`${s.issuer}/token`, `${s.issuer}/par`]) {
+      const a = await new SignJWT({ iss: fapi, sub: fapi, aud, jti: crypto.randomUUID(), iat: nowS(), exp: nowS() + 60 })
+        .setProtectedHeader({ alg: 'EdDSA', kid: 'k1' })
+        .sign(key);
+      assertJsonError(
+        await s.post('/par', { ...authorization(), client_id: fapi, client_assertion_type: JWT_BEARER, client_assertion: a }),
+        401,
+        'invalid_client',
+      );
+    }
+    const ok = await s.post('/par', { ...authorization(), ...(await keyAuth()) });
+    assert.equal(ok.status, 201, ok.text);
+  });
+
   it('only RS256/PS256/ES256/EdDSA: an ES384 client assertion is invalid_client, an ES384 DPoP proof invalid_dpop_proof', async () => {
     const form = { ...authorization(), client_id: fapi, client_assertion_type: JWT_BEARER };
     assertJsonError(

@@ -31,13 +31,15 @@ async function verifySignatureAndClaims(
   tenant: OAuthTenant,
   now: number,
   remote: RemoteKeySource | undefined,
+  issuerAudienceOnly: boolean,
 ): Promise<JWTPayload> {
   try {
     const options = {
       algorithms: [...ASSERTION_ALGS],
       issuer: client.id,
       subject: client.id,
-      audience: [tenant.issuer, `${tenant.issuer}/token`],
+      // FAPI 2.0 §5.3.2.1: the issuer alone, never an endpoint URL (audience injection).
+      audience: issuerAudienceOnly ? tenant.issuer : [tenant.issuer, `${tenant.issuer}/token`],
       requiredClaims: ['exp', 'jti'],
       clockTolerance: SKEW_S,
       currentDate: new Date(now),
@@ -75,10 +77,10 @@ export async function verifyClientAssertion(
   assertion: string,
   client: ClientRecord,
   tenant: OAuthTenant,
-  deps: { replay: ReplayCache; now: number; remoteKeys?: RemoteKeySource | undefined },
+  deps: { replay: ReplayCache; now: number; remoteKeys?: RemoteKeySource | undefined; issuerAudienceOnly?: boolean },
 ): Promise<void> {
   const nowS = Math.floor(deps.now / 1000);
-  const claims = await verifySignatureAndClaims(assertion, client, tenant, deps.now, deps.remoteKeys);
+  const claims = await verifySignatureAndClaims(assertion, client, tenant, deps.now, deps.remoteKeys, deps.issuerAudienceOnly === true);
   checkIssuedAt(claims, nowS);
   checkLifetime(claims, nowS);
   const jti = checkJti(claims);
