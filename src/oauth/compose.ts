@@ -122,12 +122,15 @@ export function grantTable(p: OAuthPorts): GrantTable {
 
 export function composeOAuth(ports: OAuthPorts): OAuthServer {
   const grants = grantTable(ports);
+  // Client authentication and /token apply a client's profile (FAPI 2.0), kept with its sign-in settings.
+  const tokenDeps: OAuthDeps = { ...ports, clientProfile: async (tenantId, clientId) => (await ports.signin.clientSettings(tenantId, clientId)).profile };
   const features = { grantTypes: [...grants.keys()] };
   const authorizeDeps = () => ({
     clients: ports.clients,
     store: ports.signin,
     settings: ports.authorize,
     keys: ports.keys,
+    remoteKeys: ports.remoteKeys,
     mfaPolicy: ports.mfaPolicy,
     organizations: ports.organizations,
     now: ports.clock.now(),
@@ -135,11 +138,11 @@ export function composeOAuth(ports: OAuthPorts): OAuthServer {
   return {
     grants,
     ports,
-    token: (req, tenant) => handleTokenRequest(req, tenant, ports, grants),
-    introspect: (req, tenant) => handleIntrospection(req, tenant, ports),
-    revoke: (req, tenant) => handleRevocation(req, tenant, ports),
+    token: (req, tenant) => handleTokenRequest(req, tenant, tokenDeps, grants),
+    introspect: (req, tenant) => handleIntrospection(req, tenant, tokenDeps),
+    revoke: (req, tenant) => handleRevocation(req, tenant, tokenDeps),
     pushAuthorizationRequest: (req, tenant) =>
-      handlePushedAuthorizationRequest(req, tenant, ports, { store: ports.signin, parTtlSeconds: ports.parTtlSeconds }),
+      handlePushedAuthorizationRequest(req, tenant, tokenDeps, { store: ports.signin, parTtlSeconds: ports.parTtlSeconds }),
     guard: (req, tenant, opts) => authorizeResourceRequest(req, tenant, opts, ports),
     authorize: {
       start: (raw, tenant, session) => startAuthorization(raw, tenant, session, authorizeDeps()),

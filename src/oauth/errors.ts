@@ -23,6 +23,8 @@ export const oauthErrors = {
   slowDown: (d?: string) => new AppError(400, 'slow_down', d),
   accessDenied: (d?: string) => new AppError(400, 'access_denied', d),
   expiredToken: (d?: string) => new AppError(400, 'expired_token', d),
+  /** A request object that fails verification (RFC 9101 §6.3). */
+  invalidRequestObject: (d?: string) => new AppError(400, 'invalid_request_object', d),
   /** An authorization-request error answered as JSON at /par (RFC 9126 §2.3): its own code, 400. */
   pushedRequest: (code: string, d: string) => new AppError(400, code, d),
 };

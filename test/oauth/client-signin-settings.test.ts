@@ -34,7 +34,11 @@ describe('/v1/clients sign-in settings', () => {
       postLogoutRedirectUris: ['https://partner.example/bye'],
       backchannelLogoutUri: null,
       backchannelLogoutSessionRequired: false,
+      requireSignedRequestObject: false,
+      profile: null,
     });
+    assert.equal(c.require_signed_request_object, false);
+    assert.equal(c.profile, null);
 
     const patched = await api('PATCH', `/clients/${c.client_id}`, { third_party: false });
     assert.equal(patched.status, 200, patched.text);
@@ -55,5 +59,12 @@ describe('/v1/clients sign-in settings', () => {
     expectError(await api('POST', '/clients', { ...base, id_token_signed_response_alg: 'none' }), 400, 'invalid_request');
     expectError(await api('POST', '/clients', { ...base, third_party: 'yes' }), 400, 'invalid_request');
     expectError(await api('POST', '/clients', { ...base, post_logout_redirect_uris: ['javascript:alert(1)'] }), 400, 'invalid_request');
+    expectError(await api('POST', '/clients', { ...base, profile: 'fapi1' }), 400, 'invalid_request');
+    expectError(await api('POST', '/clients', { ...base, require_signed_request_object: 'yes' }), 400, 'invalid_request');
+    // FAPI 2.0 needs private_key_jwt; a request object needs keys to verify with.
+    expectError(await api('POST', '/clients', { ...base, profile: 'fapi2' }), 400, 'invalid_client_metadata');
+    expectError(await api('POST', '/clients', { ...base, require_signed_request_object: true }), 400, 'invalid_client_metadata');
+    const plain = (await api('POST', '/clients', base)).json();
+    expectError(await api('PATCH', `/clients/${plain.client_id}`, { profile: 'fapi2' }), 400, 'invalid_client_metadata');
   });
 });

@@ -160,9 +160,14 @@ describe('storage codec: records round-trip through insert and find', () => {
       postLogoutRedirectUris: ['https://app.example/bye'],
       backchannelLogoutUri: 'https://app.example/backchannel',
       backchannelLogoutSessionRequired: true,
+      requireSignedRequestObject: true,
+      profile: 'fapi2' as const,
     };
     await s.r.signinStore.saveClientSettings(a, c.id, settings, 1);
     assert.deepEqual(await s.r.signinStore.clientSettings(a, c.id), settings);
+    const none = { ...settings, requireSignedRequestObject: false, profile: null };
+    await s.r.signinStore.saveClientSettings(a, c.id, none, 2);
+    assert.deepEqual(await s.r.signinStore.clientSettings(a, c.id), none);
 
     const u = await user(s.r, a);
     await s.r.consents.grant(a, u.id, c.id, ['openid'], [], 1);

@@ -5,6 +5,7 @@ import { actorOf } from '../principal.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { defineFeature } from '../feature.js';
 import { clientMetadata } from './schema.js';
+import { CLIENT_PROFILES } from '../../oauth/authorize/types.js';
 import { ID_TOKEN_CLAIMS_POLICIES } from '../../oauth/token/lifetimes.js';
 
 const clientList = listing('clients');
@@ -36,6 +37,11 @@ export const clientSchema = z
       .nullable()
       .describe('OpenID Connect Back-Channel Logout: where a Logout Token is POSTed when a session the client received tokens in ends'),
     backchannel_logout_session_required: z.boolean().describe('The client requires `sid` in logout tokens (always sent)'),
+    require_signed_request_object: z.boolean().describe('RFC 9101 §10.5: authorization requests only as signed request objects (`request`)'),
+    profile: z
+      .enum(CLIENT_PROFILES)
+      .nullable()
+      .describe('`fapi2`: the FAPI 2.0 Security Profile (PAR, PKCE, DPoP, private_key_jwt, 60-second codes); null: none'),
   })
   .meta({ id: 'Client' });
 

@@ -6,6 +6,7 @@ import { SCOPE_LIST } from '../../oauth/scope.js';
 import { isResourceIndicator } from '../../oauth/token/targets.js';
 import { isWebOrigin } from '../../oauth/cors.js';
 import { AUTH_METHODS, GRANT_TYPE } from '../../oauth/types.js';
+import { CLIENT_PROFILES, type ClientProfile } from '../../oauth/authorize/types.js';
 
 const absoluteUri = z.string().max(2000).refine(isResourceIndicator, 'must be an absolute URI without a fragment');
 
@@ -78,6 +79,9 @@ export const clientMetadata = z.strictObject({
   // OpenID Connect Back-Channel Logout 1.0 §2.2 (checked against the egress policy like a webhook URL).
   backchannel_logout_uri: z.string().min(1).max(2048).nullable().optional(),
   backchannel_logout_session_required: z.boolean().optional(),
+  // RFC 9101 §10.5 and the FAPI 2.0 Security Profile (docs/oauth.md).
+  require_signed_request_object: z.boolean().optional(),
+  profile: z.enum(CLIENT_PROFILES).nullable().optional(),
 });
 
 export type ClientMetadataInput = z.infer<typeof clientMetadata>;
@@ -106,4 +110,6 @@ export interface ClientView {
   third_party: boolean;
   backchannel_logout_uri: string | null;
   backchannel_logout_session_required: boolean;
+  require_signed_request_object: boolean;
+  profile: ClientProfile | null;
 }

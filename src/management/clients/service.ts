@@ -81,6 +81,8 @@ function applySettings(base: SigninClientSettings, input: ClientMetadataInput): 
     thirdParty: input.third_party ?? base.thirdParty,
     backchannelLogoutUri: input.backchannel_logout_uri === undefined ? base.backchannelLogoutUri : input.backchannel_logout_uri,
     backchannelLogoutSessionRequired: input.backchannel_logout_session_required ?? base.backchannelLogoutSessionRequired,
+    requireSignedRequestObject: input.require_signed_request_object ?? base.requireSignedRequestObject,
+    profile: input.profile === undefined ? base.profile : input.profile,
   };
   const touched =
     input.id_token_signed_response_alg !== undefined ||
@@ -88,7 +90,9 @@ function applySettings(base: SigninClientSettings, input: ClientMetadataInput): 
     input.post_logout_redirect_uris !== undefined ||
     input.third_party !== undefined ||
     input.backchannel_logout_uri !== undefined ||
-    input.backchannel_logout_session_required !== undefined;
+    input.backchannel_logout_session_required !== undefined ||
+    input.require_signed_request_object !== undefined ||
+    input.profile !== undefined;
   return touched ? next : undefined;
 }
 
@@ -115,7 +119,22 @@ export function toView(c: ClientRecord, secret?: string, settings: SigninClientS
     third_party: settings.thirdParty,
     backchannel_logout_uri: settings.backchannelLogoutUri,
     backchannel_logout_session_required: settings.backchannelLogoutSessionRequired,
+    require_signed_request_object: settings.requireSignedRequestObject,
+    profile: settings.profile,
   };
+}
+
+/**
+ * A FAPI 2.0 client authenticates with private_key_jwt only, so its registration must say so
+ * (docs/oauth.md "FAPI 2.0"); a signed request object needs the client's keys.
+ */
+function checkSettingsConsistency(c: ClientRecord, s: SigninClientSettings): void {
+  if (s.profile === 'fapi2' && c.authMethod !== 'private_key_jwt') {
+    throw oauthErrors.invalidClientMetadata('profile fapi2 requires token_endpoint_auth_method private_key_jwt');
+  }
+  if (s.requireSignedRequestObject && !c.jwks && !c.jwksUri) {
+    throw oauthErrors.invalidClientMetadata('require_signed_request_object requires jwks or jwks_uri');
+  }
 }
 
 /** Changes made in-process (the CLI, tests) are the operator's. */
@@ -205,6 +224,7 @@ export class ClientService {
     // (say, third-party consent).
     const settings = applySettings({ ...DEFAULT_CLIENT_SETTINGS }, input);
     await this.#checkLogoutUri(undefined, settings);
+    checkSettingsConsistency(client, settings ?? DEFAULT_CLIENT_SETTINGS);
     const view = toView(client, secret, settings);
     await this.atomic(async (clients, signin, record) => {
       await clients.insert(client);
@@ -249,6 +269,7 @@ export class ClientService {
     }
     const next = { ...apply(current, input), updatedAt: this.clock.now() };
     checkConsistency(next);
+    checkSettingsConsistency(next, settings ?? currentSettings);
     await this.#checkRemoteKeys(current, next);
     await this.#checkLogoutUri(currentSettings, settings);
     let secret: string | undefined;

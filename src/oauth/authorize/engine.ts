@@ -8,7 +8,10 @@ import { newSecret } from '../../kernel/ids.js';
 import { verifyIdTokenHint } from '../id-token/verify-hint.js';
 import type { OrganizationPort } from '../organization.js';
 import type { KeySource } from '../tokens/access-token.js';
-import type { ClientRecord, ClientStore, OAuthTenant } from '../types.js';
+import { hasRegisteredKeys } from '../client-auth/client-keys.js';
+import { codeTtlSeconds } from '../profile.js';
+import type { ClientRecord, ClientStore, OAuthTenant, RemoteKeySource } from '../types.js';
+import { verifyRequestObject } from './request-object.js';
 import { acrOf, minimumAcr, satisfiesAcr } from './acr.js';
 import { AuthorizeError, authorizeErrors as E, redirectTo } from './errors.js';
 import type { AuthorizationRequest, FlowRecord, SessionRecord, SigninClientSettings, SigninStore } from './types.js';
@@ -28,6 +31,8 @@ export interface AuthorizeDeps {
   settings: AuthorizeSettings;
   /** The tenant's keys, to verify an `id_token_hint`. */
   keys: KeySource;
+  /** Fetches keys of clients registered with `jwks_uri` (request objects). */
+  remoteKeys?: RemoteKeySource | undefined;
   /** The MFA policy; without it only acr_values decide a session's strength. */
   mfaPolicy?: MfaPolicyPort;
   /** Organization-scoped sign-in (`organization=`); without it the parameter only brands the pages. */
@@ -92,16 +97,22 @@ export async function startAuthorization(raw: RawParams, tenant: OAuthTenant, se
   try {
     client = await resolveClient(raw, tenant, deps.clients);
     const requestUri = single(raw, 'request_uri', true);
+    const requestObject = single(raw, 'request', true);
+    if (requestUri !== undefined && requestObject !== undefined) throw E.pageInvalidRequest('request and request_uri cannot be combined');
     if (requestUri !== undefined) {
       ({ request, parHash } = await pushedRequest(requestUri, client, tenant, deps));
     } else {
-      const redirectUri = checkRedirectUri(client, raw);
+      // RFC 9101: a client with registered keys may sign its request; then only the object's
+      // parameters count. A client without keys gets request_not_supported from validation.
+      const signed = requestObject !== undefined && hasRegisteredKeys(client);
+      const params = signed ? await verifyRequestObject(requestObject, client, tenant, { now: deps.now, remoteKeys: deps.remoteKeys }) : raw;
+      const redirectUri = checkRedirectUri(client, params);
       const settings = await deps.store.clientSettings(tenant.id, client.id);
       try {
-        request = validateAuthorizationRequest(raw, client, redirectUri, { tenant, settings, pushed: false });
+        request = validateAuthorizationRequest(params, client, redirectUri, { tenant, settings, pushed: false, signed });
       } catch (err) {
         if (err instanceof AuthorizeError && err.redirectable) {
-          const state = typeof raw.state === 'string' ? raw.state : null;
+          const state = typeof params.state === 'string' ? params.state : null;
           return errorRedirect(tenant, { redirectUri, state }, err);
         }
         throw err;
@@ -261,7 +272,8 @@ async function complete(f: LoadedFlow, tenant: OAuthTenant, session: SessionReco
         organizationId: req.organizationId,
         amr: session.amr ?? ['pwd'],
       },
-      expiresAt: deps.now + deps.settings.codeTtlSeconds * 1000,
+      // FAPI 2.0 clients' codes live at most 60 seconds.
+      expiresAt: deps.now + codeTtlSeconds(deps.settings.codeTtlSeconds, f.settings.profile) * 1000,
       consumedAt: null,
       issuedJti: null,
       issuedExp: null,

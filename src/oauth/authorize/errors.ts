@@ -24,6 +24,8 @@ export const authorizeErrors = {
   badRedirectUri: page('invalid_request'),
   badRequestUri: page('invalid_request_uri'),
   pageInvalidRequest: page('invalid_request'),
+  /** A request object that fails verification: its redirect_uri cannot be trusted, so a page (RFC 9101 §6.3). */
+  badRequestObject: page('invalid_request_object'),
   invalidRequest: redirect('invalid_request'),
   unsupportedResponseType: redirect('unsupported_response_type'),
   invalidScope: redirect('invalid_scope'),

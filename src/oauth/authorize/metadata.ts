@@ -3,6 +3,7 @@ import { ACR_VALUES } from './acr.js';
 import { ID_TOKEN_ALGS } from '../id-token/sign.js';
 import { USERINFO_CLAIMS } from '../userinfo/claims.js';
 import { OIDC_SCOPES, PROMPT_VALUES } from './validate.js';
+import { REQUEST_OBJECT_ALGS } from './request-object.js';
 import { LOCALES } from '../../screens/i18n/locales.js';
 
 export function signinMetadata(issuer: string): Record<string, unknown> {
@@ -26,7 +27,11 @@ export function signinMetadata(issuer: string): Record<string, unknown> {
     // The hosted pages' languages; `ui_locales` picks one (then Accept-Language, then the tenant's default).
     ui_locales_supported: [...LOCALES],
     authorization_response_iss_parameter_supported: true,
-    request_parameter_supported: false,
+    // RFC 9101: signed request objects (`request`) at /authorize and /par; `request_uri` only from /par.
+    request_parameter_supported: true,
+    request_object_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
+    // Per client (`require_signed_request_object` in its registration); not for every client.
+    require_signed_request_object: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
   };

@@ -40,7 +40,14 @@ export interface SigninClientSettings {
   backchannelLogoutUri: string | null;
   /** The client requires `sid` in logout tokens (Keyhall always sends it). */
   backchannelLogoutSessionRequired: boolean;
+  /** RFC 9101 §10.5: authorization requests only as signed request objects (`request`, at /authorize or /par). */
+  requireSignedRequestObject: boolean;
+  /** `fapi2`: the FAPI 2.0 Security Profile applies to this client (docs/oauth.md); null: none. */
+  profile: ClientProfile | null;
 }
+
+export const CLIENT_PROFILES = ['fapi2'] as const;
+export type ClientProfile = (typeof CLIENT_PROFILES)[number];
 
 export const DEFAULT_CLIENT_SETTINGS: SigninClientSettings = {
   thirdParty: false,
@@ -49,6 +56,8 @@ export const DEFAULT_CLIENT_SETTINGS: SigninClientSettings = {
   postLogoutRedirectUris: [],
   backchannelLogoutUri: null,
   backchannelLogoutSessionRequired: false,
+  requireSignedRequestObject: false,
+  profile: null,
 };
 
 export interface ParRecord {

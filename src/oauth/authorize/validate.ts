@@ -64,8 +64,9 @@ function checkResponseType(raw: RawParams): void {
   if (mode !== undefined && mode !== 'query') throw E.invalidRequest('only response_mode=query is supported');
 }
 
+/** A `request` left here is one a client without registered keys sent: it cannot be verified. */
 function checkNoRequestObject(raw: RawParams): void {
-  if (raw.request !== undefined) throw E.requestNotSupported('request objects are not supported; use PAR');
+  if (raw.request !== undefined) throw E.requestNotSupported('this client has no registered keys to sign request objects with; use PAR');
 }
 
 function checkScopes(raw: RawParams, client: ClientRecord): string[] {
@@ -168,6 +169,8 @@ export interface ValidateOptions {
   pushed: boolean;
   /** The key of a DPoP proof sent to /par. */
   proofJkt?: string;
+  /** True when `raw` is the content of a verified request object (RFC 9101). */
+  signed?: boolean;
 }
 
 /** Validates everything after client and redirect_uri; errors are redirectable. */
@@ -175,6 +178,8 @@ export function validateAuthorizationRequest(raw: RawParams, client: ClientRecor
   checkGrantType(client);
   if (o.pushed && raw.request_uri !== undefined) throw E.invalidRequest('request_uri is not allowed in a pushed request');
   if (!o.pushed && o.settings.requirePar) throw E.invalidRequest('this client must use pushed authorization requests');
+  if (!o.pushed && o.settings.profile === 'fapi2') throw E.invalidRequest('FAPI 2.0 clients must use pushed authorization requests');
+  if (o.settings.requireSignedRequestObject && !o.signed) throw E.invalidRequest('this client must send its authorization request as a signed request object');
   checkResponseType(raw);
   checkNoRequestObject(raw);
   const uiLocales = checkUiLocales(raw);

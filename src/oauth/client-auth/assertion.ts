@@ -1,10 +1,11 @@
 /** private_key_jwt (RFC 7523 §3, RFC 7521 §4.2): one check per function. */
-import { createLocalJWKSet, decodeJwt, errors as joseErrors, type JWK, jwtVerify, type JWTPayload } from 'jose';
+import { decodeJwt, errors as joseErrors, type JWTPayload } from 'jose';
 import { oauthErrors } from '../errors.js';
 import type { ClientRecord, OAuthTenant, RemoteKeySource, ReplayCache } from '../types.js';
+import { CLIENT_JWT_ALGS, verifyClientJwt } from './client-keys.js';
 
 /** Asymmetric algorithms accepted for client assertions; never `none` or HS*. */
-export const ASSERTION_ALGS = ['EdDSA', 'Ed25519', 'ES256', 'PS256'] as const;
+export const ASSERTION_ALGS = CLIENT_JWT_ALGS;
 /** Leeway for clock skew on `iat`/`nbf`/`exp`. */
 const SKEW_S = 30;
 /** The longest an assertion may live (exp - now): assertions are meant to be short. */
@@ -23,52 +24,27 @@ export function assertionClientId(assertion: string, bodyClientId: string | unde
   return claims.iss;
 }
 
-/** A client's keys; `EdDSA` and `Ed25519` name the same Ed25519 keys. */
-function localKeySet(set: { keys: JWK[] }) {
-  const keys = set.keys.map((k: JWK) => (k.kty === 'OKP' && (k.alg === 'EdDSA' || k.alg === 'Ed25519') ? { ...k, alg: undefined } : k));
-  return createLocalJWKSet({ keys });
-}
-
-/** Inline `jwks`, or the set at `jwks_uri` (`refresh`: fetch again if allowed). */
-async function clientKeySet(client: ClientRecord, remote: RemoteKeySource | undefined, refresh: boolean): Promise<{ keys: JWK[] }> {
-  if (client.jwks) return client.jwks;
-  if (!client.jwksUri || !remote) throw oauthErrors.invalidClient('the client has no registered keys');
-  try {
-    return await remote.keys(client.jwksUri, { refresh });
-  } catch (err) {
-    // Why the fetch failed (egress refusal, status, timeout) is for the operator's log only.
-    throw oauthErrors.invalidClient("the client's jwks_uri could not be fetched").because(err, `jwks_uri ${client.jwksUri}: ${(err as Error).message}`);
-  }
-}
-
-async function verifyWith(assertion: string, set: { keys: JWK[] }, client: ClientRecord, tenant: OAuthTenant, now: number): Promise<JWTPayload> {
-  const { payload } = await jwtVerify(assertion, localKeySet(set), {
-    algorithms: [...ASSERTION_ALGS],
-    issuer: client.id,
-    subject: client.id,
-    audience: [tenant.issuer, `${tenant.issuer}/token`],
-    requiredClaims: ['exp', 'jti'],
-    clockTolerance: SKEW_S,
-    currentDate: new Date(now),
-  });
-  return payload;
-}
-
-/** Verifies signature, iss/sub, aud and exp; a remote set lacking the key is fetched once more. */
+/** Verifies signature, iss/sub, aud and exp with the client's registered keys. */
 async function verifySignatureAndClaims(
   assertion: string,
   client: ClientRecord,
   tenant: OAuthTenant,
   now: number,
   remote: RemoteKeySource | undefined,
+  issuerAudienceOnly: boolean,
 ): Promise<JWTPayload> {
   try {
-    try {
-      return await verifyWith(assertion, await clientKeySet(client, remote, false), client, tenant, now);
-    } catch (err) {
-      if (!(err instanceof joseErrors.JWKSNoMatchingKey) || !client.jwksUri) throw err;
-      return await verifyWith(assertion, await clientKeySet(client, remote, true), client, tenant, now);
-    }
+    const options = {
+      algorithms: [...ASSERTION_ALGS],
+      issuer: client.id,
+      subject: client.id,
+      // FAPI 2.0 §5.3.2.1: the issuer alone, never an endpoint URL (audience injection).
+      audience: issuerAudienceOnly ? tenant.issuer : [tenant.issuer, `${tenant.issuer}/token`],
+      requiredClaims: ['exp', 'jti'],
+      clockTolerance: SKEW_S,
+      currentDate: new Date(now),
+    };
+    return (await verifyClientJwt(assertion, client, remote, options, oauthErrors.invalidClient)).payload;
   } catch (err) {
     if (err instanceof joseErrors.JOSEError) throw oauthErrors.invalidClient(`invalid client_assertion (${err.code})`).because(err);
     throw err;
@@ -101,10 +77,10 @@ export async function verifyClientAssertion(
   assertion: string,
   client: ClientRecord,
   tenant: OAuthTenant,
-  deps: { replay: ReplayCache; now: number; remoteKeys?: RemoteKeySource | undefined },
+  deps: { replay: ReplayCache; now: number; remoteKeys?: RemoteKeySource | undefined; issuerAudienceOnly?: boolean },
 ): Promise<void> {
   const nowS = Math.floor(deps.now / 1000);
-  const claims = await verifySignatureAndClaims(assertion, client, tenant, deps.now, deps.remoteKeys);
+  const claims = await verifySignatureAndClaims(assertion, client, tenant, deps.now, deps.remoteKeys, deps.issuerAudienceOnly === true);
   checkIssuedAt(claims, nowS);
   checkLifetime(claims, nowS);
   const jti = checkJti(claims);

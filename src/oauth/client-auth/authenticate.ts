@@ -2,6 +2,8 @@
 import { sha256Hex, safeEqual } from '../../kernel/crypto/hash.js';
 import { oauthErrors } from '../errors.js';
 import type { ClientRecord, ClientStore, OAuthHttpRequest, OAuthTenant, RemoteKeySource, ReplayCache } from '../types.js';
+import type { ClientProfile } from '../authorize/types.js';
+import { isFapi2 } from '../profile.js';
 import { assertionClientId, verifyClientAssertion } from './assertion.js';
 import { presentedCredentials, usesSecret } from './presented.js';
 
@@ -11,11 +13,16 @@ export interface ClientAuthDeps {
   now: number;
   /** Fetches keys of clients registered with `jwks_uri`. */
   remoteKeys?: RemoteKeySource | undefined;
+  /** A client's security profile: a FAPI 2.0 client's assertion names the issuer alone as `aud`. */
+  clientProfile?: ((tenantId: string, clientId: string) => Promise<ClientProfile | null>) | undefined;
 }
 
 /** The client-authentication ports out of the token service's dependencies. */
-export function clientAuthDeps(deps: { clients: ClientStore; replay: ReplayCache; remoteKeys?: RemoteKeySource | undefined }, now: number): ClientAuthDeps {
-  return { clients: deps.clients, replay: deps.replay, remoteKeys: deps.remoteKeys, now };
+export function clientAuthDeps(
+  deps: { clients: ClientStore; replay: ReplayCache; remoteKeys?: RemoteKeySource | undefined; clientProfile?: ClientAuthDeps['clientProfile'] },
+  now: number,
+): ClientAuthDeps {
+  return { clients: deps.clients, replay: deps.replay, remoteKeys: deps.remoteKeys, clientProfile: deps.clientProfile, now };
 }
 
 /** A hash compared when the client is unknown, so both paths cost the same. */
@@ -52,7 +59,10 @@ export async function authenticateClient(req: OAuthHttpRequest, tenant: OAuthTen
     case 'private_key_jwt':
       if (!client) throw oauthErrors.invalidClient('client authentication failed');
       checkRegisteredMethod(client, presented.method);
-      await verifyClientAssertion(presented.assertion, client, tenant, deps);
+      await verifyClientAssertion(presented.assertion, client, tenant, {
+        ...deps,
+        issuerAudienceOnly: isFapi2(await deps.clientProfile?.(tenant.id, client.id)),
+      });
       return client;
     case 'none':
       if (!client) throw oauthErrors.invalidClient('client authentication failed');

@@ -6,6 +6,7 @@
  */
 import { DPOP_ALGS } from '../dpop/verify.js';
 import { OIDC_SCOPES, PROMPT_VALUES } from '../authorize/validate.js';
+import { REQUEST_OBJECT_ALGS } from '../authorize/request-object.js';
 import { JWKS_PATH } from './metadata.js';
 
 type Json = Record<string, unknown>;
@@ -50,6 +51,9 @@ const authorizationParams: Json = {
   organization: str('An organization id or slug to sign in to'),
   dpop_jkt: str('RFC 9449 §10: the JWK thumbprint the code is bound to'),
   request_uri: str('A request_uri from /par (urn:ietf:params:oauth:request_uri:…); the other parameters are then taken from that request'),
+  request: str(
+    `RFC 9101: a request object, a JWS (${REQUEST_OBJECT_ALGS.join(', ')}) signed with a key of the client (jwks or jwks_uri) with iss = client_id, aud = issuer, exp, client_id equal to the query's; only its parameters are used. Errors: invalid_request_object`,
+  ),
   ...resourceField,
 };
 
@@ -243,7 +247,7 @@ export function oauthOpenApiDocument(issuer: string): Json {
               headers: { Location: { schema: { type: 'string' } } },
             },
             400: {
-              description: 'The client or redirect URI is unknown or invalid: an error page for the user',
+              description: 'The client, redirect URI, request_uri or request object (invalid_request_object) is unknown or invalid: an error page for the user',
               content: { 'text/html': { schema: { type: 'string' } } },
             },
           },
@@ -268,7 +272,7 @@ export function oauthOpenApiDocument(issuer: string): Json {
           responses: {
             302: { description: 'As for GET', headers: { Location: { schema: { type: 'string' } } } },
             400: {
-              description: 'The client or redirect URI is unknown or invalid: an error page for the user',
+              description: 'The client, redirect URI, request_uri or request object (invalid_request_object) is unknown or invalid: an error page for the user',
               content: { 'text/html': { schema: { type: 'string' } } },
             },
           },

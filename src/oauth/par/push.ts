@@ -7,7 +7,10 @@ import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { randomBase64url } from '../../kernel/ids.js';
 import { AuthorizeError } from '../authorize/errors.js';
 import type { SigninStore } from '../authorize/types.js';
-import { checkRedirectUri, PAR_URN, validateAuthorizationRequest } from '../authorize/validate.js';
+import { verifyRequestObject } from '../authorize/request-object.js';
+import { checkRedirectUri, PAR_URN, single, validateAuthorizationRequest } from '../authorize/validate.js';
+import { hasRegisteredKeys } from '../client-auth/client-keys.js';
+import { checkProfileClientAuth } from '../profile.js';
 import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
 import { authorizationServerProof } from '../dpop/proofs.js';
 import { oauthErrors } from '../errors.js';
@@ -35,13 +38,20 @@ export async function handlePushedAuthorizationRequest(
 ): Promise<ParResponse> {
   const now = deps.clock.now();
   const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
+  const settings = await signin.store.clientSettings(tenant.id, client.id);
+  checkProfileClientAuth(client, settings.profile);
   // With KEYHALL_DPOP_NONCE the proof must carry a server nonce here too, as at /token.
   const jkt = (await authorizationServerProof(req, tenant, deps, now))?.jkt;
   let request;
   try {
-    const redirectUri = checkRedirectUri(client, req.body);
-    const settings = await signin.store.clientSettings(tenant.id, client.id);
-    request = validateAuthorizationRequest(req.body, client, redirectUri, { tenant, settings, pushed: true, proofJkt: jkt });
+    // RFC 9126 §3: a pushed request may be a signed request object (RFC 9101); only its
+    // parameters count. A client without registered keys gets request_not_supported.
+    if (req.body.request_uri !== undefined) throw oauthErrors.invalidRequest('request_uri is not allowed in a pushed request');
+    const requestObject = single(req.body, 'request');
+    const signed = requestObject !== undefined && hasRegisteredKeys(client);
+    const params = signed ? await verifyRequestObject(requestObject, client, tenant, { now, remoteKeys: deps.remoteKeys }) : req.body;
+    const redirectUri = checkRedirectUri(client, params);
+    request = validateAuthorizationRequest(params, client, redirectUri, { tenant, settings, pushed: true, proofJkt: jkt, signed });
   } catch (err) {
     throw asJson(err);
   }

@@ -4,6 +4,8 @@ import { authorizationServerProof } from '../dpop/proofs.js';
 import type { VerifiedDpop } from '../dpop/verify.js';
 import { oauthErrors } from '../errors.js';
 import { param } from '../params.js';
+import type { ClientProfile } from '../authorize/types.js';
+import { checkProfileClientAuth, checkProfileDpop } from '../profile.js';
 import type { ClientRecord, OAuthHttpRequest, OAuthTenant } from '../types.js';
 import { accessTokenPolicy } from './targets.js';
 import type { ClientGrantHandler, GrantContext, GrantHandler, GrantTable, OAuthDeps, TokenResponse } from './types.js';
@@ -21,8 +23,9 @@ function checkClientMayUse(client: ClientRecord, grantType: string, handler: Cli
   if (!client.grantTypes.includes(grantType)) throw oauthErrors.unauthorizedClient('grant_type not registered for this client');
 }
 
-function checkDpopRequired(client: ClientRecord, dpop: VerifiedDpop | undefined): void {
+function checkDpopRequired(client: ClientRecord, dpop: VerifiedDpop | undefined, profile: ClientProfile | null): void {
   if (client.dpopBound && !dpop) throw oauthErrors.invalidRequest('this client must send a DPoP proof');
+  checkProfileDpop(profile, dpop);
 }
 
 export async function handleTokenRequest(req: OAuthHttpRequest, tenant: OAuthTenant, deps: OAuthDeps, grants: GrantTable): Promise<TokenResponse> {
@@ -40,10 +43,12 @@ export async function handleTokenRequest(req: OAuthHttpRequest, tenant: OAuthTen
     return anonymous.handle({ tenant, req, dpop, lifetimes: l, now, tokenPolicy: tokenPolicy(l.accessTokenTtlSeconds) });
   }
   const client = await authenticateClient(req, tenant, clientAuthDeps(deps, now));
+  const profile = (await deps.clientProfile?.(tenant.id, client.id)) ?? null;
+  checkProfileClientAuth(client, profile);
   const handler = grantHandler(grants, grantType);
   checkClientMayUse(client, grantType, handler);
   const dpop = await authorizationServerProof(req, tenant, deps, now);
-  checkDpopRequired(client, dpop);
+  checkDpopRequired(client, dpop, profile);
   const l = await lifetimes();
   return handler.handle({ tenant, client, req, dpop, lifetimes: l, now, tokenPolicy: tokenPolicy(l.accessTokenTtlSeconds) });
 }

@@ -1,5 +1,6 @@
 /** The token endpoint's dependencies, grant-handler contract and response shape. */
 import type { Clock } from '../../kernel/clock.js';
+import type { ClientProfile } from '../authorize/types.js';
 import type { DpopNonces } from '../dpop/nonce.js';
 import type { VerifiedDpop } from '../dpop/verify.js';
 import type { KeySource } from '../tokens/access-token.js';
@@ -56,6 +57,8 @@ export interface OAuthDeps {
   dpopNonces?: DpopNonces;
   /** Writes that must commit together with their audit event. */
   atomically: Atomically;
+  /** A client's security profile (FAPI 2.0), read at /token; without it no client has one. */
+  clientProfile?: (tenantId: string, clientId: string) => Promise<ClientProfile | null>;
 }
 
 /** One /token request, as a grant sees it (its stores come from its factory). */

@@ -3,7 +3,8 @@
  * device grant, RFC 8628 §3.5): the access token, a refresh token for `offline_access` when the
  * client may refresh, and an ID token for `openid` — the same for every such grant.
  */
-import type { SigninStore } from '../authorize/types.js';
+import type { SigninClientSettings, SigninStore } from '../authorize/types.js';
+import { isFapi2 } from '../profile.js';
 import { type IdTokenAlg, signIdToken } from '../id-token/sign.js';
 import { accessTokenOrganizationClaims, idTokenOrganizationClaims, type OrganizationGrants, type OrganizationPort } from '../organization.js';
 import { oauthErrors } from '../errors.js';
@@ -48,7 +49,12 @@ export interface IssuedUserTokens {
 }
 
 /** Refresh tokens only for `offline_access`, and only to clients registered for the grant. */
-async function maybeRefreshToken(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant): Promise<{ token: string; familyId: string } | undefined> {
+async function maybeRefreshToken(
+  ctx: GrantContext,
+  ports: UserTokenPorts,
+  grant: UserGrant,
+  settings: SigninClientSettings,
+): Promise<{ token: string; familyId: string } | undefined> {
   if (!grant.scopes.includes('offline_access') || !ctx.client.grantTypes.includes(GRANT_TYPE.refreshToken)) return undefined;
   return startRefreshFamilyWithId(
     ctx.tenant,
@@ -58,8 +64,8 @@ async function maybeRefreshToken(ctx: GrantContext, ports: UserTokenPorts, grant
       scopes: grant.scopes,
       resources: grant.resources,
       organizationId: grant.organizationId && ports.organizations ? grant.organizationId : null,
-      // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5).
-      jkt: ctx.client.authMethod === 'none' ? (ctx.dpop?.jkt ?? null) : null,
+      // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5), and FAPI 2.0 clients' too.
+      jkt: ctx.client.authMethod === 'none' || isFapi2(settings.profile) ? (ctx.dpop?.jkt ?? null) : null,
     },
     { refreshTokens: ports.refreshTokens, settings: ctx.lifetimes },
     ctx.now,
@@ -98,10 +104,10 @@ export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, 
     },
     { keys: ports.keys, now: ctx.now },
   );
-  const rt = await maybeRefreshToken(ctx, ports, grant);
+  const settings = await ports.clientSettings(ctx.tenant.id, ctx.client.id);
+  const rt = await maybeRefreshToken(ctx, ports, grant, settings);
   // The client is told when this session ends (Back-Channel Logout 1.0); its refresh-token family is bound to it.
   if (grant.sessionId) await ports.recordSessionClient(ctx.tenant.id, grant.sessionId, ctx.client.id, rt?.familyId ?? null, ctx.now);
-  const settings = await ports.clientSettings(ctx.tenant.id, ctx.client.id);
   const idToken = scopes.includes('openid')
     ? await signIdToken(
         ctx.tenant,

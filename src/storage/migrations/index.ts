@@ -30,6 +30,7 @@ import * as m0032 from './0032_page_texts.js';
 import * as m0034 from './0034_signin_engine_flows.js';
 import * as m0035 from './0035_device_grant.js';
 import * as m0036 from './0036_backchannel_logout.js';
+import * as m0037 from './0037_client_request_objects_fapi.js';
 import * as m0038 from './0038_organization_roles.js';
 
 /**
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0034_signin_engine_flows': m0034,
   '0035_device_grant': m0035,
   '0036_backchannel_logout': m0036,
+  '0037_client_request_objects_fapi': m0037,
   '0038_organization_roles': m0038,
 };
 

@@ -31,6 +31,11 @@ const settings = codec<SigninClientSettings>()('signin_client_settings', {
   postLogoutRedirectUris: json<string[]>(),
   backchannelLogoutUri: true,
   backchannelLogoutSessionRequired: bool,
+  requireSignedRequestObject: bool,
+  profile: field<SigninClientSettings['profile'], string | null>(
+    (v) => (v === 'fapi2' ? 'fapi2' : null),
+    (v) => v,
+  ),
 });
 const pars = codec<ParRecord>()('signin_par_requests', {
   tenantId: true,

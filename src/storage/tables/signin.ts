@@ -95,6 +95,10 @@ export interface SigninClientSettingsTable {
   backchannel_logout_uri: string | null;
   /** 1: the client requires `sid` in logout tokens (Keyhall always sends it). */
   backchannel_logout_session_required: number;
+  /** RFC 9101 §10.5: 1 when every authorization request must come as a signed request object. */
+  require_signed_request_object: number;
+  /** NULL, or `fapi2` (the FAPI 2.0 Security Profile). */
+  profile: string | null;
   updated_at: number;
 }
 
