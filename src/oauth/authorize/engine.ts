@@ -231,6 +231,7 @@ async function complete(f: LoadedFlow, tenant: OAuthTenant, session: SessionReco
         sessionId: session.id,
         organizationId: req.organizationId,
         amr: session.amr ?? ['pwd'],
+        ...(session.idp ? { idp: session.idp } : {}),
       },
       expiresAt: deps.now + deps.settings.codeTtlSeconds * 1000,
       consumedAt: null,

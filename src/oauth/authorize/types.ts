@@ -78,6 +78,8 @@ export interface CodeGrant {
   organizationId: string | null;
   /** RFC 8176 methods of the login (absent on codes from before MFA: a password login). */
   amr?: string[];
+  /** The social connection the login came from (the ID token's `idp`). */
+  idp?: string;
 }
 
 export interface CodeRecord {
@@ -108,6 +110,8 @@ export interface SessionRecord {
   amr?: string[];
   /** The password was checked but the second factor is still owed: not a usable session yet. */
   mfaPending?: boolean;
+  /** The social connection the first factor came from (absent: none). */
+  idp?: string;
 }
 
 export interface SigninStore {

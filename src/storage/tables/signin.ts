@@ -68,6 +68,8 @@ export interface SigninSessionsTable {
   amr: string | null;
   /** 1 while the second factor is owed. */
   mfa_pending: number;
+  /** The social connection the first factor came from (the ID token's `idp`); null otherwise. */
+  idp: string | null;
 }
 
 export interface SigninConsentsTable {

@@ -131,6 +131,7 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
           accessToken: at.token,
           sessionId: code.grant.sessionId,
           amr: code.grant.amr ?? ['pwd'],
+          ...(code.grant.idp ? { idp: code.grant.idp } : {}),
           profile: await profileClaims(ctx, ports, code),
           ttlSeconds: ttl,
         },
