@@ -11,6 +11,7 @@ import { membersFeature } from './members/routes.js';
 import { mfaPolicyFeature } from './mfa-policy/routes.js';
 import { organizationsFeature } from './organizations/routes.js';
 import { resourceServersFeature } from './resource-servers/routes.js';
+import { socialFeature } from './social/routes.js';
 import { ssoFeature } from './sso/routes.js';
 import { usersFeature } from './users/routes.js';
 import { webauthnPolicyFeature } from './webauthn-policy/routes.js';
@@ -38,4 +39,5 @@ export const MANAGEMENT_FEATURES: readonly ManagementFeature[] = [
   credentialsFeature,
   mcpSettingsFeature,
   brandingFeature,
+  socialFeature,
 ];
