@@ -81,6 +81,8 @@ export class GithubStandIn extends StandIn {
   readonly clientId = 'gh-client';
   readonly clientSecret = 'gh-secret';
   readonly people = new Map<string, GithubPerson>();
+  /** The person who approves when a browser visits the authorization endpoint (null: the test approves). */
+  autoApprove: string | null = null;
   readonly #tokens = new Map<string, string>();
 
   static async start(): Promise<GithubStandIn> {
@@ -88,6 +90,9 @@ export class GithubStandIn extends StandIn {
     await g.listen(async (req, res) => {
       const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       const url = new URL(req.url!, g.origin);
+      // A real browser arrives here: the person `autoApprove` names approves at once.
+      if (req.method === 'GET' && url.pathname === '/login/oauth/authorize' && g.autoApprove !== null)
+        return res.writeHead(302, { location: g.approve(url.href, g.autoApprove).href }).end();
       if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
         const form = await bodyOf(req);
         if (form.get('client_id') !== g.clientId || form.get('client_secret') !== g.clientSecret) return json(401, { error: 'invalid_client' });
