@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { type Browser, decodeEntities, REDIRECT, VERIFIER } from '../signin/helpers.js';
 import { authorizeAtSp, signInUpstream, type SsoTestServer, startSsoServer, upstreamUser } from '../sso/helpers.js';
-import { expectError } from '../helpers/v1.js';
+import { expectError, v1 } from '../helpers/v1.js';
 import { GithubStandIn, OidcStandIn } from './stand-ins.js';
 
 describe('social sign-in: a Keyhall tenant as a Google-like OpenID provider and a GitHub-like OAuth 2.0 stand-in', () => {
@@ -221,6 +221,19 @@ describe('social sign-in: a Keyhall tenant as a Google-like OpenID provider and 
     const linked = (await events('identity.linked')).find((e) => e.data.user_id === ada.id)!;
     assert.equal(linked.data.reason, 'verified_email');
     assert.equal(linked.data.connection_id, github.id);
+  });
+
+  it("marking a tenant administrator's email verified needs a key holding every permission", async () => {
+    const adminId = (await s.server.ctx.admins.grant(s.tenant.tenant.id, 'root@example.com', 'correct horse battery staple')).user.id;
+    const minted = await s.api('POST', '/api_keys', { name: 'narrow', scopes: ['users:read', 'users:write'] });
+    assert.equal(minted.status, 201, minted.text);
+    const narrow = v1(s, minted.json().key);
+    const current = (await s.api('GET', `/users/${adminId}`)).json().email_verified as boolean;
+    expectError(await narrow('PATCH', `/users/${adminId}`, { email_verified: !current }), 403, 'insufficient_scope');
+    assert.equal((await s.api('GET', `/users/${adminId}`)).json().email_verified, current);
+    const plain = (await s.api('POST', '/users', { email: 'plain@example.com' })).json().id;
+    assert.equal((await narrow('PATCH', `/users/${plain}`, { email_verified: true })).json().email_verified, true);
+    expectError(await narrow('PATCH', `/users/${plain}`, { email_verified: 'yes' }), 400, 'invalid_request');
   });
 
   it('refuses a link through an unverified upstream email, and any automatic link under `manual`', async () => {
