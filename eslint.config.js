@@ -26,7 +26,7 @@ const HTTP_BINDINGS = [
   'src/context.ts',
 ];
 /** Protocol cores and the rooms they stand on: framework-free code that serves every surface. */
-const CORES = ['oauth', 'signin', 'upstream', 'users', 'sso', 'connect', 'scim', 'credentials', 'kernel', 'egress', 'events', 'logout'].map(
+const CORES = ['oauth', 'signin', 'upstream', 'users', 'sso', 'social', 'connect', 'scim', 'credentials', 'kernel', 'egress', 'events', 'logout'].map(
   (dir) => `src/${dir}/**/*.ts`,
 );
 /** Two files that import each other, kept out of the ordinary run: test/foundation/lint.test.ts lints them. */

@@ -58,6 +58,8 @@ import { MfaService } from './screens/mfa/service.js';
 import { SigninService } from './screens/service.js';
 import { SsoLinkService } from './sso/link.js';
 import { SsoSigninService } from './sso/service.js';
+import { SocialSigninService } from './social/service.js';
+import { SocialConnectionService } from './management/social/service.js';
 import { SigninEngine } from './signin/engine.js';
 import { databaseNow, type Db, migrate, openDatabase, type StatementListener } from './storage/db.js';
 import { repos } from './storage/repos/index.js';
@@ -96,6 +98,8 @@ export interface ManagementServices {
   /** The connected-accounts vault (also used by the /connect screens). */
   vault: VaultService;
   sso: SsoConnectionService;
+  /** Social connections, the account-linking setting and users' linked identities (docs/social.md). */
+  social: SocialConnectionService;
   credentials: CredentialService;
   /** MCP client onboarding: /register and its policy (also /v1/mcp/settings). */
   mcp: McpRegistrationService;
@@ -130,6 +134,8 @@ export interface Context {
   mfa: MfaService;
   /** Enterprise SSO sign-in: upstream round trips and just-in-time provisioning. */
   sso: SsoSigninService;
+  /** Social sign-in: the tenant's connections on the hosted login (docs/social.md). */
+  social: SocialSigninService;
   /** The sign-in engine: every way in, its steps and its returns (src/signin/). */
   engine: SigninEngine;
   /** Explicit SSO links from /sessions: what is linked and offered, and unlinking. */
@@ -327,6 +333,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream, signin, mfa });
     const ssoLinks = new SsoLinkService({ db, clock, events });
+    const social = new SocialSigninService({ db, clock, events, envelope, upstream, signin, mfa });
 
     const deps: ManagementDeps = { db, clock, events };
     const vault = new VaultService({
@@ -381,6 +388,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream }),
+      social: new SocialConnectionService({ ...deps, envelope, upstream }),
       credentials,
       mcp: new McpRegistrationService({
         db,
@@ -399,6 +407,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       signin,
       mfa,
       sso,
+      social,
       console: admins,
       clock,
       flowTtlSeconds: config.loginFlowTtlSeconds,
@@ -479,6 +488,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       credentials,
       mfa,
       sso,
+      social,
       engine,
       ssoLinks,
       management,

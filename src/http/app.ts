@@ -37,6 +37,7 @@ import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
 import { ssoLinkRoutes } from './screens/sso-link-routes.js';
 import { ssoRoutes } from './screens/sso-routes.js';
+import { socialRoutes } from './screens/social-routes.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { registerTenantResolution } from './tenant.js';
 
@@ -156,6 +157,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, engine: ctx.engine, links: ctx.ssoLinks });
   await app.register(mfaRoutes, { signin: ctx.signin, mfa: ctx.mfa, engine: ctx.engine });
   await app.register(ssoRoutes, { sso: ctx.sso, engine: ctx.engine });
+  await app.register(socialRoutes, { social: ctx.social, engine: ctx.engine });
   await app.register(ssoLinkRoutes, { signin: ctx.signin, mfa: ctx.mfa, engine: ctx.engine, links: ctx.ssoLinks });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });

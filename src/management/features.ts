@@ -12,6 +12,7 @@ import { mfaPolicyFeature } from './mfa-policy/routes.js';
 import { organizationsFeature } from './organizations/routes.js';
 import { resourceServersFeature } from './resource-servers/routes.js';
 import { rolesFeature } from './roles/routes.js';
+import { socialFeature } from './social/routes.js';
 import { ssoFeature } from './sso/routes.js';
 import { usersFeature } from './users/routes.js';
 import { webauthnPolicyFeature } from './webauthn-policy/routes.js';
@@ -40,4 +41,5 @@ export const MANAGEMENT_FEATURES: readonly ManagementFeature[] = [
   credentialsFeature,
   mcpSettingsFeature,
   brandingFeature,
+  socialFeature,
 ];

@@ -40,6 +40,8 @@ export const PERMISSIONS = [
   'branding:write',
   'roles:read',
   'roles:write',
+  'social:read',
+  'social:write',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

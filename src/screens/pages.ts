@@ -44,6 +44,8 @@ label { display: block; margin: .75rem 0 .25rem; font-weight: 600; }
 input[type=email], input[type=password], input[type=text] { width: 100%; box-sizing: border-box; padding: .6rem; border: 1px solid #c4c8d0; border-radius: 4px; font-size: 1rem; }
 button { margin-top: 1.25rem; background: var(--brand); color: #fff; border: 0; border-radius: 4px; padding: .65rem 1.2rem; font-size: 1rem; cursor: pointer; }
 button.secondary { background: #e3e6eb; color: #1d2330; }
+ul.social { list-style: none; padding: 0; margin: 0; } a.button { display: block; margin-top: .6rem; border-radius: 4px; padding: .65rem 1.2rem; text-align: center; text-decoration: none; }
+a.button.secondary { background: #e3e6eb; color: #1d2330; }
 .error { background: #fdecec; color: #8a1111; padding: .6rem; border-radius: 4px; }
 table { width: 100%; border-collapse: collapse; font-size: .9rem; } td, th { text-align: left; padding: .35rem .25rem; border-bottom: 1px solid #eee; }
 .brand-name { color: #5a6170; font-size: .95rem; }
@@ -98,6 +100,20 @@ export interface LoginView {
   clientName?: string | null;
   /** Some organization of the tenant signs in with SSO: say that its people leave the password empty. */
   ssoHint?: boolean;
+  /** The tenant's social connections: a plain link each (no form, so the CSP's form-action is unchanged). */
+  social?: Array<{ id: string; name: string }>;
+}
+
+/** A social connection's start link, carrying the sign-in's context. */
+function socialStart(id: string, v: Pick<LoginView, 'flow' | 'returnTo'>): string {
+  const q = new URLSearchParams({ ...(v.flow ? { flow: v.flow } : {}), ...(v.returnTo ? { return_to: v.returnTo } : {}) }).toString();
+  return `/social/${encodeURIComponent(id)}/start${q ? `?${q}` : ''}`;
+}
+
+function socialButtons(f: PageFrame, v: LoginView): Html | string {
+  if (!v.social || v.social.length === 0) return '';
+  return html`<p class="or">${f.t('login.or')}</p>
+<ul class="social" id="social-buttons">${v.social.map((c) => html`<li><a class="button secondary" id="social-${c.id}" href="${socialStart(c.id, v)}">${f.t('login.social', { name: c.name })}</a></li>`)}</ul>`;
 }
 
 export function loginPage(f: PageFrame, v: LoginView): Html {
@@ -120,6 +136,7 @@ ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.
 <button type="button" class="secondary" id="passkey-login" data-webauthn="get" data-options="/login/passkey/options" data-form="passkey-form">${f.t('login.passkey')}</button>
 </form>
 ${webauthnStatus(f)}
+${socialButtons(f, v)}
 <script src="/webauthn.js" defer></script>`,
   );
 }

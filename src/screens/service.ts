@@ -180,7 +180,7 @@ export class SigninService {
     userId: string,
     meta: RequestMeta,
     now: number,
-    auth: { amr: string[]; pending: boolean },
+    auth: { amr: string[]; pending: boolean; idp?: string },
     previousToken?: string,
   ): Promise<{ session: SessionRecord; token: string }> {
     const token = randomBase64url(32);
@@ -198,6 +198,7 @@ export class SigninService {
       revokedAt: null,
       amr: auth.amr,
       mfaPending: auth.pending,
+      ...(auth.idp ? { idp: auth.idp } : {}),
     };
     const sessions = repos(trx, this.db.dialect).sessions;
     if (previousToken) {
@@ -259,11 +260,14 @@ export class SigninService {
     const found = await repos(this.db.kysely, this.db.dialect).users.findWithMemberships(tenantId, userId);
     if (!found) return undefined;
     const { user, memberships } = found;
+    // Keyhall's own profile first; the latest social sign-in's name and picture fill what it lacks.
+    const upstream = await repos(this.db.kysely, this.db.dialect).socialIdentities.latestProfile(tenantId, user.id);
     return {
       id: user.id,
       email: user.email,
       emailVerified: user.emailVerified,
-      name: user.name,
+      name: user.name ?? upstream?.name ?? null,
+      picture: upstream?.picture ?? null,
       organizations: memberships.map((m) => ({ id: m.organizationId, role: m.role })),
     };
   }

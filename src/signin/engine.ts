@@ -20,12 +20,23 @@ import { safeReturnTo } from '../screens/cookies.js';
 import type { MfaService } from '../screens/mfa/service.js';
 import type { SigninService } from '../screens/service.js';
 import type { UserRecord } from '../storage/repos/users.js';
+import { SocialLoginError, type SocialSigninService } from '../social/service.js';
 import { newBrowserBinding, type SsoContinuation, type SsoFinish, SsoLoginError, type SsoSigninService } from '../sso/service.js';
 import { type Ctx, type FlowRef, type OpenDevice, type OpenFlow, pageUrl } from './context.js';
 import { SIGNIN_FLOW_PREFIX, type SigninFlowRecord, type SigninFlowStore, type StepName } from './flows.js';
 import type { Message } from '../screens/i18n/index.js';
 import { DEVICE_CODE_INVALID, DEVICE_LIMITED } from './messages.js';
-import { BAD_CREDENTIALS, CHALLENGE_LIMITED, CODE_INVALID, flowGone, LOGIN_LIMITED, PASSKEY_REQUIRED, SSO_UNAVAILABLE, ssoFailure } from './messages.js';
+import {
+  BAD_CREDENTIALS,
+  CHALLENGE_LIMITED,
+  CODE_INVALID,
+  flowGone,
+  LOGIN_LIMITED,
+  PASSKEY_REQUIRED,
+  socialFailure,
+  SSO_UNAVAILABLE,
+  ssoFailure,
+} from './messages.js';
 import { fail, redirect, type SigninOutcome } from './outcome.js';
 import { owedAfterPassword } from './second-factor.js';
 import { type StepPorts, type StepState, walk } from './steps.js';
@@ -51,6 +62,8 @@ export interface SigninEngineDeps {
   signin: SigninService;
   mfa: MfaService;
   sso: SsoSigninService;
+  /** Social sign-in (docs/social.md): the login page's buttons and their round trips. */
+  social?: Pick<SocialSigninService, 'start' | 'buttons' | 'forHint'>;
   console: ConsoleSetupPort;
   clock: Clock;
   /** How long a sign-in may take (KEYHALL_LOGIN_FLOW_TTL_SECONDS). */
@@ -209,6 +222,9 @@ export class SigninEngine {
     const r = await this.#resolve(tenant, ref);
     if (!r.ok) return fail(flowGone());
     const request = r.ctx.flow?.authorize.flow.request;
+    // A `connection` hint naming a social connection goes straight to its provider.
+    const social = request ? await this.deps.social?.forHint(tenant.id, request.connectionHint) : undefined;
+    if (request && social) return this.#social(tenant, social, this.#continuation(r.ctx), browser, request.loginHint ?? undefined);
     const connection = request ? await this.deps.sso.forRequest(tenant.id, request) : undefined;
     if (request && connection) return this.#upstream(tenant, connection, this.#continuation(r.ctx), browser, request.loginHint ?? undefined);
     return loginView(this.deps, tenant, r.ctx, 200, { email: request?.loginHint ?? undefined }, { sso: true });
@@ -265,6 +281,27 @@ export class SigninEngine {
     if (!r.ok) return fail(ssoFailure('state_invalid'));
     const hint = loginHint ?? r.ctx.flow?.authorize.flow.request.loginHint ?? undefined;
     return this.#upstream(tenant, connectionId, this.#continuation(r.ctx), browser, hint?.slice(0, 254));
+  }
+
+  /** To a social connection's provider; the round trip is bound to this browser (the same binding cookie as SSO). */
+  async #social(tenant: OAuthTenant, connectionId: string, continuation: SsoContinuation, browser: Browser, loginHint?: string): Promise<SigninOutcome> {
+    const social = this.deps.social;
+    if (!social) return fail(socialFailure('connection_unknown'));
+    const binding = browser.ssoBinding && browser.ssoBinding.length === 43 ? browser.ssoBinding : newBrowserBinding();
+    try {
+      return { kind: 'upstream', location: await social.start(tenant, connectionId, binding, continuation, loginHint), browser: binding };
+    } catch (err) {
+      if (err instanceof SocialLoginError) return fail(socialFailure(err.reason));
+      throw err;
+    }
+  }
+
+  /** GET /social/{id}/start: the login page's button of that connection, for a flow or a page. */
+  async startSocial(tenant: OAuthTenant, ref: FlowRef, connectionId: string, browser: Browser): Promise<SigninOutcome> {
+    const r = await this.#resolve(tenant, ref);
+    if (!r.ok) return fail(socialFailure('state_invalid'));
+    const hint = r.ctx.flow?.authorize.flow.request.loginHint ?? undefined;
+    return this.#social(tenant, connectionId, this.#continuation(r.ctx), browser, hint?.slice(0, 254));
   }
 
   /** An explicit link from /sessions: a round trip whose answer links the identity to the signed-in user. */

@@ -5,6 +5,7 @@
  */
 import { AppError, errors } from '../kernel/errors.js';
 import { en, type MessageKey } from '../screens/i18n/index.js';
+import type { SocialFailureReason } from '../social/service.js';
 import type { SsoFailureReason } from '../sso/service.js';
 
 /** The same words for an unknown email and a wrong password (no account enumeration). */
@@ -24,3 +25,24 @@ export const flowGone = () => errors.pageExpired(en['error.flow_gone']);
 /** A refused SSO sign-in as the error page shows it (in the page's language: the catalogue's `sso.*`). */
 export const ssoFailure = (reason: SsoFailureReason) =>
   new AppError(reason === 'connection_unknown' ? 404 : 400, reason === 'connection_unknown' ? 'not_found' : 'access_denied', en[`sso.${reason}`]);
+
+/**
+ * A refused social sign-in as the error page shows it: 404 for an unknown connection, 403 when
+ * the tenant's rules refuse it (turned off, no sign-up, an existing account not linked
+ * automatically), 502 when the provider cannot be reached, 400 for an answer that fails its checks.
+ */
+export function socialFailure(reason: SocialFailureReason): AppError {
+  const description = en[`social.${reason}`];
+  switch (reason) {
+    case 'connection_unknown':
+      return new AppError(404, 'not_found', description);
+    case 'connection_disabled':
+    case 'signup_disabled':
+    case 'account_exists':
+      return new AppError(403, 'access_denied', description);
+    case 'unreachable':
+      return new AppError(502, 'temporarily_unavailable', description);
+    default:
+      return new AppError(400, 'access_denied', description);
+  }
+}

@@ -10,7 +10,16 @@ import type { Message } from '../screens/i18n/index.js';
 
 export interface LoginView {
   page: 'login';
-  data: { flow?: string; returnTo?: string; email?: string; message?: Message; clientName?: string; ssoHint?: boolean };
+  data: {
+    flow?: string;
+    returnTo?: string;
+    email?: string;
+    message?: Message;
+    clientName?: string;
+    ssoHint?: boolean;
+    /** The social connections' buttons (links to /social/{id}/start). */
+    social?: Array<{ id: string; name: string }>;
+  };
 }
 
 export interface ConsentView {

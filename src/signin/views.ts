@@ -5,6 +5,7 @@ import type { OAuthTenant } from '../oauth/types.js';
 import type { Message } from '../screens/i18n/index.js';
 import type { MfaService } from '../screens/mfa/service.js';
 import type { SigninService } from '../screens/service.js';
+import type { SocialSigninService } from '../social/service.js';
 import type { SsoSigninService } from '../sso/service.js';
 import { type Ctx, flowHandle, type OpenDevice, type OpenFlow } from './context.js';
 import type { ActivateView, ChallengeView, LoginView, SigninOutcome } from './outcome.js';
@@ -13,6 +14,8 @@ export interface ViewDeps {
   signin: Pick<SigninService, 'brand'>;
   mfa: Pick<MfaService, 'factors'>;
   sso: Pick<SsoSigninService, 'offered'>;
+  /** Social sign-in: the login page's buttons. */
+  social?: Pick<SocialSigninService, 'buttons'>;
 }
 
 /** The brand, form targets and languages of a page of this context (the flow's organization, redirect_uri and ui_locales). */
@@ -47,6 +50,7 @@ export async function loginView(
       returnTo: ctx.returnTo,
       clientName: ctx.flow?.authorize.client.clientName ?? ctx.device?.device.client.clientName ?? undefined,
       ...(opts.sso ? { ssoHint: await deps.sso.offered(tenant.id) } : {}),
+      ...(deps.social ? { social: await deps.social.buttons(tenant.id) } : {}),
     },
     ...retry(opts.retryAfterSeconds),
   };

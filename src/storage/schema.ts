@@ -15,6 +15,7 @@ import type { BrandingTables } from './tables/branding.js';
 import type { ConsoleTables } from './tables/console.js';
 import type { DeviceTables } from './tables/device.js';
 import type { RoleTables } from './tables/roles.js';
+import type { SocialTables } from './tables/social.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
@@ -39,4 +40,5 @@ export interface Database
     UpstreamTables,
     BrandingTables,
     DeviceTables,
-    RoleTables {}
+    RoleTables,
+    SocialTables {}

@@ -303,6 +303,23 @@ export class UpstreamClient {
     }
   }
 
+  /**
+   * Any JSON document of a protected resource of the provider, with the access token (a
+   * provider's list of the person's addresses, such as GitHub's `/user/emails`).
+   */
+  async resource(accessToken: string, url: string): Promise<unknown> {
+    try {
+      const res = await oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), new Headers({ accept: 'application/json' }), null, this.#options());
+      if (res.status !== 200) throw new UpstreamError('refused', `the resource answered ${res.status}`);
+      const body: unknown = await res.json().catch(() => {
+        throw new UpstreamError('invalid_response', 'the resource answer is not JSON');
+      });
+      return body;
+    } catch (err) {
+      throw classify(err);
+    }
+  }
+
   /** The refresh grant. A `refused` error with code `invalid_grant` means the user must connect again. */
   async refresh(p: UpstreamProvider, secret: string | null, refreshToken: string): Promise<UpstreamTokens> {
     const as = this.#as(p);

@@ -103,14 +103,19 @@ export class UserService {
    * administrator acts with every permission, so a narrower `users:write` key would otherwise
    * raise itself to administrator (a key acts only at or below its own privilege).
    */
-  async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string }) {
+  async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string; email_verified?: boolean }) {
     const patch: UserPatch = {
       email: input.email === undefined ? undefined : normalizeEmail(input.email),
       name: input.name,
+      // Administrators and imports vouch for an address (docs/social.md: it lets a provider's verified identity link automatically).
+      emailVerified: input.email_verified,
     };
     // How the user signs in may change: the caller's privilege decides whether it may for an
     // administrator, and is recorded with a new password.
-    const mayChangeAdministrators = input.email === undefined && input.password === undefined ? true : await this.deps.holdsEveryPermission(tenantId, actor);
+    const mayChangeAdministrators =
+      input.email === undefined && input.password === undefined && input.email_verified === undefined
+        ? true
+        : await this.deps.holdsEveryPermission(tenantId, actor);
     if (input.password !== undefined) {
       patch.passwordHash = await hashPassword(input.password);
       patch.passwordSetBy = setBy(actor, mayChangeAdministrators, patch.passwordHash);
@@ -122,7 +127,9 @@ export class UserService {
         if (!current) throw errors.notFound('user not found');
         // A new password is always a change (a fresh salt); the rest only when it differs.
         const changes = changesOf(current, patch);
-        const fields = (['email', 'name', 'passwordHash'] as const).filter((k) => k in changes).map((k) => (k === 'passwordHash' ? 'password' : k));
+        const fields = (['email', 'name', 'emailVerified', 'passwordHash'] as const)
+          .filter((k) => k in changes)
+          .map((k) => (k === 'passwordHash' ? 'password' : k === 'emailVerified' ? 'email_verified' : k));
         // Nothing changes: no write, no updated_at bump, no event.
         if (fields.length === 0) return current;
         if (!mayChangeAdministrators && fields.some((f) => f !== 'name')) {

@@ -93,13 +93,15 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
   const connection = { connectionId: 'sso_1', connectionName: 'Okta', organizationName: 'Acme' };
 
   add('home', homePage(f, { issuer: 'https://id.beispiel.de', documents: ['/v1/openapi.json', '/openapi/oauth.json'] }));
-  for (const description of [...englishFrom('error.'), ...englishFrom('sso.')]) add(`error: ${description}`, errorPage(f, 'invalid_request', description));
+  for (const description of [...englishFrom('error.'), ...englishFrom('sso.'), ...englishFrom('social.')])
+    add(`error: ${description}`, errorPage(f, 'invalid_request', description));
   for (const code of ['invalid_request', 'not_found', 'forbidden', 'conflict', 'access_denied', 'csrf_failed', 'server_error', 'unknown_code']) {
     add(`error ${code}`, errorPage(f, code, 'a description from a protocol layer'));
   }
   add('error without description', errorPage(f, 'server_error', undefined));
 
   add('login', loginPage(f, { csrf: 'c' }));
+  add('login with social buttons', loginPage(f, { csrf: 'c', flow: 'fl', social: [{ id: 'soc_1', name: 'GitHub' }] }));
   for (const key of ['login.bad_credentials', 'login.too_many', 'login.sso_unavailable'] as const) {
     add(`login ${key}`, loginPage(f, { csrf: 'c', flow: 'fl', clientName: SAMPLE.client, ssoHint: true, message: t(key) }));
   }

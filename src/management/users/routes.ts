@@ -64,7 +64,12 @@ export const usersFeature = defineFeature({
       schema: {
         summary: 'Update a user',
         params,
-        body: z.strictObject({ email: email.optional(), name: name.nullable().optional(), password: password.optional() }),
+        body: z.strictObject({
+          email: email.optional(),
+          name: name.nullable().optional(),
+          password: password.optional(),
+          email_verified: z.boolean().optional().describe("Whether the address is verified (audited; a tenant administrator's needs every permission)"),
+        }),
         response: { 200: userSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request) => {

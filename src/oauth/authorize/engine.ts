@@ -271,6 +271,7 @@ async function complete(f: LoadedFlow, tenant: OAuthTenant, session: SessionReco
         sessionId: session.id,
         organizationId: req.organizationId,
         amr: session.amr ?? ['pwd'],
+        ...(session.idp ? { idp: session.idp } : {}),
       },
       // FAPI 2.0 clients' codes live at most 60 seconds.
       expiresAt: deps.now + codeTtlSeconds(deps.settings.codeTtlSeconds, f.settings.profile) * 1000,

@@ -20,7 +20,7 @@ export function signinMetadata(issuer: string): Record<string, unknown> {
     response_modes_supported: ['query'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...OIDC_SCOPES],
-    claims_supported: ['iss', 'aud', 'exp', 'iat', ...USERINFO_CLAIMS, 'at_hash', 'amr', 'acr', 'sid'],
+    claims_supported: ['iss', 'aud', 'exp', 'iat', ...USERINFO_CLAIMS, 'at_hash', 'amr', 'acr', 'sid', 'idp'],
     acr_values_supported: [...ACR_VALUES],
     id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],
     prompt_values_supported: [...PROMPT_VALUES],

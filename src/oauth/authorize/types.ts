@@ -93,6 +93,8 @@ export interface CodeGrant {
   organizationId: string | null;
   /** RFC 8176 methods of the login (absent on codes from before MFA: a password login). */
   amr?: string[];
+  /** The social connection the login came from (the ID token's `idp`). */
+  idp?: string;
 }
 
 export interface CodeRecord {
@@ -125,6 +127,8 @@ export interface SessionRecord {
   mfaPending?: boolean;
   /** The organization the session last signed in to (null or absent: none). */
   organizationId?: string | null;
+  /** The social connection the first factor came from (absent: none). */
+  idp?: string;
 }
 
 export interface SigninStore {

@@ -154,11 +154,15 @@ function checkOrganization(raw: RawParams): string | null {
   return org ?? null;
 }
 
-const CONNECTION_ID = /^sso_[0-9a-z]{26}$/;
+/** An SSO connection (`sso_…`) or a social connection (`soc_…`, docs/social.md). */
+const CONNECTION_ID = /^(sso|soc)_[0-9a-z]{26}$/;
 
 function checkConnectionHint(raw: RawParams): string | null {
-  const hint = single(raw, 'connection');
-  if (hint !== undefined && !CONNECTION_ID.test(hint)) throw E.invalidRequest('connection must be an sso_ id');
+  const given = single(raw, 'connection');
+  const prefixed = single(raw, 'kh_connection');
+  if (given !== undefined && prefixed !== undefined && given !== prefixed) throw E.invalidRequest('connection and kh_connection name different connections');
+  const hint = given ?? prefixed;
+  if (hint !== undefined && !CONNECTION_ID.test(hint)) throw E.invalidRequest('connection must be an sso_ or soc_ id');
   return hint ?? null;
 }
 

@@ -25,6 +25,8 @@ export interface IdTokenInput {
   ttlSeconds: number;
   /** RFC 8176 methods of the login; `acr` is derived from them. */
   amr?: string[];
+  /** The social connection the login came from (docs/social.md). */
+  idp?: string;
 }
 
 /** `at_hash`: left half of the hash of the access token, with the hash of the JWS alg (SHA-256 for RS256, SHA-512 for Ed25519). */
@@ -46,6 +48,7 @@ export async function signIdToken(tenant: OAuthTenant, input: IdTokenInput, deps
     claims.amr = input.amr;
     claims.acr = acrOf(input.amr);
   }
+  if (input.idp) claims.idp = input.idp;
   return new SignJWT(claims)
     .setProtectedHeader({ alg: input.alg, typ: 'JWT', kid: key.kid })
     .setIssuer(tenant.issuer)

@@ -38,6 +38,8 @@ export interface UserGrant {
   amr: string[];
   /** The organization the person signed in to (`organization=`), or null. */
   organizationId?: string | null;
+  /** The social connection the person signed in with (the ID token's `idp`), or null. */
+  idp?: string | null;
 }
 
 export interface IssuedUserTokens {
@@ -120,6 +122,7 @@ export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, 
           accessToken: at.token,
           sessionId: grant.sessionId,
           amr: grant.amr,
+          ...(grant.idp ? { idp: grant.idp } : {}),
           profile: { ...(await profileClaims(ctx, ports, grant)), ...(orgId && grants ? idTokenOrganizationClaims(orgId, grants) : {}) },
           ttlSeconds: ttl,
         },

@@ -5,6 +5,8 @@ export interface UserInfoSource {
   email: string;
   emailVerified: boolean;
   name: string | null;
+  /** A picture URL an upstream identity provider gave (social sign-in), when Keyhall has none of its own. */
+  picture?: string | null;
   /** The user's organization memberships. */
   organizations: Array<{ id: string; role: string }>;
 }
@@ -26,6 +28,7 @@ export function userInfoClaims(user: UserInfoSource, scopes: string[]): Record<s
   }
   if (scopes.includes('profile')) {
     if (user.name !== null) claims.name = user.name;
+    if (user.picture) claims.picture = user.picture;
     claims.orgs = user.organizations;
   }
   return claims;
@@ -43,7 +46,8 @@ export function idTokenProfileClaims(user: UserInfoSource, scopes: readonly stri
     claims.email_verified = user.emailVerified;
   }
   if (scopes.includes('profile') && user.name !== null) claims.name = user.name;
+  if (scopes.includes('profile') && user.picture) claims.picture = user.picture;
   return claims;
 }
 
-export const USERINFO_CLAIMS = ['sub', 'email', 'email_verified', 'name', 'orgs', 'auth_time', 'nonce', 'sid'];
+export const USERINFO_CLAIMS = ['sub', 'email', 'email_verified', 'name', 'picture', 'orgs', 'auth_time', 'nonce', 'sid'];

@@ -87,6 +87,22 @@ export const de: Catalogue = {
   'sso.assertion_expired': 'Ihr Identitätsanbieter hat mit einer abgelaufenen Antwort geantwortet. Prüfen Sie die Uhrzeiten und beginnen Sie erneut.',
   'sso.assertion_replayed': 'Diese Anmeldeantwort wurde bereits verwendet. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
 
+  'social.connection_unknown': 'Diese Anmeldemöglichkeit gibt es nicht.',
+  'social.connection_disabled': 'Diese Anmeldemöglichkeit ist ausgeschaltet.',
+  'social.state_invalid':
+    'Diese Anmeldung über einen anderen Anbieter ist abgelaufen oder wurde bereits verwendet. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
+  'social.browser_mismatch':
+    'Diese Anmeldung über einen anderen Anbieter wurde in einem anderen Browser begonnen. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
+  'social.upstream_error': 'Der Anbieter hat Sie nicht angemeldet.',
+  'social.token_error': 'Der Anbieter hat die Anmeldung abgelehnt.',
+  'social.invalid_callback': 'Die Antwort des Anbieters hat die Prüfungen nicht bestanden. Beginnen Sie erneut.',
+  'social.invalid_response': 'Der Anbieter hat mit einer Antwort geantwortet, die nicht geprüft werden konnte.',
+  'social.unreachable': 'Der Anbieter ist nicht erreichbar. Versuchen Sie es später erneut.',
+  'social.email_missing': 'Der Anbieter hat Ihre E-Mail-Adresse nicht mitgeteilt.',
+  'social.signup_disabled': 'Mit dieser Identität ist kein Konto verknüpft, und neue Konten können damit nicht angelegt werden.',
+  'social.account_exists':
+    'Ein Konto mit Ihrer E-Mail-Adresse gibt es bereits. Melden Sie sich so an wie bisher; dieser Anbieter wird nicht automatisch mit dem Konto verknüpft.',
+
   'login.heading': 'Anmelden',
   'login.heading_client': 'Bei {client} anmelden',
   'login.email': 'E-Mail-Adresse',
@@ -95,6 +111,7 @@ export const de: Catalogue = {
   'login.submit': 'Anmelden',
   'login.or': 'oder',
   'login.passkey': 'Mit einem Passkey anmelden',
+  'login.social': 'Weiter mit {name}',
   'login.bad_credentials': 'E-Mail-Adresse oder Passwort ist falsch.',
   'login.too_many': 'Zu viele fehlgeschlagene Anmeldungen. Warten Sie einige Minuten und versuchen Sie es erneut.',
   'login.sso_unavailable': 'Ihre Organisation verlangt Single Sign-on, und es ist gerade nicht verfügbar. Wenden Sie sich an Ihren Administrator.',

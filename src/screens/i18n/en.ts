@@ -89,6 +89,21 @@ export const en = {
   'sso.assertion_expired': 'Your identity provider answered with a response that has expired. Check the clocks and start again.',
   'sso.assertion_replayed': 'This sign-in response was already used. Go back to the application and start again.',
 
+  // ------------------------------------------------------------------ social sign-in failures (src/social/service.ts SocialFailureReason)
+  'social.connection_unknown': 'This sign-in option does not exist.',
+  'social.connection_disabled': 'This sign-in option is turned off.',
+  'social.state_invalid': 'This sign-in with another provider has expired or was already used. Go back to the application and start again.',
+  'social.browser_mismatch': 'This sign-in with another provider was started in another browser. Go back to the application and start again.',
+  'social.upstream_error': 'The provider did not sign you in.',
+  'social.token_error': 'The provider refused the sign-in.',
+  'social.invalid_callback': 'The answer from the provider failed its checks. Start again.',
+  'social.invalid_response': 'The provider answered with a response that could not be verified.',
+  'social.unreachable': 'The provider could not be reached. Try again later.',
+  'social.email_missing': 'The provider did not share your email address.',
+  'social.signup_disabled': 'No account is linked to this identity, and new accounts cannot be created with it.',
+  'social.account_exists':
+    'An account with your email address already exists. Sign in with the way you used before; this provider is not linked to that account automatically.',
+
   // ------------------------------------------------------------------ login
   'login.heading': 'Sign in',
   'login.heading_client': 'Sign in to {client}',
@@ -98,6 +113,7 @@ export const en = {
   'login.submit': 'Sign in',
   'login.or': 'or',
   'login.passkey': 'Sign in with a passkey',
+  'login.social': 'Continue with {name}',
   'login.bad_credentials': 'The email or password is incorrect.',
   'login.too_many': 'Too many failed sign-ins. Wait a few minutes and try again.',
   'login.sso_unavailable': 'Your organization requires single sign-on, and it is not available right now. Ask your administrator.',

@@ -69,7 +69,7 @@ export interface Translator {
   html(key: MessageKey, vars: Record<string, Value>): Html;
   /**
    * A text another layer wrote in English (a service's refusal, an error's description: the
-   * catalogue's `error.*`, `sso.*` and `passkey.*` messages): the message it is, in this locale;
+   * catalogue's `error.*`, `sso.*`, `social.*` and `passkey.*` messages): the message it is, in this locale;
    * a text the catalogue does not know stays as it is in English and is `fallback` in any other
    * language.
    */
@@ -79,7 +79,7 @@ export interface Translator {
 const fill = (text: string, vars: Vars = {}) => text.replace(/\{([a-z_]+)\}/g, (m, name: string) => (Object.hasOwn(vars, name) ? String(vars[name]) : m));
 
 /** The messages other layers write in English: error descriptions, SSO failures, passkey refusals. */
-const FROM_OTHER_LAYERS = ['error.', 'sso.', 'passkey.'];
+const FROM_OTHER_LAYERS = ['error.', 'sso.', 'social.', 'passkey.'];
 
 /** Each of those English messages as a pattern, its placeholders capturing: how `known` recognizes a text. */
 const PATTERNS: Array<{ key: MessageKey; names: string[]; pattern: RegExp }> = (Object.keys(en) as MessageKey[])

@@ -37,6 +37,7 @@ import { UpstreamRoundTripRepo } from './upstream-round-trips.js';
 import { SsoConnectionRepo } from './sso-connections.js';
 import { SsoIdentityRepo } from './sso-identities.js';
 import { SsoSamlRepo } from './sso-saml.js';
+import { SocialConnectionRepo, SocialIdentityRepo, SocialSettingsRepo } from './social.js';
 import { TenantRepo } from './tenants.js';
 import { UserRepo } from './users.js';
 import { McpSettingsRepo } from './mcp-settings.js';
@@ -80,6 +81,9 @@ const makers = {
   upstreamRoundTrips: (db) => new UpstreamRoundTripRepo(db),
   ssoIdentities: (db) => new SsoIdentityRepo(db),
   ssoSaml: (db) => new SsoSamlRepo(db),
+  socialConnections: (db) => new SocialConnectionRepo(db),
+  socialIdentities: (db) => new SocialIdentityRepo(db),
+  socialSettings: (db) => new SocialSettingsRepo(db),
   credentialTypes: (db) => new CredentialTypeRepo(db),
   credentialOffers: (db) => new CredentialOfferRepo(db),
   credentialNonces: (db) => new CredentialNonceRepo(db),

@@ -3,7 +3,7 @@ import { consumeOnce, deleteExpired, Sweeper } from '../atomic.js';
 import { cast, codec, jsonOrNull } from '../codec.js';
 import type { Database } from '../schema.js';
 
-export type RoundTripPurpose = 'sso' | 'connect';
+export type RoundTripPurpose = 'sso' | 'connect' | 'social';
 
 export interface UpstreamRoundTripRecord<Resume = Record<string, unknown>> {
   stateHash: string;

@@ -70,6 +70,8 @@ export interface SigninSessionsTable {
   mfa_pending: number;
   /** The organization the session last signed in to (migration 0038), or null. */
   organization_id: string | null;
+  /** The social connection the first factor came from (the ID token's `idp`); null otherwise. */
+  idp: string | null;
 }
 
 export interface SigninConsentsTable {

@@ -97,6 +97,7 @@ async function handle(ctx: GrantContext, ports: AuthorizationCodeGrantPorts): Pr
       sessionId: code.grant.sessionId,
       amr: code.grant.amr ?? ['pwd'],
       organizationId: code.grant.organizationId,
+      idp: code.grant.idp ?? null,
     },
   );
   await ports.codes.recordIssued(ctx.tenant.id, codeHash, { jti: issued.jti, exp: issued.exp, family: issued.familyId });

@@ -1,0 +1,48 @@
+/**
+ * The browser side of social sign-in (docs/social.md): `GET /social/{connectionId}/start` (the
+ * login page's button, a plain link) sends the browser to the provider; `GET
+ * /social/{connectionId}/callback` comes back with its answer; then the /authorize flow (or the
+ * page) that started it continues.
+ */
+import type { FastifyInstance } from 'fastify';
+import { meta, type SigninEngine } from '../../signin/engine.js';
+import { socialFailure } from '../../signin/messages.js';
+import { SocialLoginError, type SocialSigninService } from '../../social/service.js';
+import { tenantOf } from '../tenant.js';
+import { sendErrorPage, sendSignin } from './outcome.js';
+import { flowRefOf } from './routes.js';
+import { browserOf } from './session-cookie.js';
+
+export interface SocialRoutesOptions {
+  social: SocialSigninService;
+  engine: SigninEngine;
+}
+
+export async function socialRoutes(app: FastifyInstance, opts: SocialRoutesOptions): Promise<void> {
+  const { social, engine } = opts;
+
+  app.get<{ Params: { connectionId: string } }>('/social/:connectionId/start', async (request, reply) =>
+    sendSignin(request, reply, await engine.startSocial(tenantOf(request), flowRefOf(request.query), request.params.connectionId, browserOf(request))),
+  );
+
+  app.get<{ Params: { connectionId: string } }>('/social/:connectionId/callback', async (request, reply) => {
+    const tenant = tenantOf(request);
+    const browser = browserOf(request);
+    let done;
+    try {
+      done = await social.finish(
+        tenant,
+        request.params.connectionId,
+        new URL(request.url, tenant.issuer),
+        browser.ssoBinding,
+        meta(browser),
+        browser.sessionToken,
+      );
+    } catch (err) {
+      if (!(err instanceof SocialLoginError)) throw err;
+      request.log.info({ connection_id: request.params.connectionId, reason: err.reason, detail: err.detail }, 'social sign-in refused');
+      return sendErrorPage(request, reply, socialFailure(err.reason));
+    }
+    return sendSignin(request, reply, await engine.upstreamFinished(tenant, done));
+  });
+}
