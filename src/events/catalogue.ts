@@ -13,7 +13,7 @@ export const EVENT_TYPES = {
   'user.created': { webhook: false, description: 'a user was created' },
   'user.updated': { webhook: false, description: 'a user was changed (password changes included, never the password)' },
   'user.deleted': { webhook: false, description: 'a user was deleted' },
-  'user.email_verified': { webhook: false, description: "a user confirmed their email address (an emailed link or code)" },
+  'user.email_verified': { webhook: false, description: 'a user confirmed their email address (an emailed link or code)' },
   'user.password_reset': {
     webhook: false,
     description: 'a user set a new password through an emailed reset link; every session and refresh token of theirs was revoked',

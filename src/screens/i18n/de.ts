@@ -259,7 +259,8 @@ export const de: Catalogue = {
   'email.verify_code': 'Oder geben Sie diesen Code auf der Seite ein, die danach fragt (er ist 10 Minuten gültig): {code}',
   'email.verify_button': 'E-Mail-Adresse bestätigen',
   'email.reset_subject': 'Setzen Sie Ihr Passwort für {brand} zurück',
-  'email.reset_body': 'Jemand hat verlangt, das Passwort Ihres Kontos zurückzusetzen. Öffnen Sie diesen Link, um ein neues zu wählen (er ist eine Stunde gültig):',
+  'email.reset_body':
+    'Jemand hat verlangt, das Passwort Ihres Kontos zurückzusetzen. Öffnen Sie diesen Link, um ein neues zu wählen (er ist eine Stunde gültig):',
   'email.reset_button': 'Neues Passwort wählen',
   'email.ignore': 'Falls Sie dies nicht angefordert haben, ignorieren Sie diese E-Mail: Es ändert sich nichts.',
   'email.footer': 'Gesendet von {brand}.',
