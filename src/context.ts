@@ -352,7 +352,14 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
           }),
         ),
     });
-    const email = new EmailService({ db, clock, events, sender: emailSender, defaultFrom: config.emailFrom });
+    const email = new EmailService({
+      db,
+      clock,
+      events,
+      sender: emailSender,
+      defaultFrom: config.emailFrom,
+      onError: (err) => log.error({ err: (err as Error).message }, 'password reset email could not be queued'),
+    });
     const vault = new VaultService({
       db,
       clock,

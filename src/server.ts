@@ -98,7 +98,12 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
       });
       // Webhook attempts get the same grace; those still running then hand their leases back
       // before the database closes.
-      await Promise.all([Promise.race([app.close(), timeout]), dispatcher.stop(config.shutdownTimeoutMs), ctx.emailSender.stop(), offerExpiry.stop()]);
+      await Promise.all([
+        Promise.race([app.close(), timeout]),
+        dispatcher.stop(config.shutdownTimeoutMs),
+        ctx.email.idle().then(() => ctx.emailSender.stop()),
+        offerExpiry.stop(),
+      ]);
       clearTimeout(timer);
       await metricsListener?.close();
       await ctx.close();

@@ -55,6 +55,8 @@ export interface EmailDeps {
   sender: EmailSender;
   /** KEYHALL_EMAIL_FROM */
   defaultFrom?: string;
+  /** A write started after its answer failed (logged by the composition root, without the message). */
+  onError?: (err: unknown) => void;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -263,30 +265,46 @@ export class EmailService {
     const secretHash = sha256Hex(token);
     const link = `${tenant.issuer}/reset-password?token=${token}`;
     const user = await this.#repos().users.findByEmail(tenant.id, email);
-    if (!user) {
-      // The work an existing account's request does, minus the writes.
-      const texts = await this.#texts(tenant.id);
-      await this.#repos().emailSettings.get(tenant.id);
-      renderEmail('password_reset', translator(locale, texts), DEFAULT_BRAND, { link });
-      return;
-    }
-    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const r = this.#repos(trx);
-      await r.emailTokens.consumeAll(tenant.id, user.id, 'password_reset', now);
-      await r.emailTokens.insert({
-        id: newId('etk', now),
-        tenantId: tenant.id,
-        userId: user.id,
-        purpose: 'password_reset',
-        kind: 'link',
-        secretHash,
-        email: user.email,
-        createdAt: now,
-        expiresAt: now + RESET_LINK_TTL_MS,
-      });
-      await this.#enqueue(trx, tenant, { userId: user.id, to: user.email, template: 'password_reset', link, locale });
-    });
-    this.deps.sender.poke();
+    // Both answers are sent after the same work: the token made and hashed, the message rendered.
+    const texts = await this.#texts(tenant.id);
+    await this.#repos().emailSettings.get(tenant.id);
+    renderEmail('password_reset', translator(locale, texts), DEFAULT_BRAND, { link });
+    if (!user) return;
+    // The writes (token, outbox row, in one transaction) happen after the answer, so an existing
+    // account's answer does not take longer than an unknown address's.
+    this.#background(
+      this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+        const r = this.#repos(trx);
+        await r.emailTokens.consumeAll(tenant.id, user.id, 'password_reset', now);
+        await r.emailTokens.insert({
+          id: newId('etk', now),
+          tenantId: tenant.id,
+          userId: user.id,
+          purpose: 'password_reset',
+          kind: 'link',
+          secretHash,
+          email: user.email,
+          createdAt: now,
+          expiresAt: now + RESET_LINK_TTL_MS,
+        });
+        await this.#enqueue(trx, tenant, { userId: user.id, to: user.email, template: 'password_reset', link, locale });
+      }),
+    );
+  }
+
+  readonly #pending = new Set<Promise<unknown>>();
+
+  #background(work: Promise<unknown>): void {
+    const run = work
+      .then(() => this.deps.sender.poke())
+      .catch((err: unknown) => this.deps.onError?.(err))
+      .finally(() => this.#pending.delete(run));
+    this.#pending.add(run);
+  }
+
+  /** Resolves when the writes started after an answer are done (shutdown, tests). */
+  async idle(): Promise<void> {
+    while (this.#pending.size) await Promise.allSettled([...this.#pending]);
   }
 
   /**
