@@ -26,6 +26,8 @@ import {
   when,
 } from '../../src/screens/pages.js';
 import type { PasskeyRecord } from '../../src/storage/repos/mfa.js';
+import { renderEmail } from '../../src/email/templates.js';
+import { forgotPage, forgotSentPage, resetDonePage, resetPage, verifiedPage, verifyCodePage, verifyLinkPage } from '../../src/screens/email-pages.js';
 
 const KEYS = Object.keys(en) as MessageKey[];
 
@@ -178,6 +180,22 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
   add('challenge, enrol', challengePage(f, { ...challenge, totp: false, passkeys: false, enrol: true }));
   for (const key of ['challenge.passkey_only', 'challenge.wrong', 'totp.too_many'] as const)
     add(`challenge ${key}`, challengePage(f, { ...challenge, message: t(key) }));
+
+  // Email links' pages (docs/email.md) and the emails themselves (their HTML is a page too).
+  add('verify link', verifyLinkPage(f, { csrf: 'c', token: 'vfy_x' }));
+  add('verify code', verifyCodePage(f, { csrf: 'c' }));
+  add('verified', verifiedPage(f));
+  add('forgot', forgotPage(f, { csrf: 'c', loginHref: '/login' }));
+  add('forgot, limited', forgotPage(f, { csrf: 'c', loginHref: '/login', message: t('error.rate_limited') }));
+  add('forgot, sent', forgotSentPage(f, { loginHref: '/login' }));
+  for (const key of ['error.passwords_differ', 'error.password_length'] as const)
+    add(`reset ${key}`, resetPage(f, { csrf: 'c', token: 'rst_x', message: t(key) }));
+  add('reset done', resetDonePage(f));
+  add(
+    'verification email',
+    new Html(renderEmail('verify_email', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/verify-email?token=vfy_x', code: '123456' }).html),
+  );
+  add('reset email', new Html(renderEmail('password_reset', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/reset-password?token=rst_x' }).html));
   return out;
 }
 

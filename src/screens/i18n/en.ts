@@ -247,7 +247,7 @@ export const en = {
   'verify.code_heading': 'Enter the code from the email',
   'verify.code_intro': 'Type your email address and the 6-digit code we sent to it.',
   'verify.email': 'Email',
-  'verify.code': 'Code',
+  'verify.code': 'Verification code',
   'verify.done': 'Your email address is confirmed. You can close this page.',
   'forgot.heading': 'Reset your password',
   'forgot.intro': 'Enter the email address of your account. If an account exists, we send it a link to choose a new password.',
