@@ -261,7 +261,7 @@ export const de: Catalogue = {
   'email.verify_button': 'E-Mail-Adresse bestätigen',
   'email.reset_subject': 'Setzen Sie Ihr Passwort für {brand} zurück',
   'email.reset_body':
-    'Jemand hat verlangt, das Passwort Ihres Kontos zurückzusetzen. Öffnen Sie diesen Link, um ein neues zu wählen (er ist eine Stunde gültig):',
+    'Jemand hat verlangt, das Passwort Ihres Kontos zurückzusetzen. Öffnen Sie diesen Rücksetzlink, um ein neues zu wählen (er ist eine Stunde gültig):',
   'email.reset_button': 'Neues Passwort wählen',
   'email.ignore': 'Falls Sie dies nicht angefordert haben, ignorieren Sie diese E-Mail: Es ändert sich nichts.',
   'email.footer': 'Gesendet von {brand}.',
