@@ -329,7 +329,8 @@ export class EmailService {
       );
       await r.emailTokens.consumeAll(tenantId, userId, 'password_reset', now);
       const sessions = await r.sessions.revokeAllForUser(tenantId, userId, now);
-      const families = await r.refreshTokens.revokeForSubject(tenantId, userId, now);
+      // revokeAllForUser ends the user's refresh-token families too; this catches any left.
+      await r.refreshTokens.revokeForSubject(tenantId, userId, now);
       const actor: Actor = { type: 'user', id: userId };
       for (const id of sessions)
         await this.deps.events.record(trx, { tenantId, type: 'session.revoked', organizationId: null, actor, data: { user_id: userId, session_id: id } });
@@ -338,7 +339,7 @@ export class EmailService {
         type: 'user.password_reset',
         organizationId: null,
         actor,
-        data: { user_id: userId, sessions_revoked: sessions.length, refresh_tokens_revoked: families },
+        data: { user_id: userId, sessions_revoked: sessions.length },
       });
     });
   }

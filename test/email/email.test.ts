@@ -9,6 +9,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { RESET_WINDOW_MS } from '../../src/email/service.js';
 import { ManualClock } from '../../src/kernel/clock.js';
+import { sha256Hex } from '../../src/kernel/crypto/hash.js';
 import { repos } from '../../src/storage/repos/index.js';
 import type { HttpResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -156,6 +157,28 @@ describe('email: outbox over SMTP, verification, password reset', () => {
     assert.equal((await signedIn.submit(login, { email: 'dee@example.com', password: PASSWORD })).status, 303);
     assert.equal((await signedIn.get('/sessions')).status, 200);
 
+    // A refresh token of the user (its family as the token endpoint stores it).
+    const ctx = s.server.ctx;
+    const client = await ctx.management.clients.create(s.tenant.tenant.id, {
+      redirect_uris: ['https://app.example/cb'],
+      grant_types: ['authorization_code', 'refresh_token'],
+    });
+    const family = {
+      id: 'rtf_email_test',
+      tenantId: s.tenant.tenant.id,
+      clientId: client.client_id,
+      sub: id,
+      scopes: ['openid', 'offline_access'],
+      resources: [],
+      jkt: null,
+      extra: null,
+      generation: 0,
+      createdAt: clock.now(),
+      expiresAt: clock.now() + 86_400_000,
+      revokedAt: null,
+    };
+    await repos(ctx.db.kysely, ctx.db.dialect).refreshTokens.createFamily(family, sha256Hex('rt_email_test'), family.expiresAt);
+
     const b = browser();
     const forgot = await b.get('/login/forgot');
     assert.equal(forgot.status, 200);
@@ -180,6 +203,8 @@ describe('email: outbox over SMTP, verification, password reset', () => {
     const reset = (await eventsOf('user.password_reset')).find((e) => e.data.user_id === id);
     assert.ok(reset);
     assert.equal(reset.data.sessions_revoked, 1);
+    const presented = await repos(ctx.db.kysely, ctx.db.dialect).refreshTokens.find(s.tenant.tenant.id, sha256Hex('rt_email_test'));
+    assert.ok(presented?.family.revokedAt, 'the refresh token family is revoked');
     const old = await browser().get('/login');
     assert.notEqual((await browser().submit(old, { email: 'dee@example.com', password: PASSWORD })).status, 303, 'the old password no longer works');
     const fresh = browser();
