@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
-import { claimWithLease, compareAndSet } from '../atomic.js';
+import { claimWithLease, compareAndSet, deleteExpired, Sweeper } from '../atomic.js';
 import type { Dialect } from '../db.js';
 import type { Database } from '../schema.js';
 import type { EmailOutboxTable, EmailTokensTable } from '../tables/email.js';
@@ -180,11 +180,15 @@ const tokenRecord = (r: Selectable<EmailTokensTable>): EmailTokenRecord & { secr
   secretHash: r.secret_hash,
 });
 
+/** Every this many new tokens, those expired for a day are deleted. */
+const tokenSweeper = new Sweeper(100, (db, now) => deleteExpired(db, 'email_tokens', 'expires_at', now - 24 * 3600_000));
+
 /** The secrets email links and codes carry, stored only as SHA-256. Single-use by consume-once. */
 export class EmailTokenRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insert(t: Omit<EmailTokenRecord, 'failedAttempts' | 'consumedAt'> & { secretHash: string }): Promise<void> {
+    await tokenSweeper.tick(this.db, t.createdAt);
     await this.db
       .insertInto('email_tokens')
       .values({
@@ -258,10 +262,6 @@ export class EmailTokenRepo {
       })
       .where('id', '=', id)
       .execute();
-  }
-
-  async sweep(before: number): Promise<void> {
-    await this.db.deleteFrom('email_tokens').where('expires_at', '<=', before).execute();
   }
 }
 
