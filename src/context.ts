@@ -16,6 +16,10 @@ import { createEgressAgent, type EgressAgent } from './egress/agent.js';
 import { createTxtResolver, type TxtResolver } from './egress/dns.js';
 import { type EgressPolicy, type EgressResolver, parseEgressAllowlist } from './egress/policy.js';
 import { checkEgressUrlResolved } from './egress/url.js';
+import { devMailboxTransport } from './email/dev-mailbox.js';
+import { EmailSender } from './email/sender.js';
+import { EmailService } from './email/service.js';
+import { smtpTransport } from './email/transport.js';
 import { EventRecorder } from './events/recorder.js';
 import { RemoteJwksCache } from './http/oauth/remote-jwks.js';
 import { type Clock, systemClock } from './kernel/clock.js';
@@ -103,6 +107,8 @@ export interface ManagementServices {
   credentials: CredentialService;
   /** MCP client onboarding: /register and its policy (also /v1/mcp/settings). */
   mcp: McpRegistrationService;
+  /** Email: the sender settings, the outbox, verification and password reset (docs/email.md). */
+  email: EmailService;
 }
 
 /** Everything a running Keyhall needs, wired once per process. */
@@ -153,6 +159,10 @@ export interface Context {
   dispatcher: Dispatcher;
   /** The back-channel logout delivery loop of this instance (started by the server, not by the CLI). */
   logoutDispatcher: LogoutDispatcher;
+  /** The email sending loop of this instance (started by the server, not by the CLI). */
+  emailSender: EmailSender;
+  /** Email verification, password reset and the outbox writer (also ManagementServices.email). */
+  email: EmailService;
   /** The origins browser apps may call /token, /revoke and /userinfo from (CORS). */
   browserOrigins: BrowserOrigins;
   close(): Promise<void>;
@@ -336,6 +346,45 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const social = new SocialSigninService({ db, clock, events, envelope, upstream, signin, mfa });
 
     const deps: ManagementDeps = { db, clock, events };
+    const emailSender = new EmailSender({
+      outbox: r.emailOutbox,
+      transport: config.smtpUrl ? smtpTransport(config.smtpUrl) : devMailboxTransport(r.emailDevMailbox, clock, log),
+      clock,
+      log,
+      schedule: config.emailRetrySchedule,
+      intervalMs: config.dispatchIntervalMs,
+      // A message is recorded sent or failed together with its feed event (identifiers only).
+      atomically: (fn) =>
+        events.transaction(db.kysely, (trx) =>
+          fn({
+            outbox: repos(trx, db.dialect).emailOutbox,
+            event: async (e, outcome, detail) => {
+              await events.record(trx, {
+                tenantId: e.tenantId,
+                type: outcome === 'sent' ? 'email.sent' : 'email.failed',
+                organizationId: null,
+                actor: { type: 'system', id: null },
+                data: {
+                  email_id: e.id,
+                  template: e.template,
+                  message_id: e.messageId,
+                  user_id: e.userId,
+                  attempts: detail.attempts,
+                  ...(outcome === 'sent' ? { transport: detail.transport } : { last_error: detail.error }),
+                },
+              });
+            },
+          }),
+        ),
+    });
+    const email = new EmailService({
+      db,
+      clock,
+      events,
+      sender: emailSender,
+      defaultFrom: config.emailFrom,
+      onError: (err) => log.error({ err: (err as Error).message }, 'password reset email could not be queued'),
+    });
     const vault = new VaultService({
       db,
       clock,
@@ -396,6 +445,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         clients: clientService,
         authenticate: (tenantId, authorization) => auth.authenticate(tenantId, authorization),
       }),
+      email,
     };
     const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 
@@ -498,6 +548,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       egress,
       dispatcher,
       logoutDispatcher,
+      emailSender,
+      email,
       close: async () => {
         await egress.agent.close();
         await db.close();

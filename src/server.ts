@@ -77,6 +77,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   if (metrics) dispatcher.observe((outcome) => metrics.delivery(outcome));
   dispatcher.start();
   ctx.logoutDispatcher.start();
+  ctx.emailSender.start();
   const offerExpiry = new Periodic(
     config.credentialOfferSweepSeconds * 1000,
     () => ctx.credentials.expireDue(),
@@ -98,7 +99,13 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
       });
       // Webhook attempts get the same grace; those still running then hand their leases back
       // before the database closes.
-      await Promise.all([Promise.race([app.close(), timeout]), dispatcher.stop(config.shutdownTimeoutMs), ctx.logoutDispatcher.stop(), offerExpiry.stop()]);
+      await Promise.all([
+        Promise.race([app.close(), timeout]),
+        dispatcher.stop(config.shutdownTimeoutMs),
+        ctx.logoutDispatcher.stop(),
+        ctx.email.idle().then(() => ctx.emailSender.stop()),
+        offerExpiry.stop(),
+      ]);
       clearTimeout(timer);
       await metricsListener?.close();
       await ctx.close();

@@ -101,6 +101,22 @@ const schema = z.object({
     .regex(/^\d+(,\d+){0,9}$/, 'comma-separated seconds, e.g. 0,10,60,300,1800')
     .default('0,10,60,300,1800')
     .transform((v) => v.split(',').map(Number)),
+  /**
+   * KEYHALL_SMTP_URL: the SMTP server email goes through (nodemailer): `smtp://user:pass@host:587`
+   * (STARTTLS when offered), `smtps://…:465` (TLS). Unset: the embedded dev mailbox (docs/email.md).
+   */
+  smtpUrl: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  /** KEYHALL_EMAIL_FROM: the sender of a tenant that set none (`/v1/email_settings`); default no-reply@ the tenant's host. */
+  emailFrom: z.email().optional(),
+  /** KEYHALL_EMAIL_RETRY_SCHEDULE: seconds before each sending attempt of an email (its length is the number of attempts). */
+  emailRetrySchedule: z
+    .string()
+    .regex(/^\d+(,\d+){0,9}$/, 'comma-separated seconds, e.g. 0,30,120,600,1800,3600')
+    .default('0,30,120,600,1800,3600')
+    .transform((v) => v.split(',').map(Number)),
   /** KEYHALL_DISPATCH_INTERVAL_MS: how often the webhook dispatcher looks for due deliveries. */
   dispatchIntervalMs: z.coerce.number().int().min(10).max(60_000).default(1000),
   /** KEYHALL_SESSION_IDLE_SECONDS: a hosted-login session ends after this long without use. */
@@ -230,6 +246,9 @@ const envNames: Record<keyof Config, string> = {
   webhookRetrySchedule: 'KEYHALL_WEBHOOK_RETRY_SCHEDULE',
   logoutRetrySchedule: 'KEYHALL_LOGOUT_RETRY_SCHEDULE',
   dispatchIntervalMs: 'KEYHALL_DISPATCH_INTERVAL_MS',
+  smtpUrl: 'KEYHALL_SMTP_URL',
+  emailFrom: 'KEYHALL_EMAIL_FROM',
+  emailRetrySchedule: 'KEYHALL_EMAIL_RETRY_SCHEDULE',
   sessionIdleSeconds: 'KEYHALL_SESSION_IDLE_SECONDS',
   sessionMaxSeconds: 'KEYHALL_SESSION_MAX_SECONDS',
   parTtlSeconds: 'KEYHALL_PAR_TTL_SECONDS',

@@ -13,6 +13,15 @@ export const EVENT_TYPES = {
   'user.created': { webhook: false, description: 'a user was created' },
   'user.updated': { webhook: false, description: 'a user was changed (password changes included, never the password)' },
   'user.deleted': { webhook: false, description: 'a user was deleted' },
+  'user.email_verified': { webhook: false, description: 'a user confirmed their email address (an emailed link or code)' },
+  'user.password_reset': {
+    webhook: false,
+    description: 'a user set a new password through an emailed reset link; every session and refresh token of theirs was revoked',
+  },
+  // Email delivery (docs/email.md): identifiers only, never the body or its links.
+  'email.sent': { webhook: false, description: 'an email was handed to the SMTP server or the dev mailbox (template, Message-ID; never the body)' },
+  'email.failed': { webhook: false, description: 'an email could not be sent: refused by the SMTP server (5xx) or attempts used up' },
+  'email_settings.updated': { webhook: false, description: "the tenant's email sender (from, reply-to) changed" },
   // Tenant-wide (organization_id null): the console's administrators (docs/console.md).
   'tenant_admin.granted': {
     webhook: false,

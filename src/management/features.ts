@@ -4,6 +4,7 @@ import { clientsFeature } from './clients/routes.js';
 import { connectFeature } from './connect/routes.js';
 import { credentialsFeature } from './credentials/routes.js';
 import { directoryFeature } from './directory/routes.js';
+import { emailFeature } from './email/routes.js';
 import { eventsFeature } from './events/routes.js';
 import type { ManagementFeature } from './feature.js';
 import { mcpSettingsFeature } from './mcp/routes.js';
@@ -42,4 +43,5 @@ export const MANAGEMENT_FEATURES: readonly ManagementFeature[] = [
   mcpSettingsFeature,
   brandingFeature,
   socialFeature,
+  emailFeature,
 ];

@@ -116,6 +116,10 @@ function socialButtons(f: PageFrame, v: LoginView): Html | string {
 <ul class="social" id="social-buttons">${v.social.map((c) => html`<li><a class="button secondary" id="social-${c.id}" href="${socialStart(c.id, v)}">${f.t('login.social', { name: c.name })}</a></li>`)}</ul>`;
 }
 
+/** "Forgot password?" keeps the sign-in it came from, to return to it. */
+const forgotHref = (v: LoginView) =>
+  v.flow ? `/login/forgot?flow=${encodeURIComponent(v.flow)}` : v.returnTo ? `/login/forgot?return_to=${encodeURIComponent(v.returnTo)}` : '/login/forgot';
+
 export function loginPage(f: PageFrame, v: LoginView): Html {
   return layout(
     f,
@@ -130,6 +134,7 @@ ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.
 ${v.ssoHint ? html`<p class="hint">${f.t('login.sso_hint')}</p>` : ''}
 <button type="submit">${f.t('login.submit')}</button>
 </form>
+<p><a href="${forgotHref(v)}" id="forgot-password">${f.t('login.forgot')}</a></p>
 <p class="or">${f.t('login.or')}</p>
 <form method="post" action="/login/passkey" id="passkey-form" data-conditional="/login/passkey/options">
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}<input type="hidden" name="credential" value="">

@@ -16,6 +16,7 @@ import type { ConsoleTables } from './tables/console.js';
 import type { DeviceTables } from './tables/device.js';
 import type { RoleTables } from './tables/roles.js';
 import type { SocialTables } from './tables/social.js';
+import type { EmailTables } from './tables/email.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
@@ -41,4 +42,5 @@ export interface Database
     BrandingTables,
     DeviceTables,
     RoleTables,
-    SocialTables {}
+    SocialTables,
+    EmailTables {}

@@ -27,6 +27,8 @@ import {
   when,
 } from '../../src/screens/pages.js';
 import type { PasskeyRecord } from '../../src/storage/repos/mfa.js';
+import { renderEmail } from '../../src/email/templates.js';
+import { forgotPage, forgotSentPage, resetDonePage, resetPage, verifiedPage, verifyCodePage, verifyLinkPage } from '../../src/screens/email-pages.js';
 
 const KEYS = Object.keys(en) as MessageKey[];
 
@@ -192,6 +194,21 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
   add('device consent, no scope', deviceConsentPage(f, { csrf: 'c', flow: 'fl', clientName: SAMPLE.client!, scopes: [], resources: [] }));
   add('device approved', deviceDonePage(f, { approved: true }));
   add('device denied', deviceDonePage(f, { approved: false }));
+  // Email links' pages (docs/email.md) and the emails themselves (their HTML is a page too).
+  add('verify link', verifyLinkPage(f, { csrf: 'c', token: 'vfy_x' }));
+  add('verify code', verifyCodePage(f, { csrf: 'c' }));
+  add('verified', verifiedPage(f));
+  add('forgot', forgotPage(f, { csrf: 'c', loginHref: '/login' }));
+  add('forgot, limited', forgotPage(f, { csrf: 'c', loginHref: '/login', message: t('error.rate_limited') }));
+  add('forgot, sent', forgotSentPage(f, { loginHref: '/login' }));
+  for (const key of ['error.passwords_differ', 'error.password_length'] as const)
+    add(`reset ${key}`, resetPage(f, { csrf: 'c', token: 'rst_x', message: t(key) }));
+  add('reset done', resetDonePage(f));
+  add(
+    'verification email',
+    new Html(renderEmail('verify_email', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/verify-email?token=vfy_x', code: '123456' }).html),
+  );
+  add('reset email', new Html(renderEmail('password_reset', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/reset-password?token=rst_x' }).html));
   return out;
 }
 

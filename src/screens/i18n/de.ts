@@ -16,6 +16,9 @@ export const de: Catalogue = {
   'title.recovery_codes': 'Wiederherstellungscodes',
   'title.challenge': 'Bestätigen Sie, dass Sie es sind',
   'title.activate': 'Gerät verbinden',
+  'title.verify_email': 'E-Mail-Adresse bestätigen',
+  'title.forgot_password': 'Passwort vergessen',
+  'title.reset_password': 'Neues Passwort wählen',
 
   'home.intro': 'Der Identitätsdienst unter {issuer}: OAuth 2.0 und OpenID Connect, die Verwaltungs-API, SCIM und die gehostete Anmeldung.',
   'home.nav': 'Erste Schritte',
@@ -61,6 +64,11 @@ export const de: Catalogue = {
   'error.connect_account_unknown': 'Dieses verbundene Konto gibt es nicht.',
   'error.sso_not_linked': 'Ihr Konto ist nicht mit dieser Single-Sign-on-Verbindung verknüpft.',
   'error.sso_last_method': 'Dies ist die einzige Anmeldemethode Ihres Kontos: Fügen Sie zuerst einen Passkey hinzu oder behalten Sie diese Verknüpfung.',
+  'error.email_link_invalid': 'Dieser Verweis ist abgelaufen oder wurde bereits verwendet. Fordern Sie eine neue E-Mail an.',
+  'error.email_code_invalid': 'Der Code ist falsch oder abgelaufen. Fordern Sie eine neue E-Mail an.',
+  'error.password_length': 'Das Passwort muss zwischen 8 und 256 Zeichen lang sein.',
+  'error.passwords_differ': 'Die beiden Passwörter stimmen nicht überein.',
+  'error.rate_limited': 'Zu viele Anfragen. Warten Sie einige Minuten und versuchen Sie es erneut.',
 
   'sso.connection_unknown': 'Diese Single-Sign-on-Verbindung gibt es nicht.',
   'sso.connection_disabled': 'Diese Single-Sign-on-Verbindung ist deaktiviert. Wenden Sie sich an Ihren Administrator.',
@@ -115,6 +123,7 @@ export const de: Catalogue = {
   'login.bad_credentials': 'E-Mail-Adresse oder Passwort ist falsch.',
   'login.too_many': 'Zu viele fehlgeschlagene Anmeldungen. Warten Sie einige Minuten und versuchen Sie es erneut.',
   'login.sso_unavailable': 'Ihre Organisation verlangt Single Sign-on, und es ist gerade nicht verfügbar. Wenden Sie sich an Ihren Administrator.',
+  'login.forgot': 'Passwort vergessen?',
 
   'consent.heading': '{client} möchte auf Ihr Konto zugreifen',
   'consent.signed_in_only': 'Die Anwendung möchte nur wissen, dass Sie angemeldet sind.',
@@ -253,4 +262,37 @@ export const de: Catalogue = {
 
   'script.unsupported': 'Dieser Browser unterstützt keine Passkeys.',
   'script.incomplete': 'Die Passkey-Anfrage wurde nicht abgeschlossen ({reason}). Versuchen Sie es erneut.',
+
+  // ------------------------------------------------------------------ email: verification, password reset (docs/email.md)
+  'verify.heading': 'Bestätigen Sie Ihre E-Mail-Adresse',
+  'verify.intro': 'Bestätigen Sie, dass diese E-Mail-Adresse Ihnen gehört.',
+  'verify.confirm': 'Bestätigen',
+  'verify.code_heading': 'Geben Sie den Code aus der E-Mail ein',
+  'verify.code_intro': 'Geben Sie Ihre E-Mail-Adresse und den 6-stelligen Code ein, den wir an sie gesendet haben.',
+  'verify.email': 'E-Mail',
+  'verify.code': 'Bestätigungscode',
+  'verify.done': 'Ihre E-Mail-Adresse ist bestätigt. Sie können diese Seite schließen.',
+  'forgot.heading': 'Passwort zurücksetzen',
+  'forgot.intro':
+    'Geben Sie die E-Mail-Adresse Ihres Kontos ein. Falls ein Konto existiert, senden wir ihm einen Rücksetzlink, um ein neues Passwort zu wählen.',
+  'forgot.email': 'E-Mail',
+  'forgot.submit': 'Rücksetzlink senden',
+  'forgot.sent': 'Falls ein Konto mit dieser Adresse existiert, ist ein Rücksetzlink unterwegs. Er ist eine Stunde gültig.',
+  'forgot.back': 'Zurück zur Anmeldung',
+  'reset.heading': 'Wählen Sie ein neues Passwort',
+  'reset.password': 'Neues Passwort',
+  'reset.repeat': 'Neues Passwort wiederholen',
+  'reset.submit': 'Passwort festlegen',
+  'reset.done': 'Ihr Passwort wurde geändert und Sie wurden überall abgemeldet. Melden Sie sich mit Ihrem neuen Passwort an.',
+  'email.greeting': 'Guten Tag,',
+  'email.verify_subject': 'Bestätigen Sie Ihre E-Mail-Adresse für {brand}',
+  'email.verify_body': 'Öffnen Sie diesen Bestätigungslink, um Ihre E-Mail-Adresse zu bestätigen (er ist 24 Stunden gültig):',
+  'email.verify_code': 'Oder geben Sie diesen Code auf der Seite ein, die danach fragt (er ist 10 Minuten gültig): {code}',
+  'email.verify_button': 'E-Mail-Adresse bestätigen',
+  'email.reset_subject': 'Setzen Sie Ihr Passwort für {brand} zurück',
+  'email.reset_body':
+    'Jemand hat verlangt, das Passwort Ihres Kontos zurückzusetzen. Öffnen Sie diesen Rücksetzlink, um ein neues zu wählen (er ist eine Stunde gültig):',
+  'email.reset_button': 'Neues Passwort wählen',
+  'email.ignore': 'Falls Sie dies nicht angefordert haben, ignorieren Sie diese E-Mail: Es ändert sich nichts.',
+  'email.footer': 'Gesendet von {brand}.',
 };

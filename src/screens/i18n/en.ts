@@ -21,6 +21,9 @@ export const en = {
   'title.recovery_codes': 'Recovery codes',
   'title.challenge': 'Confirm it is you',
   'title.activate': 'Connect a device',
+  'title.verify_email': 'Confirm your email address',
+  'title.forgot_password': 'Forgot password',
+  'title.reset_password': 'Choose a new password',
 
   // ------------------------------------------------------------------ the home page (/)
   'home.intro': 'The identity service at {issuer}: OAuth 2.0 and OpenID Connect, the management API, SCIM and the hosted sign-in.',
@@ -65,6 +68,11 @@ export const en = {
   'error.connect_account_unknown': 'This connected account does not exist.',
   'error.sso_not_linked': 'Your account is not linked to this single sign-on connection.',
   'error.sso_last_method': 'This is the only way your account signs in: add a passkey first, or keep this link.',
+  'error.email_link_invalid': 'This link has expired or was already used. Ask for a new one.',
+  'error.email_code_invalid': 'The code is wrong or has expired. Ask for a new email.',
+  'error.password_length': 'The password must have between 8 and 256 characters.',
+  'error.passwords_differ': 'The two passwords differ.',
+  'error.rate_limited': 'Too many requests. Wait a few minutes and try again.',
 
   // ------------------------------------------------------------------ SSO failures (src/sso/service.ts SsoFailureReason)
   'sso.connection_unknown': 'This single sign-on connection does not exist.',
@@ -117,6 +125,7 @@ export const en = {
   'login.bad_credentials': 'The email or password is incorrect.',
   'login.too_many': 'Too many failed sign-ins. Wait a few minutes and try again.',
   'login.sso_unavailable': 'Your organization requires single sign-on, and it is not available right now. Ask your administrator.',
+  'login.forgot': 'Forgot password?',
 
   // ------------------------------------------------------------------ consent
   'consent.heading': '{client} wants to access your account',
@@ -259,6 +268,37 @@ export const en = {
   // ------------------------------------------------------------------ /webauthn.js (the browser's own messages)
   'script.unsupported': 'This browser does not support passkeys.',
   'script.incomplete': 'The passkey request did not complete ({reason}). Try again.',
+
+  // ------------------------------------------------------------------ email: verification, password reset (docs/email.md)
+  'verify.heading': 'Confirm your email address',
+  'verify.intro': 'Confirm that this email address belongs to you.',
+  'verify.confirm': 'Confirm',
+  'verify.code_heading': 'Enter the code from the email',
+  'verify.code_intro': 'Type your email address and the 6-digit code we sent to it.',
+  'verify.email': 'Email',
+  'verify.code': 'Verification code',
+  'verify.done': 'Your email address is confirmed. You can close this page.',
+  'forgot.heading': 'Reset your password',
+  'forgot.intro': 'Enter the email address of your account. If an account exists, we send it a link to choose a new password.',
+  'forgot.email': 'Email',
+  'forgot.submit': 'Send the link',
+  'forgot.sent': 'If an account with this address exists, a link to reset its password is on its way. The link works for one hour.',
+  'forgot.back': 'Back to sign in',
+  'reset.heading': 'Choose a new password',
+  'reset.password': 'New password',
+  'reset.repeat': 'Repeat the new password',
+  'reset.submit': 'Set the password',
+  'reset.done': 'Your password was changed and you were signed out everywhere. Sign in with your new password.',
+  'email.greeting': 'Hello,',
+  'email.verify_subject': 'Confirm your email address for {brand}',
+  'email.verify_body': 'Open this link to confirm your email address (it works for 24 hours):',
+  'email.verify_code': 'Or type this code on the page that asks for it (it works for 10 minutes): {code}',
+  'email.verify_button': 'Confirm email address',
+  'email.reset_subject': 'Reset your password for {brand}',
+  'email.reset_body': 'Someone asked to reset the password of your account. Open this link to choose a new one (it works for one hour):',
+  'email.reset_button': 'Choose a new password',
+  'email.ignore': 'If you did not ask for this, ignore this email: nothing changes.',
+  'email.footer': 'Sent by {brand}.',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -32,6 +32,7 @@ import * as m0035 from './0035_device_grant.js';
 import * as m0036 from './0036_backchannel_logout.js';
 import * as m0037 from './0037_client_request_objects_fapi.js';
 import * as m0038 from './0038_organization_roles.js';
+import * as m0039 from './0039_email.js';
 import * as m0040 from './0040_social.js';
 
 /**
@@ -72,6 +73,7 @@ const migrations: Record<string, Migration> = {
   '0036_backchannel_logout': m0036,
   '0037_client_request_objects_fapi': m0037,
   '0038_organization_roles': m0038,
+  '0039_email': m0039,
   '0040_social': m0040,
 };
 

@@ -14,6 +14,7 @@ import { CredentialNonceRepo, CredentialOfferRepo, CredentialRepo, CredentialTyp
 import { DirectoryConnectionRepo } from './directory-connections.js';
 import { DirectoryGroupRepo } from './directory-groups.js';
 import { DirectoryUserRepo } from './directory-users.js';
+import { EmailDevMailboxRepo, EmailOutboxRepo, EmailSettingsRepo, EmailTokenRepo } from './email.js';
 import { EventRepo } from './events.js';
 import { LogoutDeliveryRepo } from './logout-deliveries.js';
 import { MemberRepo } from './members.js';
@@ -93,6 +94,10 @@ const makers = {
   pageTexts: (db) => new PageTextsRepo(db),
   tenantAdmins: (db) => new TenantAdminRepo(db),
   consoleSetupTokens: (db) => new ConsoleSetupTokenRepo(db),
+  emailOutbox: (db, dialect) => new EmailOutboxRepo(db, dialect),
+  emailTokens: (db) => new EmailTokenRepo(db),
+  emailDevMailbox: (db) => new EmailDevMailboxRepo(db),
+  emailSettings: (db) => new EmailSettingsRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };

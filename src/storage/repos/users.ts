@@ -161,6 +161,15 @@ export class UserRepo {
     return Number(r.numUpdatedRows) > 0;
   }
 
+  /** Marks the address confirmed (an emailed link or code was used). */
+  async setEmailVerified(tenantId: string, id: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('users')
+      .set({ email_verified: 1, updated_at: now })
+      .where((eb) => eb.and({ tenant_id: tenantId, id }))
+      .execute();
+  }
+
   async delete(tenantId: string, id: string): Promise<boolean> {
     const r = await this.db
       .deleteFrom('users')
