@@ -13,6 +13,14 @@ export const EVENT_TYPES = {
   'user.created': { webhook: false, description: 'a user was created' },
   'user.updated': { webhook: false, description: 'a user was changed (password changes included, never the password)' },
   'user.deleted': { webhook: false, description: 'a user was deleted' },
+  'user.password_rehashed': {
+    webhook: false,
+    description: "a user's imported password hash (bcrypt, scrypt, PBKDF2…) was replaced by argon2id at their sign-in (the format, never a hash)",
+  },
+  // Imports and exports (docs/import-export.md); tenant-wide.
+  'import.completed': { webhook: false, description: 'a user import finished (its counts; the rejected rows are in its report)' },
+  'import.failed': { webhook: false, description: 'a user import stopped (unreadable file, or interrupted by a restart)' },
+  'export.completed': { webhook: false, description: "a tenant export was written (with include_secrets: users' password hashes included)" },
   // Tenant-wide (organization_id null): the console's administrators (docs/console.md).
   'tenant_admin.granted': {
     webhook: false,

@@ -38,6 +38,8 @@ export const PERMISSIONS = [
   'events:read',
   'branding:read',
   'branding:write',
+  'imports:write',
+  'exports:read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -13,6 +13,7 @@ import type { MfaTables } from './tables/mfa.js';
 import type { McpTables } from './tables/mcp.js';
 import type { BrandingTables } from './tables/branding.js';
 import type { ConsoleTables } from './tables/console.js';
+import type { TransferTables } from './tables/transfers.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
@@ -35,4 +36,5 @@ export interface Database
     McpTables,
     ConsoleTables,
     UpstreamTables,
-    BrandingTables {}
+    BrandingTables,
+    TransferTables {}

@@ -28,6 +28,7 @@ import * as m0030 from './0030_passkey_disabled.js';
 import * as m0031 from './0031_upstream_round_trips.js';
 import * as m0032 from './0032_page_texts.js';
 import * as m0034 from './0034_signin_engine_flows.js';
+import * as m0041 from './0041_imports.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '0031_upstream_round_trips': m0031,
   '0032_page_texts': m0032,
   '0034_signin_engine_flows': m0034,
+  '0041_imports': m0041,
 };
 
 export const migrationProvider: MigrationProvider = {

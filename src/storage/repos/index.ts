@@ -35,6 +35,7 @@ import { SsoConnectionRepo } from './sso-connections.js';
 import { SsoIdentityRepo } from './sso-identities.js';
 import { SsoSamlRepo } from './sso-saml.js';
 import { TenantRepo } from './tenants.js';
+import { ImportExternalIdRepo, TransferJobRepo } from './transfers.js';
 import { UserRepo } from './users.js';
 import { McpSettingsRepo } from './mcp-settings.js';
 import { PageTextsRepo } from './page-texts.js';
@@ -83,6 +84,8 @@ const makers = {
   pageTexts: (db) => new PageTextsRepo(db),
   tenantAdmins: (db) => new TenantAdminRepo(db),
   consoleSetupTokens: (db) => new ConsoleSetupTokenRepo(db),
+  transferJobs: (db) => new TransferJobRepo(db),
+  importExternalIds: (db) => new ImportExternalIdRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
