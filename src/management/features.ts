@@ -12,6 +12,7 @@ import { mfaPolicyFeature } from './mfa-policy/routes.js';
 import { organizationsFeature } from './organizations/routes.js';
 import { resourceServersFeature } from './resource-servers/routes.js';
 import { ssoFeature } from './sso/routes.js';
+import { transfersFeature } from './transfers/routes.js';
 import { usersFeature } from './users/routes.js';
 import { webauthnPolicyFeature } from './webauthn-policy/routes.js';
 import { webhooksFeature } from './webhooks/routes.js';
@@ -38,4 +39,5 @@ export const MANAGEMENT_FEATURES: readonly ManagementFeature[] = [
   credentialsFeature,
   mcpSettingsFeature,
   brandingFeature,
+  transfersFeature,
 ];

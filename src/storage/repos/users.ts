@@ -53,7 +53,7 @@ const stored = codec<UserRecord>()('users', {
 });
 
 /** The fields `update` may change. */
-const PATCHABLE = ['email', 'name', 'passwordHash', 'passwordSetBy'] as const;
+const PATCHABLE = ['email', 'name', 'emailVerified', 'passwordHash', 'passwordSetBy'] as const;
 export type UserPatch = Partial<Pick<UserRecord, (typeof PATCHABLE)[number]>>;
 
 export class UserRepo {
