@@ -172,6 +172,23 @@ describe('user import through /v1/imports', () => {
     assert.equal((await s.server.ctx.management.users.list(tenantId, undefined, 1, 'bcrypt-2b@dry.example.com')).length, 0);
   });
 
+  it('a row that conflicts inside a batch (a slug already taken) is rejected alone; the rest of its batch is imported', async () => {
+    assert.equal((await api('POST', '/organizations', { name: 'Taken', slug: 'taken' })).status, 201);
+    const data = [
+      JSON.stringify({ id: 'c-1', email: 'c1@conflict.test' }),
+      JSON.stringify({ type: 'organization', id: 'other', name: 'Other', slug: 'taken' }),
+      JSON.stringify({ id: 'c-2', email: 'c2@conflict.test' }),
+    ].join('\n');
+    const job = await importFile(api, { format: 'jsonl', source: 'conflict', data });
+    assert.deepEqual([job.counts.created, job.counts.rejected, job.counts.organizations_created], [2, 1, 0]);
+    const report = (await api('GET', `/imports/${job.id}/report`)).json().rejected;
+    assert.deepEqual(
+      report.map((r: { row: number; reason: string }) => [r.row, r.reason]),
+      [[2, 'conflict']],
+    );
+    assert.equal((await s.server.ctx.management.users.list(tenantId, undefined, 1, 'c2@conflict.test')).length, 1);
+  });
+
   it('a whole-document file that is not JSON fails the job with its reason', async () => {
     const job = await importFile(api, { format: 'keycloak', data: '{"users": [' });
     assert.equal(job.status, 'failed');
