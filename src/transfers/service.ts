@@ -15,6 +15,7 @@ import { newId } from '../kernel/ids.js';
 import type { Db, Executor } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
 import type { RejectedRow, TransferJobRecord, TransferKind } from '../storage/repos/transfers.js';
+import { type PasswordSetBy, passwordTag } from '../storage/repos/users.js';
 import type { FirebaseHashConfig } from '../users/imported-hashes.js';
 import { type ImportFormat, ImportFileError, type ImportItem, type MemberItem, type OrganizationItem, parseImport, type UserItem } from './parse.js';
 
@@ -82,6 +83,10 @@ class RunState {
   /** Dry run: external ids that would have been created. */
   readonly dryUsers = new Set<string>();
   readonly dryOrgs = new Set<string>();
+  constructor(
+    /** Whether the job's actor holds every permission (recorded with each password it sets). */
+    readonly everyPermission: boolean,
+  ) {}
 }
 
 export class TransferService {
@@ -178,7 +183,7 @@ export class TransferService {
     const rows = [...parseImport(req.format, data, { hashConfig: req.hashConfig, allowLegacySha: req.allowLegacySha })];
     const counts = emptyCounts();
     const report: RejectedRow[] = [];
-    const state = new RunState();
+    const state = new RunState(await this.deps.holdsEveryPermission(job.tenantId, job.actor as Actor));
     const reject = (row: number, r: { reason: string; detail?: string; externalId?: string; email?: string }) => {
       counts.rejected += 1;
       if (report.length < MAX_REPORT_ROWS)
@@ -278,20 +283,47 @@ export class TransferService {
     const now = this.deps.clock.now();
     const created = !existing && !state.dryUsers.has(item.externalId);
     let userId = existing?.id;
-    if (req.dryRun) state.dryUsers.add(item.externalId);
-    else if (existing) {
-      await r.users.update(
-        tenantId,
-        existing.id,
-        {
-          email: item.email,
-          name: item.name,
-          emailVerified: item.emailVerified,
-          ...(item.passwordHash !== undefined ? { passwordHash: item.passwordHash, passwordSetBy: null } : {}),
-        },
-        now,
-      );
-    } else {
+    const setBy = (hash: string): PasswordSetBy => ({
+      type: job.actor.type as Actor['type'],
+      id: job.actor.id,
+      every_permission: state.everyPermission,
+      hash_tag: passwordTag(hash),
+    });
+    if (existing) {
+      const fields = [
+        ...(existing.email !== item.email ? ['email'] : []),
+        ...(existing.name !== item.name ? ['name'] : []),
+        ...(existing.emailVerified !== item.emailVerified ? ['email_verified'] : []),
+        ...(item.passwordHash !== undefined && existing.passwordHash !== item.passwordHash ? ['password'] : []),
+      ];
+      // As PATCH /v1/users: how a tenant administrator signs in changes only by an actor holding every permission.
+      if (!state.everyPermission && fields.some((f) => f === 'email' || f === 'password')) {
+        await r.users.lock(tenantId, existing.id, this.deps.db.dialect);
+        if (await r.tenantAdmins.isAdmin(tenantId, existing.id))
+          return { kind: 'rejected', reason: 'insufficient_scope', detail: "changing a tenant administrator's email or password needs every permission" };
+      }
+      if (!req.dryRun && fields.length > 0) {
+        await r.users.update(
+          tenantId,
+          existing.id,
+          {
+            email: item.email,
+            name: item.name,
+            emailVerified: item.emailVerified,
+            ...(fields.includes('password') ? { passwordHash: item.passwordHash, passwordSetBy: setBy(item.passwordHash!) } : {}),
+          },
+          now,
+        );
+        await this.deps.events.record(trx, {
+          tenantId,
+          type: 'user.updated',
+          organizationId: null,
+          actor: job.actor as Actor,
+          data: { user_id: existing.id, fields, import_id: job.id },
+        });
+      }
+    } else if (req.dryRun) state.dryUsers.add(item.externalId);
+    else {
       userId = newId('user', now);
       await r.users.insert({
         id: userId,
@@ -300,7 +332,7 @@ export class TransferService {
         name: item.name,
         emailVerified: item.emailVerified,
         passwordHash: item.passwordHash ?? null,
-        passwordSetBy: null,
+        passwordSetBy: item.passwordHash === undefined ? null : setBy(item.passwordHash),
         createdAt: now,
         updatedAt: now,
       });

@@ -189,6 +189,23 @@ describe('user import through /v1/imports', () => {
     assert.equal((await s.server.ctx.management.users.list(tenantId, undefined, 1, 'c2@conflict.test')).length, 1);
   });
 
+  it("a key without every permission cannot change an imported tenant administrator's password by importing again", async () => {
+    const { default: bcrypt } = await import('bcryptjs');
+    const line = (pw: string) => JSON.stringify({ id: 'adm-1', email: 'imported-admin@example.com', password_hash: bcrypt.hashSync(pw, 4) });
+    assert.equal((await importFile(api, { format: 'jsonl', source: 'admins', data: line('first password') })).counts.created, 1);
+    await s.server.ctx.admins.grant(tenantId, 'imported-admin@example.com');
+    const narrow = await s.server.ctx.management.apiKeys.createAsOperator(tenantId, null, { name: 'importer', scopes: ['imports:write'] });
+    const job = await importFile(v1(s, narrow.key), { format: 'jsonl', source: 'admins', data: line('attacker password') });
+    assert.deepEqual([job.counts.updated, job.counts.rejected], [0, 1]);
+    const report = (await v1(s, narrow.key)('GET', `/imports/${job.id}/report`)).json().rejected;
+    assert.equal(report[0].reason, 'insufficient_scope');
+    assert.equal((await signIn(s.browser(), '/login', 'imported-admin@example.com', 'attacker password')).status, 401);
+    // A key holding every permission may.
+    const full = await importFile(api, { format: 'jsonl', source: 'admins', data: line('new password') });
+    assert.deepEqual([full.counts.updated, full.counts.rejected], [1, 0]);
+    assert.equal((await signIn(s.browser(), '/login', 'imported-admin@example.com', 'new password')).status, 303);
+  });
+
   it('a whole-document file that is not JSON fails the job with its reason', async () => {
     const job = await importFile(api, { format: 'keycloak', data: '{"users": [' });
     assert.equal(job.status, 'failed');
