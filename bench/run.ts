@@ -12,7 +12,7 @@
  * run of /token and /introspect; other scenarios get 60 % of it), BENCH_ROUNDS, BENCH_CONNECTIONS
  * (default 32), BENCH_LOGIN_USERS (virtual users of the code flow, default 4), BENCH_TENANTS (default 1000), BENCH_DATABASE_URL (PostgreSQL admin URL, default
  * postgres://postgres@127.0.0.1:5432/postgres; `none` skips PostgreSQL), BENCH_ONLY (comma-separated
- * scenario names as printed, or `tenants`), BENCH_PROFILE (comma-separated target kinds, e.g.
+ * scenario names as printed, or `tenants`, or `import`: users imported per second, bench/import.ts), BENCH_PROFILE (comma-separated target kinds, e.g.
  * `keyhall-sqlite,baseline`: a CPU profile of each one's first measured run of every scenario,
  * startup and warm-up excluded, in bench/profiles/; summarise with bench/profile-summary.ts).
  */
@@ -467,6 +467,11 @@ async function main(): Promise<void> {
       failed ||= tenants.failures > 0;
       goals.push([`${tenantCount} tenants: RSS growth ≤ 64 MB`, tenants.rssDeltaMb, (v) => v <= 64]);
       goals.push([`${tenantCount} tenants: throughput ÷ one tenant ≥ 0.9`, tenants.ratio, (v) => v >= 0.9]);
+    }
+    if (!only || only.includes('import')) {
+      // Users imported per second (bench/import.ts, its own process and database).
+      const imported = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, 'import.ts')], { cwd: path.join(here, '..'), stdio: 'inherit' });
+      failed ||= imported.status !== 0;
     }
     console.log('\n### Goals (issue 13) on this run\n');
     for (const [name, value, ok] of goals)

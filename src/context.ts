@@ -3,6 +3,7 @@
  * HTTP, the OAuth server, the sign-in, management and SCIM services and the webhook dispatcher,
  * and hands each consumer the narrow pieces it uses.
  */
+import { TransferService } from './transfers/service.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from './config/index.js';
@@ -98,6 +99,8 @@ export interface ManagementServices {
   mfaPolicy: MfaPolicyService;
   /** The hosted pages' language: default locale and tenant texts (also read by every hosted page). */
   branding: BrandingTextsService;
+  /** Imports and exports (docs/import-export.md; also the CLI's `import` and `export`). */
+  transfers: TransferService;
   connectProviders: ProviderService;
   /** The connected-accounts vault (also used by the /connect screens). */
   vault: VaultService;
@@ -434,6 +437,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       webauthnPolicy: new WebauthnPolicyService(deps),
       mfaPolicy: new MfaPolicyService(deps),
       branding: new BrandingTextsService(deps, { ttlMs: config.cacheTtlMs, maxTenants: config.cacheMaxTenants }),
+      transfers: new TransferService({ ...deps, envelope, holdsEveryPermission: (tenantId, actor) => apiKeys.holdsEveryPermission(tenantId, actor) }),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream }),
@@ -551,6 +555,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       emailSender,
       email,
       close: async () => {
+        await management.transfers.settle();
         await egress.agent.close();
         await db.close();
         logs.flush();

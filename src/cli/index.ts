@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/index.js';
 import { createContext } from '../context.js';
@@ -10,6 +11,7 @@ import { startServer } from '../server.js';
 import { migrate, openDatabase } from '../storage/db.js';
 import { adminView, setupLink } from '../console/service.js';
 import { currentPasswordSetBy } from '../storage/repos/users.js';
+import { IMPORT_FORMATS, type ImportFormat } from '../transfers/parse.js';
 import { newcomerBanner, servedTenantsNotice } from './banner.js';
 
 const USAGE = `Usage: keyhall <command> [options]
@@ -34,6 +36,15 @@ Commands:
   admin list --tenant <id|host> [--json]             list the console administrators
   admin remove --tenant <id|host> --email <email> [--json]
                                                      take the administrator role away
+  import users --tenant <id|host> --format <auth0|firebase|keycloak|cognito|jsonl|csv> FILE
+         [--dry-run] [--source <name>] [--allow-legacy-sha] [--json]
+         [--hash-key <b64> --salt-separator <b64> --rounds <n> --mem-cost <n>]
+                                                     import users with their password hashes
+                                                     (Firebase: the project's hash parameters);
+                                                     a summary at the end (docs/import-export.md)
+  export --tenant <id|host> [--include-secrets] [--out FILE]
+                                                     write the tenant as JSONL (password hashes
+                                                     only with --include-secrets)
   help                                               show this text
 
 Configuration comes from KEYHALL_* environment variables (see docs/configuration.md).`;
@@ -353,6 +364,101 @@ async function adminCommand(args: string[], io: Io): Promise<void> {
   });
 }
 
+async function importCommand(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  const usage = 'keyhall import users --tenant <id|host> --format <format> FILE';
+  if (sub !== 'users') throw new UsageError(`usage: ${usage}`);
+  const { values, positionals } = parse(
+    rest,
+    {
+      tenant: { type: 'string' },
+      format: { type: 'string' },
+      source: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      'allow-legacy-sha': { type: 'boolean' },
+      'hash-key': { type: 'string' },
+      'salt-separator': { type: 'string' },
+      rounds: { type: 'string' },
+      'mem-cost': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    true,
+  );
+  const file = onePositional(positionals, usage);
+  const which = flag(values, 'tenant');
+  if (!which) throw new UsageError('import users needs --tenant <id|host>');
+  const format = flag(values, 'format');
+  if (!format || !(IMPORT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${IMPORT_FORMATS.join(', ')}`);
+  const source = flag(values, 'source');
+  if (source !== undefined && !/^[a-z0-9_.-]{1,40}$/.test(source)) throw new UsageError('--source must be 1 to 40 of a-z 0-9 _ . -');
+  const key = flag(values, 'hash-key');
+  const sep = values['salt-separator'] === undefined ? undefined : String(values['salt-separator']);
+  const rounds = flag(values, 'rounds');
+  const memCost = flag(values, 'mem-cost');
+  const given = [key, rounds, memCost].filter((v) => v !== undefined).length;
+  if (given !== 0 && given !== 3) throw new UsageError('--hash-key, --rounds and --mem-cost go together (with --salt-separator)');
+  const b64 = /^[A-Za-z0-9+/]*={0,2}$/;
+  if ((key !== undefined && !b64.test(key)) || (sep !== undefined && !b64.test(sep))) throw new UsageError('--hash-key and --salt-separator are base64');
+  const int = (v: string | undefined, name: string, max: number) => {
+    if (v === undefined) return 0;
+    if (!/^\d{1,2}$/.test(v) || Number(v) < 1 || Number(v) > max) throw new UsageError(`--${name} must be a number from 1 to ${max}`);
+    return Number(v);
+  };
+  const hashConfig =
+    key === undefined ? undefined : { signerKey: key, saltSeparator: sep ?? '', rounds: int(rounds, 'rounds', 64), memCost: int(memCost, 'mem-cost', 20) };
+  let data: Buffer;
+  try {
+    data = fs.readFileSync(file);
+  } catch (err) {
+    throw new RuntimeError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const tty = process.stderr.isTTY === true && !values.json;
+  const job = await withContext(async (ctx) => {
+    const tenant = await ctx.tenants.find(which);
+    if (!tenant) throw new UsageError(`--tenant: no tenant ${which} (see keyhall tenant list)`);
+    return ctx.management.transfers.importNow(
+      tenant.id,
+      { type: 'system', id: null },
+      data,
+      { format: format as ImportFormat, source, dryRun: values['dry-run'] === true, allowLegacySha: values['allow-legacy-sha'] === true, hashConfig },
+      tty ? (done, total) => process.stderr.write(`\rImporting: ${done}/${total} rows (${Math.floor((done / Math.max(total, 1)) * 100)}%)`) : undefined,
+    );
+  });
+  if (tty) process.stderr.write('\n');
+  const out = { import_id: job.id, status: job.status, dry_run: job.dryRun, counts: job.counts, error: job.error, rejected: job.report };
+  if (values.json) io.out(JSON.stringify(out));
+  else {
+    const c = job.counts;
+    io.out(
+      `${job.dryRun ? 'Dry run (nothing written): ' : ''}import ${job.id} ${job.status}: ${c.rows ?? 0} rows, ${c.created ?? 0} created, ${c.updated ?? 0} updated, ${c.rejected ?? 0} rejected, ${c.skipped ?? 0} skipped; ${c.organizations_created ?? 0} organizations created, ${c.memberships ?? 0} memberships.`,
+    );
+    if (job.error) io.err(`keyhall: the import failed: ${job.error}`);
+    for (const r of job.report.slice(0, 50))
+      io.out(`  row ${r.row}${r.external_id ? ` (${r.external_id})` : ''}: ${r.reason}${r.detail ? ` - ${r.detail}` : ''}`);
+    if (job.report.length > 50) io.out(`  … ${(job.counts.rejected ?? 0) - 50} more (--json lists them all)`);
+  }
+  if (job.status === 'failed') throw new RuntimeError(`import ${job.id} failed`);
+}
+
+async function exportCommand(args: string[], io: Io): Promise<void> {
+  const { values } = parse(args, { tenant: { type: 'string' }, 'include-secrets': { type: 'boolean' }, out: { type: 'string' } });
+  const which = flag(values, 'tenant');
+  if (!which) throw new UsageError('export needs --tenant <id|host>');
+  const outFile = flag(values, 'out');
+  const text = await withContext(async (ctx) => {
+    const tenant = await ctx.tenants.find(which);
+    if (!tenant) throw new UsageError(`--tenant: no tenant ${which} (see keyhall tenant list)`);
+    return ctx.management.transfers.exportNow(tenant.id, { type: 'system', id: null }, values['include-secrets'] === true);
+  });
+  if (outFile === undefined) {
+    process.stdout.write(text);
+    return;
+  }
+  // Password hashes may be in it: readable by its owner only.
+  fs.writeFileSync(outFile, text, { mode: 0o600 });
+  io.err(`Wrote ${text.split('\n').length - 1} lines to ${outFile}.`);
+}
+
 async function migrateCommand(io: Io): Promise<void> {
   const config = loadConfig();
   const db = openDatabase(config);
@@ -391,6 +497,12 @@ export async function runCli(argv: string[], io: Io = defaultIo): Promise<number
         return 0;
       case 'admin':
         await adminCommand(args, io);
+        return 0;
+      case 'import':
+        await importCommand(args, io);
+        return 0;
+      case 'export':
+        await exportCommand(args, io);
         return 0;
       case 'help':
       case '--help':

@@ -22,6 +22,14 @@ export const EVENT_TYPES = {
   'email.sent': { webhook: false, description: 'an email was handed to the SMTP server or the dev mailbox (template, Message-ID; never the body)' },
   'email.failed': { webhook: false, description: 'an email could not be sent: refused by the SMTP server (5xx) or attempts used up' },
   'email_settings.updated': { webhook: false, description: "the tenant's email sender (from, reply-to) changed" },
+  'user.password_rehashed': {
+    webhook: false,
+    description: "a user's imported password hash (bcrypt, scrypt, PBKDF2…) was replaced by argon2id at their sign-in (the format, never a hash)",
+  },
+  // Imports and exports (docs/import-export.md); tenant-wide.
+  'import.completed': { webhook: false, description: 'a user import finished (its counts; the rejected rows are in its report)' },
+  'import.failed': { webhook: false, description: 'a user import stopped (unreadable file, or interrupted by a restart)' },
+  'export.completed': { webhook: false, description: "a tenant export was written (with include_secrets: users' password hashes included)" },
   // Tenant-wide (organization_id null): the console's administrators (docs/console.md).
   'tenant_admin.granted': {
     webhook: false,

@@ -15,6 +15,7 @@ import { resourceServersFeature } from './resource-servers/routes.js';
 import { rolesFeature } from './roles/routes.js';
 import { socialFeature } from './social/routes.js';
 import { ssoFeature } from './sso/routes.js';
+import { transfersFeature } from './transfers/routes.js';
 import { usersFeature } from './users/routes.js';
 import { webauthnPolicyFeature } from './webauthn-policy/routes.js';
 import { webhooksFeature } from './webhooks/routes.js';
@@ -44,4 +45,5 @@ export const MANAGEMENT_FEATURES: readonly ManagementFeature[] = [
   brandingFeature,
   socialFeature,
   emailFeature,
+  transfersFeature,
 ];

@@ -42,6 +42,8 @@ export const PERMISSIONS = [
   'roles:write',
   'social:read',
   'social:write',
+  'imports:write',
+  'exports:read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -15,7 +15,7 @@ import type { Db, Executor } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
 import type { UserRecord } from '../storage/repos/users.js';
 import { normalizeEmail } from '../users/emails.js';
-import { hashPassword, upgradeHash, verifyPassword } from '../users/passwords.js';
+import { hashPassword, rehashFor, upgradeHash, verifyPassword } from '../users/passwords.js';
 import { type Brand, brandOf, DEFAULT_BRAND } from './brand.js';
 import { randomBytes } from 'node:crypto';
 
@@ -124,9 +124,24 @@ export class SigninService {
       });
       return { kind: 'invalid' };
     }
-    await upgradeHash(repos(this.db.kysely, this.db.dialect).users, user, password.slice(0, 1024));
+    await this.#rehash(tenantId, user, password.slice(0, 1024));
     const pending = secondFactor ? await secondFactor(user) : false;
     return this.#startSession(tenantId, user, meta, now, previousToken, { amr: ['pwd'], pending, accountKey: account.hash, ipKey: ip.hash });
+  }
+
+  /**
+   * Replaces an outdated or imported hash with today's argon2id; an imported one (another format
+   * than argon2id) is replaced with the audit event `user.password_rehashed` in the same
+   * transaction (the format, never a hash).
+   */
+  async #rehash(tenantId: string, user: UserRecord, password: string): Promise<void> {
+    const rehash = await rehashFor(user, password);
+    if (!rehash) return;
+    await this.events.transaction(this.db.kysely, async (trx) => {
+      const replaced = await upgradeHash(repos(trx, this.db.dialect).users, user, rehash);
+      if (replaced && rehash.from !== 'argon2id')
+        await this.#record(trx, tenantId, 'user.password_rehashed', userActor(user.id), { user_id: user.id, from: rehash.from, to: 'argon2id' });
+    });
   }
 
   /** A passkey sign-in (verified by MfaService): a new session with the passkey's methods. */

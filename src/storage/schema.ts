@@ -17,6 +17,7 @@ import type { DeviceTables } from './tables/device.js';
 import type { RoleTables } from './tables/roles.js';
 import type { SocialTables } from './tables/social.js';
 import type { EmailTables } from './tables/email.js';
+import type { TransferTables } from './tables/transfers.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
@@ -43,4 +44,5 @@ export interface Database
     DeviceTables,
     RoleTables,
     SocialTables,
-    EmailTables {}
+    EmailTables,
+    TransferTables {}

@@ -40,6 +40,7 @@ import { SsoIdentityRepo } from './sso-identities.js';
 import { SsoSamlRepo } from './sso-saml.js';
 import { SocialConnectionRepo, SocialIdentityRepo, SocialSettingsRepo } from './social.js';
 import { TenantRepo } from './tenants.js';
+import { ImportExternalIdRepo, TransferJobRepo } from './transfers.js';
 import { UserRepo } from './users.js';
 import { McpSettingsRepo } from './mcp-settings.js';
 import { PageTextsRepo } from './page-texts.js';
@@ -98,6 +99,8 @@ const makers = {
   emailTokens: (db) => new EmailTokenRepo(db),
   emailDevMailbox: (db) => new EmailDevMailboxRepo(db),
   emailSettings: (db) => new EmailSettingsRepo(db),
+  transferJobs: (db) => new TransferJobRepo(db),
+  importExternalIds: (db) => new ImportExternalIdRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
