@@ -129,13 +129,18 @@ export const query = (params: Record<string, string | number | undefined>) => {
   return s ? `?${s}` : '';
 };
 
+/**
+ * The two roles every tenant starts with (docs/authorization.md). Members may hold any role of
+ * /v1/roles now; the console's pickers offer these two until it has a roles screen.
+ */
+export const MEMBER_ROLES = ['admin', 'member'] as const;
+
 /** Values the /v1 document enumerates, offered by the console's pickers (the server's own lists, never a copy). */
 export {
   pathsV1ConnectProvidersPostRequestBodyContentApplicationJsonPresetValues as CONNECT_PRESETS,
   pathsV1ConnectProvidersPostRequestBodyContentApplicationJsonTypeValues as CONNECT_PROVIDER_TYPES,
   pathsV1ConnectProvidersPostRequestBodyContentApplicationJsonToken_endpoint_auth_methodValues as CONNECT_AUTH_METHODS,
   pathsV1OrganizationsOrgIdConnectAccountsGetParametersQueryStatusValues as CONNECTED_ACCOUNT_STATUSES,
-  pathsV1OrganizationsOrgIdMembersPostRequestBodyContentApplicationJsonRoleValues as MEMBER_ROLES,
   pathsV1EventsGetParametersQueryActor_typeValues as ACTOR_TYPES,
   pathsV1ClientsPostRequestBodyContentApplicationJsonGrant_typesValues as GRANT_TYPES,
   pathsV1ClientsPostRequestBodyContentApplicationJsonToken_endpoint_auth_methodValues as CLIENT_AUTH_METHODS,
