@@ -63,7 +63,9 @@ describe('examples/, installed with the packed SDK, against keyhall serve', () =
       const user = await api.post('/v1/users', { body: { email: 'grace@example.com' } });
       await api.post('/v1/organizations/{orgId}/members', { path: { orgId: org.id }, body: { user_id: user.id } });
       await receiver.waitFor(
-        new RegExp(`verified member\\.added evt_\\w+ \\(whd_\\w+\\): \\{"organization_id":"${org.id}","user_id":"${user.id}","role":"member"\\}`),
+        new RegExp(
+          `verified member\\.added evt_\\w+ \\(whd_\\w+\\): \\{"organization_id":"${org.id}","user_id":"${user.id}","role":"member","roles":\\["member"\\]\\}`,
+        ),
       );
 
       // A retry of the ping delivery (same webhook-id, fresh timestamp) is acknowledged and ignored.

@@ -60,7 +60,9 @@ describe('guide: receive webhooks locally', () => {
 
     env.USER_ID = (await guide.json('create-user', env)).id;
     assert.equal((await guide.json('add-member', env)).user_id, env.USER_ID);
-    await receiver.waitFor(new RegExp(`verified member\\.added evt_\\w+: \\{"organization_id":"${env.ORG_ID}","user_id":"${env.USER_ID}","role":"member"\\}`));
+    await receiver.waitFor(
+      new RegExp(`verified member\\.added evt_\\w+: \\{"organization_id":"${env.ORG_ID}","user_id":"${env.USER_ID}","role":"member","roles":\\["member"\\]\\}`),
+    );
     assert.doesNotMatch(receiver.output(), /refused/);
 
     // The receiver prints before Keyhall records its answer: read the log until both are in.

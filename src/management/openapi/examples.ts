@@ -87,7 +87,7 @@ export const EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   'POST /v1/users': { request: { email: 'ada@acme.test', name: 'Ada Lovelace', password: 'correct horse battery staple' }, response: user },
   'POST /v1/organizations/{orgId}/members': {
     request: { user_id: USER, role: 'admin' },
-    response: { organization_id: ORG, user_id: USER, role: 'admin', created_at: AT, updated_at: AT },
+    response: { organization_id: ORG, user_id: USER, role: 'admin', roles: ['admin'], created_at: AT, updated_at: AT },
   },
   'POST /v1/organizations/{orgId}/api_keys': {
     request: { name: 'billing sync', scopes: ['members:read', 'members:write'] },
