@@ -333,7 +333,13 @@ export class EmailService {
       await r.refreshTokens.revokeForSubject(tenantId, userId, now);
       const actor: Actor = { type: 'user', id: userId };
       for (const id of sessions)
-        await this.deps.events.record(trx, { tenantId, type: 'session.revoked', organizationId: null, actor, data: { user_id: userId, session_id: id } });
+        await this.deps.events.record(trx, {
+          tenantId,
+          type: 'session.revoked',
+          organizationId: null,
+          actor,
+          data: { user_id: userId, session_id: id, reason: 'password_change' },
+        });
       await this.deps.events.record(trx, {
         tenantId,
         type: 'user.password_reset',

@@ -203,6 +203,10 @@ describe('email: outbox over SMTP, verification, password reset', () => {
     const reset = (await eventsOf('user.password_reset')).find((e) => e.data.user_id === id);
     assert.ok(reset);
     assert.equal(reset.data.sessions_revoked, 1);
+    // Each ended session is recorded with its reason, which back-channel logout follows (docs/signin.md).
+    const ended = (await eventsOf('session.revoked')).filter((e) => e.data.user_id === id);
+    assert.equal(ended.length, 1);
+    assert.equal(ended[0]!.data.reason, 'password_change');
     const presented = await repos(ctx.db.kysely, ctx.db.dialect).refreshTokens.find(s.tenant.tenant.id, sha256Hex('rt_email_test'));
     assert.ok(presented?.family.revokedAt, 'the refresh token family is revoked');
     const old = await browser().get('/login');
