@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
+import { verifyAccessToken } from '../../packages/sdk/src/index.js';
 import { type Api, expectError, v1 } from '../helpers/v1.js';
 import { basic } from '../oauth/helpers.js';
 import { type Browser, callbackParams, REDIRECT, type SigninTestServer, signIn, startSigninServer } from '../signin/helpers.js';
@@ -98,6 +99,15 @@ describe('organization-scoped sign-in and tokens', () => {
     assert.deepEqual(at2.permissions, []);
     assert.equal(await apiAccepts(t2.json().access_token, orgA, 'write:docs'), false);
     assert.equal(await apiAccepts(t2.json().access_token, orgB, 'write:docs'), false);
+
+    // @keyhall/sdk's verifier checks an organization token's permissions, not the scope asked for.
+    const verify = (token: string, permission: string, organization?: string) =>
+      verifyAccessToken(token, { issuer: s.issuer, audience: DOCS, requiredPermissions: [permission], ...(organization ? { organization } : {}) });
+    assert.deepEqual((await verify(t.json().access_token, 'write:docs', orgA)).permissions?.sort(), ['read:docs', 'write:docs']);
+    await assert.rejects(verify(t.json().access_token, 'admin:docs'), { error: 'insufficient_scope', status: 403 });
+    assert.match(String(t2.json().scope), /\bwrite:docs\b/, 'asked for, and in the scope');
+    await assert.rejects(verify(t2.json().access_token, 'write:docs'), { error: 'insufficient_scope', status: 403 });
+    await assert.rejects(verify(t.json().access_token, 'read:docs', orgB), { error: 'insufficient_scope', status: 403 });
 
     // Without organization=: no organization claims.
     const plain = await redeem(callbackParams(await authorize(s.browser(), alice.email, {})).get('code')!);

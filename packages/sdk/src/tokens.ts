@@ -28,8 +28,14 @@ export interface VerifyAccessTokenOptions {
   issuer: string;
   /** This API's resource identifier: the token's `aud` must contain it. */
   audience: string;
-  /** Scope values the token must all carry (403 `insufficient_scope` otherwise). */
+  /**
+   * Permissions the token must all carry (403 `insufficient_scope` otherwise): its `permissions`
+   * when it has them (a token from an organization sign-in: what the user's roles there give for
+   * this API, within the scopes asked for), otherwise its `scope` values.
+   */
   requiredPermissions?: readonly string[];
+  /** The organization the token must be for (`org_id`; 403 `insufficient_scope` otherwise). */
+  organization?: string;
   /** Accepted signature algorithms: pin the one your resource server uses (default both). */
   algorithms?: readonly AccessTokenAlgorithm[];
   /** The JWKS URL (default: `jwks_uri` of the issuer's discovery document). */
@@ -51,6 +57,10 @@ export interface AccessTokenClaims extends JWTPayload {
   client_id?: string;
   scope?: string;
   cnf?: { jkt?: string };
+  /** An organization sign-in's organization, the user's roles there, and their permissions for this API (docs/authorization.md). */
+  org_id?: string;
+  org_roles?: string[];
+  permissions?: string[];
 }
 
 /** Why a request's token is not accepted: the status, the RFC 6750 error and the challenge to send. */
@@ -175,7 +185,10 @@ export async function verifyAccessToken(token: string, options: VerifyAccessToke
   } else if (scheme === 'DPoP') {
     throw new AccessTokenError('invalid_token', 'token is not DPoP-bound', challenge('DPoP', 'invalid_token'));
   }
-  const granted = new Set((claims.scope ?? '').split(' ').filter(Boolean));
+  if (options.organization !== undefined && claims.org_id !== options.organization) {
+    throw new AccessTokenError('insufficient_scope', 'the token is not for this organization', challenge(scheme, 'insufficient_scope'));
+  }
+  const granted = new Set(Array.isArray(claims.permissions) ? claims.permissions : (claims.scope ?? '').split(' ').filter(Boolean));
   const missing = (options.requiredPermissions ?? []).filter((p) => !granted.has(p));
   if (missing.length > 0) {
     throw new AccessTokenError('insufficient_scope', `missing ${missing.join(' ')}`, challenge(scheme, 'insufficient_scope', ` scope="${missing.join(' ')}"`));
