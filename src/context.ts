@@ -346,7 +346,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream, signin, mfa });
     const ssoLinks = new SsoLinkService({ db, clock, events });
-    const social = new SocialSigninService({ db, clock, events, envelope, upstream, signin, mfa });
+    const social = new SocialSigninService({ db, clock, events, envelope, upstream, signin, mfa, cacheTtlMs: config.cacheTtlMs });
 
     const deps: ManagementDeps = { db, clock, events };
     const emailSender = new EmailSender({
@@ -441,7 +441,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream }),
-      social: new SocialConnectionService({ ...deps, envelope, upstream }),
+      social: new SocialConnectionService({ ...deps, envelope, upstream, onChanged: (tenantId) => social.invalidateButtons(tenantId) }),
       credentials,
       mcp: new McpRegistrationService({
         db,

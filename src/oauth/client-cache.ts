@@ -81,7 +81,7 @@ export class CachedClientSettings {
       completeFlow: (tenantId, flowHash, parHash, codeHash, code, now) => store.completeFlow(tenantId, flowHash, parHash, codeHash, code, now),
       redeemCode: (tenantId, codeHash, clientId, now) => store.redeemCode(tenantId, codeHash, clientId, now),
       recordIssued: (tenantId, codeHash, issued) => store.recordIssued(tenantId, codeHash, issued),
-      recordSessionClient: (tenantId, sessionId, clientId, family, now) => store.recordSessionClient(tenantId, sessionId, clientId, family, now),
+      recordSessionClient: (tenantId, sessionId, clientId, now) => store.recordSessionClient(tenantId, sessionId, clientId, now),
       consent: (tenantId, userId, clientId) => store.consent(tenantId, userId, clientId),
     };
   }

@@ -96,6 +96,8 @@ export interface RefreshFamily {
   revokedAt: number | null;
   /** The organization the grant signed in to (`organization=` at /authorize); null or absent: none. */
   organizationId?: string | null;
+  /** The hosted-login session whose sign-in started the family (back-channel logout ends it with the session); null or absent: none. */
+  sessionId?: string | null;
 }
 
 export interface PresentedRefreshToken {

@@ -274,9 +274,8 @@ export class SigninService {
   async profile(tenantId: string, userId: string): Promise<UserInfoSource | undefined> {
     const found = await repos(this.db.kysely, this.db.dialect).users.findWithMemberships(tenantId, userId);
     if (!found) return undefined;
-    const { user, memberships } = found;
     // Keyhall's own profile first; the latest social sign-in's name and picture fill what it lacks.
-    const upstream = await repos(this.db.kysely, this.db.dialect).socialIdentities.latestProfile(tenantId, user.id);
+    const { user, memberships, upstream } = found;
     return {
       id: user.id,
       email: user.email,

@@ -7,6 +7,8 @@
  * through an address the upstream did not verify — and the session, in one transaction with
  * their events. Framework-free.
  */
+import { performance } from 'node:perf_hooks';
+import { Lru } from '../kernel/lru.js';
 import type { Actor, EventType } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
@@ -62,6 +64,8 @@ export interface SocialSigninDeps {
   upstream: UpstreamClient;
   signin: Pick<SigninService, 'openSession'>;
   mfa: Pick<MfaService, 'secondFactorNeeded'>;
+  /** How long this instance keeps a tenant's login buttons (KEYHALL_CACHE_TTL_MS); 0: no cache. */
+  cacheTtlMs?: number;
 }
 
 /** What the upstream said about the person. */
@@ -155,7 +159,15 @@ export function primaryEmail(list: unknown): { email: string; verified: boolean 
 class ConcurrentFirstLogin extends Error {}
 
 export class SocialSigninService {
+  /** Each tenant's login buttons, per instance (a hosted login page would otherwise read the connections every time). */
+  readonly #buttons = new Lru<string, { at: number; buttons: Promise<SocialButton[]> }>(10_000);
+
   constructor(private readonly deps: SocialSigninDeps) {}
+
+  /** A change on this instance is seen at once; one made on another within the cache's TTL. */
+  invalidateButtons(tenantId: string): void {
+    this.#buttons.delete(tenantId);
+  }
 
   #repos(executor: Executor = this.deps.db.kysely) {
     return repos(executor, this.deps.db.dialect);
@@ -166,10 +178,22 @@ export class SocialSigninService {
   }
 
   /** The login page's buttons: every connection enabled for sign-in or sign-up, in display order. */
-  async buttons(tenantId: string): Promise<SocialButton[]> {
-    return (await this.#repos().socialConnections.list(tenantId, MAX_SOCIAL_CONNECTIONS))
-      .filter((c) => c.signIn || c.signUp)
-      .map((c) => ({ id: c.id, name: c.name }));
+  buttons(tenantId: string): Promise<SocialButton[]> {
+    const ttl = this.deps.cacheTtlMs ?? 0;
+    const now = performance.now();
+    const hit = this.#buttons.get(tenantId);
+    if (hit && now - hit.at < ttl) return hit.buttons;
+    const buttons = this.#repos()
+      .socialConnections.list(tenantId, MAX_SOCIAL_CONNECTIONS)
+      .then((list) => list.filter((c) => c.signIn || c.signUp).map((c) => ({ id: c.id, name: c.name })));
+    if (ttl > 0) {
+      const entry = { at: now, buttons };
+      this.#buttons.set(tenantId, entry);
+      buttons.catch(() => {
+        if (this.#buttons.get(tenantId) === entry) this.#buttons.delete(tenantId);
+      });
+    }
+    return buttons;
   }
 
   /** The connection an /authorize `connection` hint names, when it is one of this tenant's enabled social connections. */

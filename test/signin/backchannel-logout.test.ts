@@ -259,7 +259,7 @@ describe('back-channel logout', () => {
     const sid = sidOf(t.id_token);
     assert.ok(t.refresh_token, 'offline_access gives a refresh token');
     // A refresh-token family without offline_access, started in the same session (bound to it
-    // the way the code grant binds its families: recordSessionClient).
+    // the way the code grant starts its families: with the session's id).
     const ctx = s.server.ctx;
     const r = repos(ctx.db.kysely, ctx.db.dialect);
     const bound = 'rt_session_bound_token_for_the_test_0123456789';
@@ -278,11 +278,11 @@ describe('back-channel logout', () => {
         createdAt: clock.now(),
         expiresAt: clock.now() + 3600_000,
         revokedAt: null,
+        sessionId: sid,
       },
       sha256Hex(bound),
       clock.now() + 3600_000,
     );
-    await r.signinStore.recordSessionClient(s.tenant.tenant.id, sid, rp.client_id, familyId, clock.now());
     const refresh = (token: string) =>
       s.post('/token', { grant_type: 'refresh_token', refresh_token: token }, { authorization: basic(rp.client_id, rp.client_secret) });
     assert.equal((await refresh(bound)).status, 200, 'usable while the session lives');

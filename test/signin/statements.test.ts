@@ -15,7 +15,15 @@ describe('SQL statements per exchange of a code-flow login', () => {
   let statements: string[] = [];
   before(async () => {
     // The webhook outbox's poll runs on a timer, not for a request: left out.
-    s = await startSigninServer({ onStatement: (sql) => (/"webhook_deliveries"/.test(sql) ? undefined : statements.push(sql)) });
+    // Left out: the outboxes' timer polls (webhooks, back-channel logout, email) and the
+    // housekeeping sweeps of expired rows, which run now and then beside any request.
+    const background = /"(webhook_deliveries|logout_deliveries|email_outbox)"|^delete from /i;
+    // Caches kept for the whole test (KEYHALL_CACHE_TTL_MS): a warm exchange is measured, not one that
+    // happens to cross the default 5-second TTL on a busy machine and reload a tenant or a client.
+    s = await startSigninServer({
+      config: { cacheTtlMs: 60_000 },
+      onStatement: (sql) => (background.test(sql) ? undefined : statements.push(sql)),
+    });
     web = await s.webClient({ scope: 'openid profile email offline_access' });
     await s.createUser('statements@example.com');
   });
@@ -95,8 +103,9 @@ describe('SQL statements per exchange of a code-flow login', () => {
     );
     // The budgets of docs/performance.md ("Code flow"), begin and commit included.
     // PostgreSQL: one more at the login (the events' advisory lock), the refresh family in one statement at /token.
+    // /token: one for back-channel logout, the client recorded with the session (docs/performance.md).
     const pg = s.server.ctx.db.dialect === 'postgres';
-    const budget: Record<string, number> = { par: 1, authorize: 3, page: 3, login: pg ? 23 : 22, token: pg ? 5 : 8 };
+    const budget: Record<string, number> = { par: 1, authorize: 3, page: 3, login: pg ? 23 : 22, token: pg ? 6 : 9 };
     for (const [exchange, max] of Object.entries(budget))
       assert.ok(counts[exchange]! <= max, `${exchange}: ${counts[exchange]} statements > ${max}\n${show()}`);
   });

@@ -84,7 +84,7 @@ describe('storage contract: cursor paging and tenant filtering', () => {
   it("members: another tenant's id finds, lists, changes and removes nothing", async () => {
     const o = await organization(s.r, a);
     const u = await user(s.r, a);
-    const m = { tenantId: a, organizationId: o.id, userId: u.id, role: 'member', createdAt: 1, updatedAt: 1 };
+    const m = { tenantId: a, organizationId: o.id, userId: u.id, role: 'member', roles: ['member'], createdAt: 1, updatedAt: 1 };
     await s.r.members.insert(m);
     assert.equal(await s.r.members.find(b, o.id, u.id), undefined);
     assert.deepEqual(await s.r.members.list(b, o.id, undefined, 100), []);
@@ -148,6 +148,9 @@ describe('storage contract: cursor paging and tenant filtering', () => {
       revokedAt: null,
       amr: ['pwd'],
       mfaPending: false,
+      // The organization it last signed in to (issue 31) and the social connection of its first factor (issue 30).
+      organizationId: null,
+      idp: undefined,
     };
     const token = uid('tok');
     await s.r.sessions.insert(ses, token);

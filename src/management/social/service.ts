@@ -21,6 +21,8 @@ import { iso, type ManagementDeps, reposOf } from '../common.js';
 export interface SocialDeps extends ManagementDeps {
   envelope: Envelope;
   upstream: UpstreamClient;
+  /** After a connection is created, changed or deleted (committed): the login buttons' cache of this instance forgets the tenant. */
+  onChanged?: (tenantId: string) => void;
 }
 
 export interface OAuth2Input {
@@ -236,6 +238,7 @@ export class SocialConnectionService {
         data: { connection_id: id, kind: c.kind, preset: c.preset, issuer: c.config.issuer, sign_in: c.signIn, sign_up: c.signUp },
       });
     });
+    this.deps.onChanged?.(tenantId);
     return c;
   }
 
@@ -261,12 +264,14 @@ export class SocialConnectionService {
     if (input.sign_up !== undefined) patch.signUp = input.sign_up;
     if (input.display_order !== undefined) patch.displayOrder = input.display_order;
     const fields = Object.keys(input).sort();
-    return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+    const updated = await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const updated = await reposOf(this.deps, trx).socialConnections.update(tenantId, id, patch, this.deps.clock.now());
       if (!updated) throw errors.notFound('social connection not found');
       await this.deps.events.record(trx, { tenantId, type: 'social_connection.updated', organizationId: null, actor, data: { connection_id: id, fields } });
       return updated;
     });
+    this.deps.onChanged?.(tenantId);
+    return updated;
   }
 
   async delete(tenantId: string, actor: Actor, id: string): Promise<void> {
@@ -274,6 +279,7 @@ export class SocialConnectionService {
       if (!(await reposOf(this.deps, trx).socialConnections.delete(tenantId, id))) throw errors.notFound('social connection not found');
       await this.deps.events.record(trx, { tenantId, type: 'social_connection.deleted', organizationId: null, actor, data: { connection_id: id } });
     });
+    this.deps.onChanged?.(tenantId);
   }
 
   async settings(tenantId: string) {

@@ -152,7 +152,7 @@ export interface SigninStore {
    * The client received tokens in the session (it is sent a logout token when the session ends,
    * Back-Channel Logout 1.0 §2.5); a refresh-token family it started is bound to the session.
    */
-  recordSessionClient(tenantId: string, sessionId: string, clientId: string, family: string | null, now: number): Promise<void>;
+  recordSessionClient(tenantId: string, sessionId: string, clientId: string, now: number): Promise<void>;
   /** The user's remembered consent for a client (scopes and resources), or undefined when there is none. */
   consent(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined>;
 }

@@ -19,6 +19,8 @@ export interface NewGrant {
   extra?: Record<string, unknown> | null;
   /** The organization signed in to (docs/authorization.md). */
   organizationId?: string | null;
+  /** The session the person signed in with (back-channel logout revokes the family with it). */
+  sessionId?: string | null;
 }
 
 /** Starts a refresh-token family (used by the code grant and other grants that issue RTs). */
@@ -54,6 +56,7 @@ export async function startRefreshFamilyWithId(
     expiresAt,
     revokedAt: null,
     organizationId: grant.organizationId ?? null,
+    sessionId: grant.sessionId ?? null,
   };
   await deps.refreshTokens.createFamily(family, sha256Hex(token), expiresAt);
   return { token, familyId: family.id };

@@ -66,6 +66,7 @@ async function maybeRefreshToken(
       scopes: grant.scopes,
       resources: grant.resources,
       organizationId: grant.organizationId && ports.organizations ? grant.organizationId : null,
+      sessionId: grant.sessionId,
       // Public clients' refresh tokens are bound to their DPoP key (RFC 9449 §5), and FAPI 2.0 clients' too.
       jkt: ctx.client.authMethod === 'none' || isFapi2(settings.profile) ? (ctx.dpop?.jkt ?? null) : null,
     },
@@ -108,8 +109,8 @@ export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, 
   );
   const settings = await ports.clientSettings(ctx.tenant.id, ctx.client.id);
   const rt = await maybeRefreshToken(ctx, ports, grant, settings);
-  // The client is told when this session ends (Back-Channel Logout 1.0); its refresh-token family is bound to it.
-  if (grant.sessionId) await ports.recordSessionClient(ctx.tenant.id, grant.sessionId, ctx.client.id, rt?.familyId ?? null, ctx.now);
+  // The client is told when this session ends (Back-Channel Logout 1.0); its refresh-token family was started bound to it.
+  if (grant.sessionId) await ports.recordSessionClient(ctx.tenant.id, grant.sessionId, ctx.client.id, ctx.now);
   const idToken = scopes.includes('openid')
     ? await signIdToken(
         ctx.tenant,

@@ -22,6 +22,10 @@ const families = codec<RefreshFamily>()('oauth_refresh_families', {
     (v) => v,
     (v) => v ?? null,
   ),
+  sessionId: field<string | null | undefined, string | null>(
+    (v) => v,
+    (v) => v ?? null,
+  ),
 });
 
 interface TokenRecord {
@@ -65,8 +69,8 @@ export class OAuthRefreshTokenRepo implements RefreshTokenStore {
       const row = families.toRow({ ...f, revokedAt: null });
       await sql`
         with family as (
-          insert into oauth_refresh_families (id, tenant_id, client_id, sub, scope, resources, jkt, extra, generation, created_at, expires_at, revoked_at)
-          values (${row.id}, ${row.tenant_id}, ${row.client_id}, ${row.sub}, ${row.scope}, ${row.resources}, ${row.jkt}, ${row.extra}, ${row.generation}, ${row.created_at}, ${row.expires_at}, null)
+          insert into oauth_refresh_families (id, tenant_id, client_id, sub, scope, resources, jkt, extra, generation, created_at, expires_at, revoked_at, organization_id, session_id)
+          values (${row.id}, ${row.tenant_id}, ${row.client_id}, ${row.sub}, ${row.scope}, ${row.resources}, ${row.jkt}, ${row.extra}, ${row.generation}, ${row.created_at}, ${row.expires_at}, null, ${row.organization_id}, ${row.session_id})
           returning id
         )
         insert into oauth_refresh_tokens (token_hash, tenant_id, family_id, generation, created_at, expires_at)

@@ -190,7 +190,7 @@ export class SigninStoreRepo implements SigninStore {
       .execute();
   }
 
-  async recordSessionClient(tenantId: string, sessionId: string, clientId: string, family: string | null, now: number): Promise<void> {
+  async recordSessionClient(tenantId: string, sessionId: string, clientId: string, now: number): Promise<void> {
     // INSERT … SELECT: nothing when the session row is gone (swept meanwhile).
     await this.db
       .insertInto('signin_session_clients')
@@ -203,13 +203,6 @@ export class SigninStoreRepo implements SigninStore {
       )
       .onConflict((oc) => oc.columns(['session_id', 'client_id']).doNothing())
       .execute();
-    if (family !== null) {
-      await this.db
-        .updateTable('oauth_refresh_families')
-        .set({ session_id: sessionId })
-        .where((eb) => eb.and({ tenant_id: tenantId, id: family }))
-        .execute();
-    }
   }
 
   consent(tenantId: string, userId: string, clientId: string): Promise<{ scopes: string[]; resources: string[] } | undefined> {

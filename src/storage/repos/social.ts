@@ -186,19 +186,6 @@ export class SocialIdentityRepo {
     return rows.map(identities.toRecord);
   }
 
-  /** The name and picture of the user's most recent social sign-in (profile claims Keyhall lacks). */
-  async latestProfile(tenantId: string, userId: string): Promise<{ name: string | null; picture: string | null } | undefined> {
-    const row = await this.db
-      .selectFrom('social_identities')
-      .select(['name', 'picture'])
-      .where((eb) => eb.and({ tenant_id: tenantId, user_id: userId }))
-      .orderBy('last_login_at', 'desc')
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst();
-    return row;
-  }
-
   async delete(tenantId: string, userId: string, id: string): Promise<SocialIdentityRecord | undefined> {
     const found = await this.db
       .selectFrom('social_identities')

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import type { ActorType } from '../../events/catalogue.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
@@ -80,12 +80,27 @@ export class UserRepo {
   async findWithMemberships(
     tenantId: string,
     id: string,
-  ): Promise<{ user: UserRecord; memberships: Array<{ organizationId: string; role: string }> } | undefined> {
+  ): Promise<
+    { user: UserRecord; memberships: Array<{ organizationId: string; role: string }>; upstream: { name: string | null; picture: string | null } } | undefined
+  > {
+    // The latest social sign-in's name and picture (docs/social.md) in the same statement.
+    const latestSocial = (column: 'name' | 'picture') => (eb: ExpressionBuilder<Database, 'users'>) =>
+      eb
+        .selectFrom('social_identities')
+        .select(`social_identities.${column}`)
+        .whereRef('social_identities.tenant_id', '=', 'users.tenant_id')
+        .whereRef('social_identities.user_id', '=', 'users.id')
+        .orderBy('social_identities.last_login_at', 'desc')
+        .orderBy('social_identities.id')
+        .limit(1)
+        .as(`upstream_${column}`);
     const rows = await this.db
       .selectFrom('users')
       .leftJoin('members', (join) => join.onRef('members.tenant_id', '=', 'users.tenant_id').onRef('members.user_id', '=', 'users.id'))
       .selectAll('users')
       .select(['members.organization_id as member_organization_id', 'members.role as member_role'])
+      .select(latestSocial('name'))
+      .select(latestSocial('picture'))
       .where('users.tenant_id', '=', tenantId)
       .where('users.id', '=', id)
       .execute();
@@ -94,7 +109,7 @@ export class UserRepo {
     const memberships = rows.flatMap((r) =>
       r.member_organization_id !== null && r.member_role !== null ? [{ organizationId: r.member_organization_id, role: r.member_role }] : [],
     );
-    return { user: stored.toRecord(first), memberships };
+    return { user: stored.toRecord(first), memberships, upstream: { name: first.upstream_name ?? null, picture: first.upstream_picture ?? null } };
   }
 
   /**
