@@ -83,7 +83,7 @@ describe('webhook endpoints and signed delivery', () => {
     assert.equal(body.type, 'member.added');
     assert.equal(body.organization_id, org);
     assert.equal(body.created, Math.floor(clock.now() / 1000));
-    assert.deepEqual(body.data, { organization_id: org, user_id: user, role: 'member' });
+    assert.deepEqual(body.data, { organization_id: org, user_id: user, role: 'member', roles: ['member'] });
     assert.throws(() => stripe.webhooks.constructEvent(got.body, String(got.headers['webhook-signature']), 'whsec_wrong', 300, undefined, clock.now()));
     assert.throws(() => stripe.webhooks.constructEvent(`${got.body} `, String(got.headers['webhook-signature']), hook.secret, 300, undefined, clock.now()));
     const log = (await api('GET', `/organizations/${org}/webhooks/${hook.endpoint_id}/deliveries`)).json().data;
