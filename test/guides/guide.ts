@@ -154,7 +154,10 @@ export interface Keyhall {
   apiKey: string;
   /** Stops the server and starts it again on the same port and database with extra settings. */
   restart: (env: Record<string, string>) => Promise<void>;
-  close: () => Promise<void>;
+  /** What the running server printed. */
+  output: () => string;
+  /** Stops it (SIGTERM) and removes its data; the exit code (0: a clean shutdown). */
+  close: () => Promise<number | null>;
 }
 
 /** Starts it; `settings` are environment variables of the first start (`KEYHALL_EGRESS_ALLOW`). */
@@ -162,7 +165,7 @@ export async function startKeyhall(settings: Record<string, string> = {}): Promi
   const { env, cleanup } = await freshInstallation({ KEYHALL_LOG_LEVEL: 'warn' });
   const launch = (args: string[], extra: Record<string, string>) => {
     const child = spawnServer(args, { ...env, ...extra });
-    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -174,7 +177,7 @@ export async function startKeyhall(settings: Record<string, string> = {}): Promi
   const apiKey = /API key\s+(sk_live_\S+)/.exec(server.out())![1]!;
   const stop = async () => {
     server.child.kill('SIGTERM');
-    await server.exited;
+    return server.exited;
   };
   return {
     issuer,
@@ -185,9 +188,11 @@ export async function startKeyhall(settings: Record<string, string> = {}): Promi
       server = launch(['--port', new URL(issuer).port], extra);
       await until(() => /Listening at/.test(server.out()), 'the restart');
     },
+    output: () => server.out(),
     close: async () => {
-      await stop();
+      const code = await stop();
       await cleanup();
+      return code;
     },
   };
 }
