@@ -5,43 +5,22 @@
  * /activate over HTTP (docs/device-grant.md).
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import * as client from 'openid-client';
-import { spawnServer } from '../helpers/cli.js';
-import { freshInstallation } from '../helpers/db.js';
+import { type Keyhall, startKeyhall } from '../guides/guide.js';
 import { Browser, decodeEntities, location, signIn } from '../signin/helpers.js';
 
-async function until(fn: () => boolean, ms = 90_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('device grant against `keyhall serve` (http://localhost)', () => {
-  let child: ChildProcess;
-  let exited: Promise<number | null>;
-  let out = '';
+  let k: Keyhall;
   let issuer = '';
   let platformKey = '';
-  let cleanup: () => Promise<void>;
   before(async () => {
-    const install = await freshInstallation({ KEYHALL_LOG_LEVEL: 'warn', KEYHALL_DEVICE_CODE_TTL_SECONDS: '120' });
-    cleanup = install.cleanup;
-    child = spawnServer(['--port', '0'], install.env);
-    exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    await until(() => /API key\s+sk_live_\S+/.test(out) && /Serving 1 tenant/.test(out));
-    issuer = /issuer\s+(http:\/\/localhost:\d+)/.exec(out)![1]!;
-    platformKey = /API key\s+(sk_live_\S+)/.exec(out)![1]!;
+    k = await startKeyhall({ KEYHALL_DEVICE_CODE_TTL_SECONDS: '120' });
+    ({ issuer, apiKey: platformKey } = k);
   });
   after(async () => {
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0, out);
-    await cleanup();
+    const out = k.output();
+    assert.equal(await k.close(), 0, out);
   });
 
   const api = async (path: string, body: unknown) => {

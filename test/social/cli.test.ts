@@ -1,47 +1,26 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
-import { spawnServer } from '../helpers/cli.js';
-import { freshInstallation } from '../helpers/db.js';
+import { type Keyhall, startKeyhall } from '../guides/guide.js';
 import { GithubStandIn } from './stand-ins.js';
-
-async function until(fn: () => boolean, ms = 90_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const REDIRECT = 'http://localhost:5173/callback';
 const VERIFIER = 'a-quick-start-verifier-of-enough-length-0123456789';
 
 describe('social sign-in on the quick start tenant (http://localhost:<port>, `keyhall serve` in its own process)', () => {
-  let child: ChildProcess;
-  let exited: Promise<number | null>;
-  let out = '';
+  let k: Keyhall;
   let issuer = '';
   let platformKey = '';
   let gh: GithubStandIn;
-  let cleanup: () => Promise<void>;
   before(async () => {
     gh = await GithubStandIn.start();
-    const install = await freshInstallation({ KEYHALL_LOG_LEVEL: 'warn', KEYHALL_EGRESS_ALLOW: '127.0.0.1/32' });
-    cleanup = install.cleanup;
-    child = spawnServer(['--port', '0'], install.env);
-    exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    await until(() => /API key\s+sk_live_\S+/.test(out) && /Serving 1 tenant/.test(out));
-    issuer = /issuer\s+(http:\/\/localhost:\d+)/.exec(out)![1]!;
-    platformKey = /API key\s+(sk_live_\S+)/.exec(out)![1]!;
+    k = await startKeyhall({ KEYHALL_EGRESS_ALLOW: '127.0.0.1/32' });
+    ({ issuer, apiKey: platformKey } = k);
   });
   after(async () => {
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0, out);
-    await cleanup();
+    const out = k.output();
+    assert.equal(await k.close(), 0, out);
     await gh.close();
   });
 
