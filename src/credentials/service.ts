@@ -177,6 +177,8 @@ export class CredentialService implements PreAuthorizedCodes {
   }
 
   async jwtVcIssuer(tenant: IssuerTenant) {
+    // The published keys include every default key (made at first use), as the tenant's JWKS does.
+    await this.deps.keys.jwks(tenant.id);
     const keys = await this.r().signingKeys.listForCredentials(tenant.id, this.deps.clock.now());
     return jwtVcIssuerMetadata(tenant.issuer, { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) });
   }

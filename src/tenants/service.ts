@@ -1,7 +1,7 @@
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
-import { type Keystore, type SigningAlg, TENANT_KEY_ALGS } from '../kernel/crypto/keystore.js';
+import { CREATED_KEY_ALGS, type Keystore, type SigningAlg } from '../kernel/crypto/keystore.js';
 import { newId } from '../kernel/ids.js';
 import { checkTenantAddress, normalizeHost, TenantInputError } from '../kernel/tenancy.js';
 import { newSetupToken } from '../console/service.js';
@@ -33,15 +33,15 @@ export class TenantService {
   }
 
   /**
-   * Creates a tenant with its signing keys (Ed25519 and RSA-2048), one platform-bound API key
-   * holding every permission and a console setup link for its first administrator, all in one
-   * transaction.
+   * Creates a tenant with its Ed25519 signing key (its RSA-2048 key is made at first use:
+   * Keystore.ensureDefaultKeys), one platform-bound API key holding every permission and a console
+   * setup link for its first administrator, all in one transaction.
    */
   async create(input: { host: string; issuer?: string }): Promise<CreatedTenant> {
     const { host, issuer } = checkTenantAddress(input.host, input.issuer);
     const now = this.clock.now();
     const tenant: TenantRecord = { id: newId('ten', now), host, issuer, createdAt: now };
-    const keys = await Promise.all(TENANT_KEY_ALGS.map((alg) => this.keystore.generate(tenant.id, alg)));
+    const keys = await Promise.all(CREATED_KEY_ALGS.map((alg) => this.keystore.generate(tenant.id, alg)));
     try {
       return await this.db.kysely.transaction().execute(async (trx) => {
         const r = repos(trx, this.db.dialect);

@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { SignJWT, createLocalJWKSet, jwtVerify } from 'jose';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { Envelope } from '../../src/kernel/crypto/envelope.js';
+import { Keystore } from '../../src/kernel/crypto/keystore.js';
+import { repos } from '../../src/storage/repos/index.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type Api, expectError, v1 } from '../helpers/v1.js';
@@ -28,7 +30,46 @@ describe('signing keys and rotation', () => {
 
   const jwks = async (): Promise<Jwks> => (await s.request({ path: '/.well-known/jwks.json' })).json();
 
+  it('creates a tenant with its EdDSA key only and makes its RS256 key at the first JWKS read', async () => {
+    const other = await s.createTenant('lazy-keys.test');
+    const stored = () =>
+      s.server.ctx.db.kysely.selectFrom('signing_keys').select(['alg', 'status']).where('tenant_id', '=', other.tenant.id).orderBy('alg').execute();
+    assert.deepEqual(await stored(), [{ alg: 'EdDSA', status: 'active' }]);
+    const first: Jwks = (await s.request({ path: '/.well-known/jwks.json', host: 'lazy-keys.test' })).json();
+    assert.deepEqual(first.keys.map((k) => k.alg).sort(), ['EdDSA', 'RS256']);
+    assert.deepEqual(await stored(), [
+      { alg: 'EdDSA', status: 'active' },
+      { alg: 'RS256', status: 'active' },
+    ]);
+    const again: Jwks = (await s.request({ path: '/.well-known/jwks.json', host: 'lazy-keys.test' })).json();
+    assert.deepEqual(again.keys.map((k) => k.kid).sort(), first.keys.map((k) => k.kid).sort(), 'made once');
+  });
+
+  it("instances racing to make a tenant's RS256 key store one, and all sign with it", async () => {
+    const other = await s.createTenant('lazy-race.test');
+    // Three keystores over the same database: three instances meeting the tenant's first ID token.
+    const instances = [1, 2, 3].map(
+      () => new Keystore(repos(s.server.ctx.db.kysely, s.server.ctx.db.dialect).signingKeys, s.server.ctx.envelope, clock, 60_000),
+    );
+    const keys = await Promise.all(instances.map((k) => k.activeKey(other.tenant.id, 'RS256')));
+    const active = await s.server.ctx.db.kysely
+      .selectFrom('signing_keys')
+      .select('kid')
+      .where('tenant_id', '=', other.tenant.id)
+      .where('alg', '=', 'RS256')
+      .execute();
+    assert.equal(active.length, 1, 'one RS256 key stored');
+    assert.deepEqual(
+      keys.map((k) => k.kid),
+      [active[0]!.kid, active[0]!.kid, active[0]!.kid],
+    );
+    // An ID-token signature by one instance verifies against another instance's JWKS.
+    const jwt = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'RS256', kid: keys[0]!.kid }).sign(keys[0]!.privateKey);
+    assert.equal((await jwtVerify(jwt, createLocalJWKSet(await instances[2]!.jwks(other.tenant.id)))).payload.sub, 'x');
+  });
+
   it('stores private keys encrypted under the master key', async () => {
+    await jwks(); // the RS256 key is made at the first read
     const rows = await s.server.ctx.db.kysely.selectFrom('signing_keys').selectAll().where('tenant_id', '=', s.tenant.tenant.id).execute();
     assert.equal(rows.length, 2);
     for (const row of rows) {
@@ -91,6 +132,8 @@ describe('key rotation is audited (signing_key.rotated)', () => {
   before(async () => {
     s = await startTestServer({ config: { cacheTtlMs: 100, keyOverlapSeconds: 3600 } });
     api = v1(s, s.tenant.platformApiKey);
+    // The tenant's RS256 key is made at its first use (the JWKS): these tests rotate both.
+    await s.request({ path: '/.well-known/jwks.json' });
   });
   after(() => s.close());
 

@@ -11,8 +11,19 @@ import type { Envelope } from './envelope.js';
  */
 export const SIGNING_ALGS = ['EdDSA', 'ES256', 'RS256', 'PS256'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
-/** The keys a tenant is created with; the others are added when a resource server uses them. */
+/**
+ * The keys every tenant publishes: EdDSA (access tokens) and RS256 (ID tokens). The others are
+ * added when a resource server uses them.
+ */
 export const TENANT_KEY_ALGS: readonly SigningAlg[] = ['EdDSA', 'RS256'];
+/**
+ * The keys a tenant is created with. Its RS256 key is made at its first use (the first JWKS read,
+ * ID token or credential metadata): an RSA-2048 key costs about 100 ms of CPU to make, an Ed25519
+ * key 0.1 ms, so a tenant that never signs in a person (machine clients only) never pays for one,
+ * and creating 10,000 tenants takes seconds (docs/performance.md).
+ */
+export const CREATED_KEY_ALGS: readonly SigningAlg[] = ['EdDSA'];
+const ON_FIRST_USE: readonly SigningAlg[] = TENANT_KEY_ALGS.filter((alg) => !CREATED_KEY_ALGS.includes(alg));
 export const isSigningAlg = (alg: string): alg is SigningAlg => (SIGNING_ALGS as readonly string[]).includes(alg);
 
 export interface StoredSigningKey {
@@ -30,6 +41,8 @@ export interface StoredSigningKey {
 /** The storage the keystore needs (implemented by storage/repos/signing-keys.ts). */
 export interface SigningKeyStore {
   listPublished(tenantId: string, now: number): Promise<StoredSigningKey[]>;
+  /** Stores an active key unless the tenant already holds an active key of its algorithm (atomically). */
+  insertIfNoActive(key: StoredSigningKey): Promise<void>;
 }
 
 export interface ActiveKey {
@@ -55,6 +68,8 @@ export class Keystore {
   readonly #cache: Lru<string, CacheEntry>;
   /** Imported private keys by tenant, kid and algorithm (a kid names one key pair for good). */
   readonly #imported: Lru<string, ActiveKey['privateKey']>;
+  /** Default keys being made for a tenant (one generation per tenant in this instance at a time). */
+  readonly #adding = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: SigningKeyStore,
@@ -92,8 +107,13 @@ export class Keystore {
     };
   }
 
-  /** The tenant's JWKS: public members only, active and still-overlapping retired keys. */
+  /**
+   * The tenant's JWKS: public members only, active and still-overlapping retired keys. It always
+   * holds every default key (TENANT_KEY_ALGS): one not made yet is made first, so no instance ever
+   * publishes a JWKS without a key another instance may already sign with.
+   */
   async jwks(tenantId: string): Promise<{ keys: JWK[] }> {
+    await this.ensureDefaultKeys(tenantId);
     const keys = await this.#entry(tenantId).keys;
     const now = this.clock.now();
     return {
@@ -119,6 +139,32 @@ export class Keystore {
     return SIGNING_ALGS.filter((alg) => keys.some((k) => k.alg === alg && k.status === 'active'));
   }
 
+  /**
+   * Makes the default keys the tenant does not hold yet (its RS256 key, at first use). Instances
+   * racing to make one each store theirs only if none is active (SigningKeyStore.insertIfNoActive),
+   * then all read the one that won.
+   */
+  async ensureDefaultKeys(tenantId: string): Promise<void> {
+    const keys = await this.#entry(tenantId).keys;
+    const missing = ON_FIRST_USE.filter((alg) => !keys.some((k) => k.alg === alg && k.status === 'active'));
+    if (missing.length > 0) await this.#addDefaults(tenantId, missing);
+  }
+
+  #addDefaults(tenantId: string, algs: readonly SigningAlg[]): Promise<void> {
+    let adding = this.#adding.get(tenantId);
+    if (!adding) {
+      adding = (async () => {
+        const fresh = await Promise.all(algs.map((alg) => this.generate(tenantId, alg)));
+        for (const key of fresh) await this.store.insertIfNoActive(key);
+      })().finally(() => {
+        this.#adding.delete(tenantId);
+        this.invalidate(tenantId);
+      });
+      this.#adding.set(tenantId, adding);
+    }
+    return adding;
+  }
+
   /** Drops this instance's cached keys of a tenant (after a local rotation). */
   invalidate(tenantId: string): void {
     this.#cache.delete(tenantId);
@@ -128,6 +174,11 @@ export class Keystore {
     let key = (await entry.keys).find((k) => k.alg === alg && k.status === 'active');
     // A key another instance just added (a resource server's new algorithm): look once more.
     if (!key) key = (await this.store.listPublished(tenantId, this.clock.now())).find((k) => k.alg === alg && k.status === 'active');
+    // A default key not made yet (RS256 before the tenant's first ID token): make it now.
+    if (!key && ON_FIRST_USE.includes(alg)) {
+      await this.#addDefaults(tenantId, [alg]);
+      key = (await this.store.listPublished(tenantId, this.clock.now())).find((k) => k.alg === alg && k.status === 'active');
+    }
     if (!key) throw new Error(`tenant ${tenantId} has no active ${alg} key`);
     // The key list is re-read every TTL; a key it still holds is not decrypted and imported again.
     const importedAs = `${tenantId}\u0000${key.kid}\u0000${alg}`;

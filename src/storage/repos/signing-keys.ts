@@ -71,6 +71,32 @@ export class SigningKeyRepo {
   }
 
   /**
+   * Stores a new active key unless the tenant already holds an active key of its algorithm: a
+   * default key made at first use by instances racing (Keystore.ensureDefaultKeys) is stored once.
+   */
+  async insertIfNoActive(key: SigningKeyRecord): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      if (this.dialect === 'postgres') {
+        await sql`select pg_advisory_xact_lock(hashtext(${`keyhall.keys:${key.tenantId}`}))`.execute(tx);
+      }
+      // A write first (it changes nothing) so SQLite takes the write lock at once, as rotate() does.
+      const held = await tx
+        .updateTable('signing_keys')
+        .set({ status: 'active' })
+        .where('tenant_id', '=', key.tenantId)
+        .where('alg', '=', key.alg)
+        .where('status', '=', 'active')
+        .returning('kid')
+        .execute();
+      if (held.length > 0) return;
+      await tx
+        .insertInto('signing_keys')
+        .values(stored.toRow({ ...key, status: 'active', retiredAt: null, expiresAt: null }))
+        .execute();
+    });
+  }
+
+  /**
    * Adds a new active key for an algorithm and retires the previous active ones in one
    * transaction, so readers always see exactly one active key per algorithm. Resolves to the kid
    * of the key it retired (null when the algorithm had no active key), read under the lock so
