@@ -84,10 +84,13 @@ async function post(port: number, host: string, p: string, authorization: string
   });
 }
 
-/** Adds tenants (each with its keys, a platform key and one client_credentials client) until there are `count`. */
+/**
+ * Adds tenants (each with its EdDSA key, a platform key and one client_credentials client; the RS256
+ * key is made at first use, which /token never is) until there are `count`.
+ */
 async function growTenants(server: RunningServer, fixtures: Fixtures, count: number): Promise<void> {
   fixtures.tenants ??= [{ host: fixtures.host, authorization: fixtures.authorization }];
-  const batch = 8;
+  const batch = 16;
   while (fixtures.tenants.length < count) {
     const n = Math.min(batch, count - fixtures.tenants.length);
     const start = fixtures.tenants.length;
