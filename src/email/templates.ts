@@ -33,7 +33,9 @@ export function renderEmail(template: EmailTemplate, t: Translator, brand: Brand
   const vars = { brand: brand.displayName, organization: v.organization ?? '' };
   const subject = t(p.subject, vars);
   const codeLine = v.code ? t('email.verify_code', { code: v.code }) : undefined;
-  const text = [t('email.greeting'), '', t(p.body, vars), v.link, '', ...(codeLine ? [codeLine, ''] : []), t('email.ignore'), '', t('email.footer', vars)].join('\n');
+  const text = [t('email.greeting'), '', t(p.body, vars), v.link, '', ...(codeLine ? [codeLine, ''] : []), t('email.ignore'), '', t('email.footer', vars)].join(
+    '\n',
+  );
   const body = html`<!doctype html>
 <html lang="${t.locale}"><head><meta charset="utf-8"><title>${subject}</title></head>
 <body style="font-family: system-ui, sans-serif; background: #f4f5f7; margin: 0; padding: 24px; color: #1d2330;">

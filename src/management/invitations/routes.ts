@@ -55,13 +55,21 @@ export const invitationsFeature = defineFeature({
         }),
         response: { 201: invitationSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
       },
-      handler: async (request, reply) =>
-        reply.code(201).send(await service.create(tenantOf(request), actorOf(request), request.params.orgId, request.body)),
+      handler: async (request, reply) => reply.code(201).send(await service.create(tenantOf(request), actorOf(request), request.params.orgId, request.body)),
     });
 
     r.get('/organizations/:orgId/invitations', {
-      config: { permission: 'members:read', access: 'organization', operation: { operationId: 'listOrganizationInvitations', ok: 'A page of invitations, newest first' } },
-      schema: { summary: 'List invitations', params: orgParams, querystring: invitationList.query, response: { 200: pageResponse(invitationSchema), 404: errorResponse } },
+      config: {
+        permission: 'members:read',
+        access: 'organization',
+        operation: { operationId: 'listOrganizationInvitations', ok: 'A page of invitations, newest first' },
+      },
+      schema: {
+        summary: 'List invitations',
+        params: orgParams,
+        querystring: invitationList.query,
+        response: { 200: pageResponse(invitationSchema), 404: errorResponse },
+      },
       handler: async (request) => {
         const { limit, after } = request.query;
         const rows = await service.list(tenantOf(request).id, request.params.orgId, after, limit + 1);

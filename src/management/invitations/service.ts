@@ -252,14 +252,28 @@ export class InvitationService {
     const actor: Actor = { type: 'user', id: user.id };
     if (!user.emailVerified) {
       await r.users.setEmailVerified(i.tenantId, user.id, now);
-      await this.deps.events.record(trx, { tenantId: i.tenantId, type: 'user.email_verified', organizationId: null, actor, data: { user_id: user.id, via: 'invitation' } });
+      await this.deps.events.record(trx, {
+        tenantId: i.tenantId,
+        type: 'user.email_verified',
+        organizationId: null,
+        actor,
+        data: { user_id: user.id, via: 'invitation' },
+      });
     }
     const member = await r.members.find(i.tenantId, i.organizationId, user.id);
     if (!member) {
       const usable = await r.roles.usableIn(i.tenantId, i.organizationId);
       const kept = i.roles.filter((k) => usable.has(k));
       const roles = kept.length > 0 ? kept : [await r.roles.defaultRole(i.tenantId)];
-      await r.members.insert({ tenantId: i.tenantId, organizationId: i.organizationId, userId: user.id, role: roles[0]!, roles, createdAt: now, updatedAt: now });
+      await r.members.insert({
+        tenantId: i.tenantId,
+        organizationId: i.organizationId,
+        userId: user.id,
+        role: roles[0]!,
+        roles,
+        createdAt: now,
+        updatedAt: now,
+      });
       await this.deps.events.record(trx, {
         tenantId: i.tenantId,
         type: 'member.added',

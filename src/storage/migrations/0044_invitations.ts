@@ -25,11 +25,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('organization_invitations_token').on('organization_invitations').columns(['tenant_id', 'token_hash']).unique().execute();
   await db.schema.createIndex('organization_invitations_org').on('organization_invitations').columns(['tenant_id', 'organization_id', 'id']).execute();
-  await db.schema
-    .createIndex('organization_invitations_email')
-    .on('organization_invitations')
-    .columns(['tenant_id', 'organization_id', 'email'])
-    .execute();
+  await db.schema.createIndex('organization_invitations_email').on('organization_invitations').columns(['tenant_id', 'organization_id', 'email']).execute();
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
