@@ -62,7 +62,7 @@ describe('invitations: /v1, the email, the accept page', () => {
     const link = await linkTo('new.person@example.com');
     assert.match(link, /\/invitations\/accept\?token=ivt_/);
     const m = smtp.messages.find((x) => x.link === link)!;
-    assert.match(m.header('subject') ?? '', /invited to join Acme/);
+    assert.match(m.header('subject') ?? '', /you are invited to join Acme/);
     const row = await s.server.ctx.db.kysely.selectFrom('organization_invitations').selectAll().where('id', '=', inv.id).executeTakeFirstOrThrow();
     assert.equal(row.token_hash, sha256Hex(tokenOf(link)));
     assert.ok(!JSON.stringify(row).includes(tokenOf(link)));

@@ -306,7 +306,7 @@ export const en = {
   'email.reset_button': 'Choose a new password',
   'email.ignore': 'If you did not ask for this, ignore this email: nothing changes.',
   'email.footer': 'Sent by {brand}.',
-  'email.invite_subject': 'You are invited to join {organization} on {brand}',
+  'email.invite_subject': '{brand}: you are invited to join {organization}',
   'email.invite_body': 'You were invited to join {organization}. Open this link to accept the invitation:',
   'email.invite_button': 'Accept the invitation',
 
