@@ -215,5 +215,9 @@ describe('invitations: /v1, the email, the accept page', () => {
     expectError(await orgKey('POST', `/organizations/${orgA}/invitations/${own.json().id}/resend`), 403, 'forbidden');
     const readOnly = v1(s, (await api('POST', `/organizations/${orgB}/api_keys`, { name: 'r', scopes: ['members:read'] })).json().key);
     expectError(await readOnly('POST', `/organizations/${orgB}/invitations`, { email: 'gil@example.com' }), 403, 'insufficient_scope');
+    // An organization's invitations go with it.
+    assert.equal((await api('DELETE', `/organizations/${orgB}`)).status, 204);
+    const left = await s.server.ctx.db.kysely.selectFrom('organization_invitations').select('id').where('organization_id', '=', orgB).execute();
+    assert.deepEqual(left, []);
   });
 });
