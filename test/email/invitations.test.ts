@@ -115,6 +115,15 @@ describe('invitations: /v1, the email, the accept page', () => {
     const loginHref = /href="([^"]+)" id="sign-in"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
     assert.equal(new URL(loginHref, 'http://x').searchParams.get('return_to'), pathOf(link));
     const login = await b.get(loginHref);
+    // The password form is only for an address without an account: a forged one is refused.
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(login.text)![1]!;
+    const forged = await b.post('/invitations/accept/new', {
+      csrf_token: csrf,
+      token: tokenOf(link),
+      password: 'a good password',
+      password_repeat: 'a good password',
+    });
+    refused(forged, 409, 'conflict', /sign in to accept the invitation/);
     const signedIn = await b.submit(login, { email: 'ada@example.com', password: PASSWORD });
     assert.equal(signedIn.status, 303);
     assert.equal(signedIn.headers.location, pathOf(link));
