@@ -36,6 +36,7 @@ import { TokenSettingsService } from './management/clients/settings.js';
 import type { ManagementDeps } from './management/common.js';
 import { DirectoryService } from './management/directory/service.js';
 import { EventFeedService } from './management/events/service.js';
+import { InvitationService } from './management/invitations/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { ResourceServerService } from './management/resource-servers/service.js';
@@ -86,6 +87,8 @@ export interface ManagementServices {
   organizations: OrganizationService;
   users: UserService;
   members: MemberService;
+  /** Invitations to an organization (docs/invitations.md; also the /invitations/accept page). */
+  invitations: InvitationService;
   apiKeys: ApiKeyService;
   events: EventFeedService;
   directory: DirectoryService;
@@ -417,11 +420,14 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       (fn) => events.transaction(db.kysely, (trx) => fn(repos(trx, db.dialect).oauthClients, repos(trx, db.dialect).signinStore, (e) => events.record(trx, e))),
     );
     const apiKeys = new ApiKeyService(deps, r.apiKeys);
+    const users = new UserService({ ...deps, vault, holdsEveryPermission: (tenantId, actor) => apiKeys.holdsEveryPermission(tenantId, actor) });
+    const invitations = new InvitationService({ ...deps, email, sender: emailSender, users });
     const management: ManagementServices = {
       auth,
       organizations: new OrganizationService({ ...deps, vault }, opts.txtResolver ?? createTxtResolver(config.dnsServers)),
-      users: new UserService({ ...deps, vault, holdsEveryPermission: (tenantId, actor) => apiKeys.holdsEveryPermission(tenantId, actor) }),
+      users,
       members: new MemberService({ ...deps, vault }),
+      invitations,
       apiKeys,
       events: new EventFeedService(r.events),
       directory: new DirectoryService(deps),
@@ -463,6 +469,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       sso,
       social,
       console: admins,
+      invitations,
       clock,
       flowTtlSeconds: config.loginFlowTtlSeconds,
     });

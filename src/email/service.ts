@@ -85,10 +85,10 @@ export class EmailService {
    * Renders a message and writes it to the outbox inside `trx` (the transaction that causes it):
    * it is sent only if that commits, and then certainly (src/email/sender.ts).
    */
-  async #enqueue(
+  async enqueue(
     trx: Executor,
     tenant: Tenant,
-    m: { userId: string | null; to: string; template: EmailTemplate; link: string; code?: string; locale?: Locale },
+    m: { userId: string | null; to: string; template: EmailTemplate; link: string; code?: string; organization?: string; locale?: Locale },
   ): Promise<string> {
     const now = this.deps.clock.now();
     const texts = await this.#texts(tenant.id, trx);
@@ -175,7 +175,7 @@ export class EmailService {
       const base = { tenantId: tenant.id, userId: user.id, purpose: 'verify_email', email: user.email, createdAt: now };
       await r.emailTokens.insert({ ...base, id: newId('etk', now), kind: 'link', secretHash: sha256Hex(token), expiresAt: now + VERIFY_LINK_TTL_MS });
       await r.emailTokens.insert({ ...base, id: codeId, kind: 'code', secretHash: sha256Hex(`${codeId}:${code}`), expiresAt: now + VERIFY_CODE_TTL_MS });
-      return this.#enqueue(trx, tenant, {
+      return this.enqueue(trx, tenant, {
         userId: user.id,
         to: user.email,
         template: 'verify_email',
@@ -287,7 +287,7 @@ export class EmailService {
           createdAt: now,
           expiresAt: now + RESET_LINK_TTL_MS,
         });
-        await this.#enqueue(trx, tenant, { userId: user.id, to: user.email, template: 'password_reset', link, locale });
+        await this.enqueue(trx, tenant, { userId: user.id, to: user.email, template: 'password_reset', link, locale });
       }),
     );
   }

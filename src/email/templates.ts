@@ -7,7 +7,7 @@ import type { Brand } from '../screens/brand.js';
 import { html } from '../screens/html.js';
 import type { MessageKey, Translator } from '../screens/i18n/index.js';
 
-export type EmailTemplate = 'verify_email' | 'password_reset';
+export type EmailTemplate = 'verify_email' | 'password_reset' | 'invitation';
 
 export interface RenderedEmail {
   subject: string;
@@ -24,15 +24,18 @@ interface Parts {
 const PARTS: Record<EmailTemplate, Parts> = {
   verify_email: { subject: 'email.verify_subject', body: 'email.verify_body', button: 'email.verify_button' },
   password_reset: { subject: 'email.reset_subject', body: 'email.reset_body', button: 'email.reset_button' },
+  invitation: { subject: 'email.invite_subject', body: 'email.invite_body', button: 'email.invite_button' },
 };
 
-/** A message: its link (and, for a verification, its code). Every value is escaped in the HTML. */
-export function renderEmail(template: EmailTemplate, t: Translator, brand: Brand, v: { link: string; code?: string }): RenderedEmail {
+/** A message: its link (and, for a verification, its code; for an invitation, the organization's name). Every value is escaped in the HTML. */
+export function renderEmail(template: EmailTemplate, t: Translator, brand: Brand, v: { link: string; code?: string; organization?: string }): RenderedEmail {
   const p = PARTS[template];
-  const vars = { brand: brand.displayName };
+  const vars = { brand: brand.displayName, organization: v.organization ?? '' };
   const subject = t(p.subject, vars);
   const codeLine = v.code ? t('email.verify_code', { code: v.code }) : undefined;
-  const text = [t('email.greeting'), '', t(p.body), v.link, '', ...(codeLine ? [codeLine, ''] : []), t('email.ignore'), '', t('email.footer', vars)].join('\n');
+  const text = [t('email.greeting'), '', t(p.body, vars), v.link, '', ...(codeLine ? [codeLine, ''] : []), t('email.ignore'), '', t('email.footer', vars)].join(
+    '\n',
+  );
   const body = html`<!doctype html>
 <html lang="${t.locale}"><head><meta charset="utf-8"><title>${subject}</title></head>
 <body style="font-family: system-ui, sans-serif; background: #f4f5f7; margin: 0; padding: 24px; color: #1d2330;">
@@ -40,7 +43,7 @@ export function renderEmail(template: EmailTemplate, t: Translator, brand: Brand
 ${brand.logoUrl ? html`<img src="${brand.logoUrl}" alt="" style="max-height: 48px; max-width: 200px; display: block; margin-bottom: 8px;">` : ''}
 <p style="color: #5a6170;">${brand.displayName}</p>
 <p>${t('email.greeting')}</p>
-<p>${t(p.body)}</p>
+<p>${t(p.body, vars)}</p>
 <p><a href="${v.link}" style="display: inline-block; background: ${brand.primaryColor}; color: #fff; padding: 10px 18px; border-radius: 4px; text-decoration: none;">${t(p.button)}</a></p>
 <p style="word-break: break-all; font-size: 13px;">${v.link}</p>
 ${v.code ? html`<p>${t.html('email.verify_code', { code: html`<strong style="font-size: 20px; letter-spacing: 2px;">${v.code}</strong>` })}</p>` : ''}

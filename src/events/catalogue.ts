@@ -41,6 +41,14 @@ export const EVENT_TYPES = {
   },
   'member.added': { webhook: true, description: 'a user was added to an organization' },
   'member.removed': { webhook: true, description: 'a user was removed from an organization' },
+  // Invitations (docs/invitations.md).
+  'invitation.created': { webhook: false, description: 'an email address was invited into an organization (its link emailed)' },
+  'invitation.resent': { webhook: false, description: "an invitation's link was sent again (the earlier link no longer works)" },
+  'invitation.accepted': {
+    webhook: false,
+    description: 'an invitation was accepted on the hosted page (the member.added of the same transaction makes the membership)',
+  },
+  'invitation.revoked': { webhook: false, description: 'an invitation was revoked: its link no longer works' },
   'member.role_changed': { webhook: true, description: "a member's roles changed (`role`: the first of `roles`)" },
   // Organizations' roles (docs/authorization.md): tenant-wide ones have organization_id null.
   'role.created': { webhook: false, description: "a role was defined (tenant-wide, or an organization's own)" },

@@ -7,6 +7,7 @@ import { directoryFeature } from './directory/routes.js';
 import { emailFeature } from './email/routes.js';
 import { eventsFeature } from './events/routes.js';
 import type { ManagementFeature } from './feature.js';
+import { invitationsFeature } from './invitations/routes.js';
 import { mcpSettingsFeature } from './mcp/routes.js';
 import { membersFeature } from './members/routes.js';
 import { mfaPolicyFeature } from './mfa-policy/routes.js';
@@ -29,6 +30,7 @@ export const MANAGEMENT_FEATURES: readonly ManagementFeature[] = [
   organizationsFeature,
   usersFeature,
   membersFeature,
+  invitationsFeature,
   apiKeysFeature,
   eventsFeature,
   directoryFeature,

@@ -54,6 +54,16 @@ export interface ConsoleSetupPort {
 }
 type Transaction = Parameters<SigninService['openSession']>[0];
 
+/** Invitations to an organization (src/management/invitations/service.ts): creates the invitee's account from a link, signing them in inside that transaction. */
+export interface InvitationSignupPort {
+  acceptAsNewUser(
+    tenantId: string,
+    token: string,
+    input: { password: string },
+    signIn: (trx: Transaction, user: UserRecord, now: number) => Promise<{ sessionId: string; pending: boolean; ip: string }>,
+  ): Promise<{ organizationName: string }>;
+}
+
 export interface SigninEngineDeps {
   flows: SigninFlowStore;
   authorize: OAuthServer['authorize'];
@@ -65,6 +75,7 @@ export interface SigninEngineDeps {
   /** Social sign-in (docs/social.md): the login page's buttons and their round trips. */
   social?: Pick<SocialSigninService, 'start' | 'buttons' | 'forHint'>;
   console: ConsoleSetupPort;
+  invitations: InvitationSignupPort;
   clock: Clock;
   /** How long a sign-in may take (KEYHALL_LOGIN_FLOW_TTL_SECONDS). */
   flowTtlSeconds: number;
@@ -434,6 +445,25 @@ export class SigninEngine {
       return { sessionId: opened.session.id, pending, ip: browser.ip };
     });
     return { user, secondFactorRequired: pending, session: this.#cookie(token) };
+  }
+
+  // ------------------------------------------------------------ entry: an invitation's link
+
+  /**
+   * Creates the invitee's account from an invitation link (their chosen password; the link proved
+   * the address), makes them a member and signs them in (amr `pwd`), in the invitation's
+   * transaction. Under an MFA policy of `required` the session starts owing its second factor,
+   * like any password sign-in.
+   */
+  async invitationSignup(tenant: OAuthTenant, input: { token: string; password: string }, browser: Browser) {
+    const pending = (await this.deps.mfa.policyFor(tenant.id, '')) === 'required';
+    let token = '';
+    const accepted = await this.deps.invitations.acceptAsNewUser(tenant.id, input.token, { password: input.password }, async (trx, u, now) => {
+      const opened = await this.deps.signin.openSession(trx, tenant.id, u.id, meta(browser), now, { amr: ['pwd'], pending }, browser.sessionToken);
+      token = opened.token;
+      return { sessionId: opened.session.id, pending, ip: browser.ip };
+    });
+    return { organizationName: accepted.organizationName, secondFactorRequired: pending, session: this.#cookie(token) };
   }
 
   // ------------------------------------------------------------ consent

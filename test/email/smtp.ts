@@ -34,7 +34,7 @@ export async function startSmtp() {
           raw,
           decoded,
           header: (name) => new RegExp(`^${name}: (.*)$`, 'im').exec(headerBlock)?.[1]?.trim(),
-          link: /https?:\/\/[^\s"<]+\/(?:verify-email|reset-password)\?token=[A-Za-z0-9_-]+/.exec(decoded)?.[0],
+          link: /https?:\/\/[^\s"<]+\/(?:verify-email|reset-password|invitations\/accept)\?token=[A-Za-z0-9_-]+/.exec(decoded)?.[0],
           code: /: (\d{6})\s*$/m.exec(decoded)?.[1],
           to: session.envelope.rcptTo.map((r) => r.address),
         });

@@ -29,6 +29,13 @@ import {
 import type { PasskeyRecord } from '../../src/storage/repos/mfa.js';
 import { renderEmail } from '../../src/email/templates.js';
 import { forgotPage, forgotSentPage, resetDonePage, resetPage, verifiedPage, verifyCodePage, verifyLinkPage } from '../../src/screens/email-pages.js';
+import {
+  invitationAcceptPage,
+  invitationCreatePage,
+  invitationDonePage,
+  invitationSignInPage,
+  invitationSwitchPage,
+} from '../../src/screens/invitation-pages.js';
 
 const KEYS = Object.keys(en) as MessageKey[];
 
@@ -209,6 +216,21 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
     new Html(renderEmail('verify_email', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/verify-email?token=vfy_x', code: '123456' }).html),
   );
   add('reset email', new Html(renderEmail('password_reset', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/reset-password?token=rst_x' }).html));
+  // Invitations (docs/invitations.md): the accept page in each state, and the email.
+  const invited = { organization: 'Beispiel GmbH', email: SAMPLE.email!, csrf: 'c', token: 'ivt_x' };
+  add('invitation accept', invitationAcceptPage(f, invited));
+  add('invitation sign in', invitationSignInPage(f, { ...invited, loginHref: '/login' }));
+  add('invitation create', invitationCreatePage(f, invited));
+  for (const key of ['error.passwords_differ', 'error.password_length'] as const)
+    add(`invitation create ${key}`, invitationCreatePage(f, { ...invited, message: t(key) }));
+  add('invitation switch', invitationSwitchPage(f, { ...invited, current: 'bob@beispiel.de' }));
+  add('invitation done', invitationDonePage(f, invited));
+  add(
+    'invitation email',
+    new Html(
+      renderEmail('invitation', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/invitations/accept?token=ivt_x', organization: 'Beispiel GmbH' }).html,
+    ),
+  );
   return out;
 }
 

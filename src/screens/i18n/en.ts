@@ -24,6 +24,7 @@ export const en = {
   'title.verify_email': 'Confirm your email address',
   'title.forgot_password': 'Forgot password',
   'title.reset_password': 'Choose a new password',
+  'title.invitation': 'Invitation',
 
   // ------------------------------------------------------------------ the home page (/)
   'home.intro': 'The identity service at {issuer}: OAuth 2.0 and OpenID Connect, the management API, SCIM and the hosted sign-in.',
@@ -73,6 +74,12 @@ export const en = {
   'error.password_length': 'The password must have between 8 and 256 characters.',
   'error.passwords_differ': 'The two passwords differ.',
   'error.rate_limited': 'Too many requests. Wait a few minutes and try again.',
+  'error.invitation_invalid': 'This invitation link is not valid. Ask for a new invitation.',
+  'error.invitation_expired': 'This invitation has expired. Ask for a new one.',
+  'error.invitation_used': 'This invitation was already accepted.',
+  'error.invitation_revoked': 'This invitation was withdrawn.',
+  'error.invitation_other_email': 'This invitation is for another email address.',
+  'error.invitation_has_account': 'An account with this email address exists: sign in to accept the invitation.',
 
   // ------------------------------------------------------------------ SSO failures (src/sso/service.ts SsoFailureReason)
   'sso.connection_unknown': 'This single sign-on connection does not exist.',
@@ -299,6 +306,24 @@ export const en = {
   'email.reset_button': 'Choose a new password',
   'email.ignore': 'If you did not ask for this, ignore this email: nothing changes.',
   'email.footer': 'Sent by {brand}.',
+  'email.invite_subject': '{brand}: you are invited to join {organization}',
+  'email.invite_body': 'You were invited to join {organization}. Open this link to accept the invitation:',
+  'email.invite_button': 'Accept the invitation',
+
+  // ------------------------------------------------------------------ invitations (docs/invitations.md)
+  'invite.heading': 'Join {organization}',
+  'invite.intro': 'You were invited to join {organization} with the address {email}.',
+  'invite.accept': 'Accept the invitation',
+  'invite.sign_in_intro': 'You already have an account with this address. Sign in to accept the invitation.',
+  'invite.sign_in': 'Sign in',
+  'invite.create_intro': 'Choose a password for your new account.',
+  'invite.password': 'Password',
+  'invite.repeat': 'Repeat the password',
+  'invite.create': 'Create the account and join',
+  'invite.other_account': 'You are signed in as {current}, but this invitation is for {email}.',
+  'invite.switch': 'Sign out and continue',
+  'invite.done': 'You are now a member of {organization}.',
+  'invite.continue': 'Continue',
 } as const;
 
 export type MessageKey = keyof typeof en;

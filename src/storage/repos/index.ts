@@ -16,6 +16,7 @@ import { DirectoryGroupRepo } from './directory-groups.js';
 import { DirectoryUserRepo } from './directory-users.js';
 import { EmailDevMailboxRepo, EmailOutboxRepo, EmailSettingsRepo, EmailTokenRepo } from './email.js';
 import { EventRepo } from './events.js';
+import { InvitationRepo } from './invitations.js';
 import { LogoutDeliveryRepo } from './logout-deliveries.js';
 import { MemberRepo } from './members.js';
 import { MetaRepo } from './meta.js';
@@ -101,6 +102,7 @@ const makers = {
   emailSettings: (db) => new EmailSettingsRepo(db),
   transferJobs: (db) => new TransferJobRepo(db),
   importExternalIds: (db) => new ImportExternalIdRepo(db),
+  invitations: (db) => new InvitationRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
