@@ -36,6 +36,7 @@ import { connectScreenRoutes } from './screens/connect-routes.js';
 import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
 import { emailScreenRoutes } from './screens/email-routes.js';
+import { signupRoutes } from './screens/signup-routes.js';
 import { ssoLinkRoutes } from './screens/sso-link-routes.js';
 import { ssoRoutes } from './screens/sso-routes.js';
 import { socialRoutes } from './screens/social-routes.js';
@@ -157,6 +158,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin, cors: ctx.browserOrigins });
   await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, engine: ctx.engine, links: ctx.ssoLinks });
   await app.register(emailScreenRoutes, { email: ctx.email });
+  await app.register(signupRoutes, { engine: ctx.engine, emailSignin: ctx.emailSignin });
   await app.register(mfaRoutes, { signin: ctx.signin, mfa: ctx.mfa, engine: ctx.engine });
   await app.register(ssoRoutes, { sso: ctx.sso, engine: ctx.engine });
   await app.register(socialRoutes, { social: ctx.social, engine: ctx.engine });

@@ -18,6 +18,7 @@ import type { RoleTables } from './tables/roles.js';
 import type { SocialTables } from './tables/social.js';
 import type { EmailTables } from './tables/email.js';
 import type { TransferTables } from './tables/transfers.js';
+import type { SignupTables } from './tables/signup.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
@@ -45,4 +46,5 @@ export interface Database
     RoleTables,
     SocialTables,
     EmailTables,
-    TransferTables {}
+    TransferTables,
+    SignupTables {}
