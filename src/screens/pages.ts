@@ -123,7 +123,7 @@ function emailOptions(f: PageFrame, v: LoginView): Html | string {
   }${
     v.passwordless
       ? html`<p class="or">${f.t('login.email_me_intro')}</p>
-<form method="post" action="/login/email" id="email-code-form">
+<form method="post" action="/login/email">
 ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}
 <label for="passwordless-email">${f.t('login.email')}</label>
 <input id="passwordless-email" name="email" type="email" autocomplete="username" required>
