@@ -35,7 +35,7 @@ export function emailCodePage(
     f,
     html`<h1>${f.t('code.heading')}</h1>${alert(v.message, v.error)}<p id="code-intro">${v.intro}</p>
 <form method="post" action="${v.action}">${hidden('csrf_token', v.csrf)}${hidden('challenge', v.challenge)}${context(v)}
-<label for="code">${f.t('code.code')}</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+<label for="code">${f.t('verify.code')}</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
 <button type="submit" id="code-submit">${f.t('code.submit')}</button></form>
 <p><a href="${v.againHref}">${f.t('code.again')}</a></p>`,
   );

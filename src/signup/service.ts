@@ -48,7 +48,7 @@ export type Refusal =
   | { kind: 'refused'; status: 403; error: 'access_denied'; message: 'signup.off' | 'signup.sso' }
   | { kind: 'refused'; status: 400; error: 'invalid_request'; message: 'signup.domain' | 'error.password_length' | 'error.passwords_differ' }
   | { kind: 'refused'; status: 409; error: 'conflict'; message: 'signup.exists' }
-  | { kind: 'refused'; status: 400; error: 'invalid_grant'; message: 'code.wrong' | 'code.too_many' }
+  | { kind: 'refused'; status: 400; error: 'invalid_grant'; message: 'error.email_code_invalid' | 'code.too_many' }
   | { kind: 'limited'; retryAfterSeconds: number };
 
 /** A user the challenge (or an open sign-up) signed in; `context`: the flow it continues, when the browser is the one that asked. */
@@ -321,7 +321,7 @@ export class EmailSigninService {
   async code(tenant: Tenant, purpose: ChallengePurpose, challengeId: string, codeInput: string, ip: string, locale: Locale): Promise<Accepted | Refusal> {
     const limited = await this.#limited(tenant.id, [[`emailcode:ip:${sha256Hex(ip)}`, CODES_PER_IP]]);
     if (limited) return limited;
-    const wrong: Refusal = { kind: 'refused', status: 400, error: 'invalid_grant', message: 'code.wrong' };
+    const wrong: Refusal = { kind: 'refused', status: 400, error: 'invalid_grant', message: 'error.email_code_invalid' };
     if (!CHALLENGE_ID.test(challengeId)) return wrong;
     const now = this.deps.clock.now();
     const c = await this.#repos().emailChallenges.find(tenant.id, challengeId);
