@@ -26,7 +26,14 @@ export function devMailboxTransport(mailbox: EmailDevMailboxRepo, clock: Clock, 
         createdAt: now,
       });
       log.info(
-        { dev_mailbox: true, email_id: meta.outboxId, to: m.to, template: meta.template, ...(m.link ? { link: m.link } : {}), ...(m.code ? { code: m.code } : {}) },
+        {
+          dev_mailbox: true,
+          email_id: meta.outboxId,
+          to: m.to,
+          template: meta.template,
+          ...(m.link ? { link: m.link } : {}),
+          ...(m.code ? { code: m.code } : {}),
+        },
         'dev mailbox (no KEYHALL_SMTP_URL, nothing sent)',
       );
       return { kind: 'sent' };

@@ -219,7 +219,13 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
   for (const intro of ['signup', 'signin', 'other_browser'] as const)
     add(
       `email code ${intro}`,
-      emailCodePage(f, { csrf: 'c', action: '/signup/code', challenge: 'ech_1', intro: t(`code.intro_${intro}`, { email: SAMPLE.email! }), againHref: '/signup' }),
+      emailCodePage(f, {
+        csrf: 'c',
+        action: '/signup/code',
+        challenge: 'ech_1',
+        intro: t(`code.intro_${intro}`, { email: SAMPLE.email! }),
+        againHref: '/signup',
+      }),
     );
   for (const key of ['error.email_code_invalid', 'code.too_many'] as const)
     add(
@@ -227,8 +233,14 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
       emailCodePage(f, { csrf: 'c', action: '/login/email/code', challenge: 'ech_1', intro: '', message: t(key), error: 'invalid_grant', againHref: '/login' }),
     );
   add('email link', emailLinkPage(f, { csrf: 'c', action: '/signup/verify', token: 'sgn_x' }));
-  add('sign-up email', new Html(renderEmail('signup_verify', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/signup/verify?token=sgn_x', code: '123456' }).html));
-  add('sign-in email', new Html(renderEmail('signin_email', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/login/email/verify?token=mgl_x', code: '123456' }).html));
+  add(
+    'sign-up email',
+    new Html(renderEmail('signup_verify', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/signup/verify?token=sgn_x', code: '123456' }).html),
+  );
+  add(
+    'sign-in email',
+    new Html(renderEmail('signin_email', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/login/email/verify?token=mgl_x', code: '123456' }).html),
+  );
   add('sign-in email, code only', new Html(renderEmail('signin_email', t, DEFAULT_BRAND, { code: '123456' }).html));
   return out;
 }

@@ -12,7 +12,7 @@ import { ManualClock } from '../../src/kernel/clock.js';
 import type { HttpResponse } from '../helpers/http.js';
 import { type Api, v1 } from '../helpers/v1.js';
 import { type Received, startSmtp, waitFor } from '../email/smtp.js';
-import { type Browser, callbackParams, location, PASSWORD, REDIRECT, S256, type SigninTestServer, startSigninServer, VERIFIER } from '../signin/helpers.js';
+import { callbackParams, location, PASSWORD, REDIRECT, S256, type SigninTestServer, startSigninServer, VERIFIER } from '../signin/helpers.js';
 
 const errorOf = (r: HttpResponse) => /data-error="([^"]+)"/.exec(r.text)?.[1];
 const linkIn = (m: Received) => /https?:\/\/[^\s"<]+\/(?:signup\/verify|login\/email\/verify)\?token=[A-Za-z0-9_-]+/.exec(m.decoded)?.[0];
@@ -226,7 +226,11 @@ describe('sign-up and passwordless sign-in by email', () => {
     assert.ok(login.text.includes('id="email-code"'));
     const emailForm = (page: HttpResponse) => [...page.text.matchAll(/<form method="post" action="([^"]+)">/g)].findIndex((m) => m[1] === '/login/email');
     const stranger = s.browser();
-    const unknown = await stranger.submit(await stranger.get(location(await stranger.get(await authorizePath()))), { email: 'nobody@example.com' }, emailForm(login));
+    const unknown = await stranger.submit(
+      await stranger.get(location(await stranger.get(await authorizePath()))),
+      { email: 'nobody@example.com' },
+      emailForm(login),
+    );
     const known = await b.submit(login, { email: 'lise@example.com' }, emailForm(login));
     assert.equal(unknown.status, known.status);
     assert.equal(known.status, 200);

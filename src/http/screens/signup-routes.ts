@@ -136,7 +136,13 @@ export async function signupRoutes(app: FastifyInstance, opts: SignupRoutesOptio
     if (!/^[^\s@]+@[^\s@]+$/.test(email.trim())) return sendErrorPage(request, reply, errors.invalidRequest('email: must be an email address'));
     const browser = browserOf(request);
     const f = await frame(request, flowRefOf(request.body));
-    const r = await emailSignin.startPasswordless(tenant, email, { ip: browser.ip, binding: browser.webauthnBinding }, f.ref, await locale(request, f.uiLocales));
+    const r = await emailSignin.startPasswordless(
+      tenant,
+      email,
+      { ip: browser.ip, binding: browser.webauthnBinding },
+      f.ref,
+      await locale(request, f.uiLocales),
+    );
     switch (r.kind) {
       case 'sent':
         return showCode(request, reply, { purpose: 'signin', challenge: r.challengeId, ref: f.ref, intro: 'signin', email: r.email });
@@ -160,7 +166,14 @@ export async function signupRoutes(app: FastifyInstance, opts: SignupRoutesOptio
       const ref = flowRefOf(request.body);
       const challenge = (field(request.body, 'challenge') ?? '').slice(0, 80);
       const f = await frame(request, ref);
-      const r = await emailSignin.code(tenant, purpose, challenge, (field(request.body, 'code') ?? '').slice(0, 20), request.ip, await locale(request, f.uiLocales));
+      const r = await emailSignin.code(
+        tenant,
+        purpose,
+        challenge,
+        (field(request.body, 'code') ?? '').slice(0, 20),
+        request.ip,
+        await locale(request, f.uiLocales),
+      );
       if (r.kind === 'accepted') return sendSignin(request, reply, await engine.emailSignedIn(tenant, f.ref, r, browserOf(request)));
       if (r.kind === 'limited') limited(reply, r.retryAfterSeconds);
       const status = r.kind === 'limited' ? 429 : r.status;

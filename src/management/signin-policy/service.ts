@@ -69,7 +69,12 @@ export class SigninPolicyService {
         type: 'signin_policy.updated',
         organizationId: null,
         actor,
-        data: { signup: policy.signup, signup_domains: policy.signupDomains, passwordless: policy.passwordless, require_verified_email: policy.requireVerifiedEmail },
+        data: {
+          signup: policy.signup,
+          signup_domains: policy.signupDomains,
+          passwordless: policy.passwordless,
+          require_verified_email: policy.requireVerifiedEmail,
+        },
       });
     });
     this.#cache.delete(tenantId);

@@ -327,7 +327,8 @@ export const de: Catalogue = {
   'code.link_intro': 'Fahren Sie mit dem Anmeldelink aus Ihrer E-Mail fort.',
   'code.again': 'Neu beginnen',
   'email.signup_subject': 'Schließen Sie die Erstellung Ihres {brand}-Kontos ab',
-  'email.signup_body': 'Öffnen Sie diesen Bestätigungslink in dem Browser, in dem Sie sich registriert haben, um Ihre Adresse zu bestätigen und Ihr Konto zu erstellen:',
+  'email.signup_body':
+    'Öffnen Sie diesen Bestätigungslink in dem Browser, in dem Sie sich registriert haben, um Ihre Adresse zu bestätigen und Ihr Konto zu erstellen:',
   'email.signup_button': 'Mein Konto erstellen',
   'email.signin_subject': 'Ihr Anmeldecode für {brand}',
   'email.signin_body': 'Öffnen Sie diesen Anmeldelink in dem Browser, in dem Sie ihn angefordert haben, um sich anzumelden (er ist 10 Minuten gültig):',

@@ -321,7 +321,8 @@ export const en = {
   'code.heading': 'Check your email',
   'code.intro_signup': 'We sent a 6-digit code and a link to {email}. Type the code here, or open the link in this browser, to finish creating your account.',
   'code.intro_signin': 'If {email} has an account, we sent it a 6-digit code. Type it here to sign in.',
-  'code.intro_other_browser': 'This link was opened in another browser than the one that asked for it. Type the 6-digit code from the same email to continue here.',
+  'code.intro_other_browser':
+    'This link was opened in another browser than the one that asked for it. Type the 6-digit code from the same email to continue here.',
   'code.submit': 'Continue',
   'code.too_many': 'Too many wrong codes. Ask for a new email.',
   'code.link_heading': 'Continue',
