@@ -46,7 +46,12 @@ export interface Continuation {
 /** Why a sign-up or a code was refused: the HTTP status, the OAuth-style error code and the page's message key. */
 export type Refusal =
   | { kind: 'refused'; status: 403; error: 'access_denied'; message: 'signup.off' | 'signup.sso' }
-  | { kind: 'refused'; status: 400; error: 'invalid_request'; message: 'signup.domain' | 'error.password_length' | 'error.passwords_differ' }
+  | {
+      kind: 'refused';
+      status: 400;
+      error: 'invalid_request';
+      message: 'signup.domain' | 'error.invalid_request' | 'error.password_length' | 'error.passwords_differ';
+    }
   | { kind: 'refused'; status: 409; error: 'conflict'; message: 'signup.exists' }
   | { kind: 'refused'; status: 400; error: 'invalid_grant'; message: 'error.email_code_invalid' | 'code.too_many' }
   | { kind: 'limited'; retryAfterSeconds: number };
@@ -147,7 +152,7 @@ export class EmailSigninService {
     const policy = await this.deps.policy.current(tenant.id);
     if (policy.signup === 'off') return { kind: 'refused', status: 403, error: 'access_denied', message: 'signup.off' };
     const email = normalizeEmail(input.email).slice(0, 254);
-    if (!EMAIL.test(email)) return { kind: 'refused', status: 400, error: 'invalid_request', message: 'signup.domain' };
+    if (!EMAIL.test(email)) return { kind: 'refused', status: 400, error: 'invalid_request', message: 'error.invalid_request' };
     if (policy.signup === 'domains' && !policy.signupDomains.includes(domainOf(email)))
       return { kind: 'refused', status: 400, error: 'invalid_request', message: 'signup.domain' };
     if (input.password.length < PASSWORD_MIN || input.password.length > PASSWORD_MAX)
