@@ -45,6 +45,8 @@ import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
 import { MfaPolicyService } from './management/mfa-policy/service.js';
+import { SigninPolicyService } from './management/signin-policy/service.js';
+import { EmailSigninService } from './signup/service.js';
 import { BrandingTextsService } from './management/branding/service.js';
 import { WebhookService } from './management/webhooks/service.js';
 import { CachedClientSettings, CachedClientStore } from './oauth/client-cache.js';
@@ -100,6 +102,8 @@ export interface ManagementServices {
   webhooks: WebhookService;
   webauthnPolicy: WebauthnPolicyService;
   mfaPolicy: MfaPolicyService;
+  /** The sign-in policy: self sign-up, passwordless by email, verified email required (docs/signup.md; read by the hosted pages). */
+  signinPolicy: SigninPolicyService;
   /** The hosted pages' language: default locale and tenant texts (also read by every hosted page). */
   branding: BrandingTextsService;
   /** Imports and exports (docs/import-export.md; also the CLI's `import` and `export`). */
@@ -169,6 +173,8 @@ export interface Context {
   emailSender: EmailSender;
   /** Email verification, password reset and the outbox writer (also ManagementServices.email). */
   email: EmailService;
+  /** Self sign-up and passwordless sign-in by email (docs/signup.md). */
+  emailSignin: EmailSigninService;
   /** The origins browser apps may call /token, /revoke and /userinfo from (CORS). */
   browserOrigins: BrowserOrigins;
   close(): Promise<void>;
@@ -442,6 +448,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
       mfaPolicy: new MfaPolicyService(deps),
+      signinPolicy: new SigninPolicyService(deps, { ttlMs: config.cacheTtlMs, maxTenants: config.cacheMaxTenants }),
       branding: new BrandingTextsService(deps, { ttlMs: config.cacheTtlMs, maxTenants: config.cacheMaxTenants }),
       transfers: new TransferService({ ...deps, envelope, holdsEveryPermission: (tenantId, actor) => apiKeys.holdsEveryPermission(tenantId, actor) }),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
@@ -460,6 +467,18 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const mcpTools: McpToolDeps = { db, events, vault, credentials, log };
 
     const admins = new ConsoleAdmins(deps, management.users);
+    const emailSignin = new EmailSigninService({
+      db,
+      clock,
+      events,
+      email,
+      policy: management.signinPolicy,
+      ssoRequired: async (tenantId, address) => {
+        const realm = await sso.homeRealm(tenantId, address);
+        return realm.kind === 'unavailable' || (realm.kind === 'sso' && realm.required);
+      },
+      onError: (err) => log.error({ err: (err as Error).message }, 'sign-in email could not be queued'),
+    });
     const engine = new SigninEngine({
       flows: r.signinFlows,
       authorize: oauth.authorize,
@@ -470,6 +489,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       social,
       console: admins,
       invitations,
+      emailSignin,
+      requestVerification: async (tenant, userId) => {
+        await events.transaction(db.kysely, async (trx) => {
+          const user = await repos(trx, db.dialect).users.find(tenant.id, userId);
+          // The engine knows the tenant by id and issuer; the sender's default address needs its host.
+          if (user && !user.emailVerified) await email.queueVerification(trx, { ...tenant, host: new URL(tenant.issuer).host }, user);
+        });
+        email.poke();
+      },
       clock,
       flowTtlSeconds: config.loginFlowTtlSeconds,
     });
@@ -561,6 +589,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       logoutDispatcher,
       emailSender,
       email,
+      emailSignin,
       close: async () => {
         await management.transfers.settle();
         await egress.agent.close();

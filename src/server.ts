@@ -103,7 +103,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
         Promise.race([app.close(), timeout]),
         dispatcher.stop(config.shutdownTimeoutMs),
         ctx.logoutDispatcher.stop(),
-        ctx.email.idle().then(() => ctx.emailSender.stop()),
+        Promise.all([ctx.email.idle(), ctx.emailSignin.idle()]).then(() => ctx.emailSender.stop()),
         offerExpiry.stop(),
       ]);
       clearTimeout(timer);

@@ -1,7 +1,7 @@
 /**
  * The embedded transport when no SMTP server is configured (the quick start): a message lands in
  * the dev mailbox table (listed by /v1/email_outbox) and is printed as one log line with its
- * link, the only log line that ever carries a link (docs/email.md). Nothing leaves the machine.
+ * link and code, the only log line that ever carries a link (docs/email.md). Nothing leaves the machine.
  */
 import type { Clock } from '../kernel/clock.js';
 import { newId } from '../kernel/ids.js';
@@ -26,7 +26,14 @@ export function devMailboxTransport(mailbox: EmailDevMailboxRepo, clock: Clock, 
         createdAt: now,
       });
       log.info(
-        { dev_mailbox: true, email_id: meta.outboxId, to: m.to, template: meta.template, link: m.link },
+        {
+          dev_mailbox: true,
+          email_id: meta.outboxId,
+          to: m.to,
+          template: meta.template,
+          ...(m.link ? { link: m.link } : {}),
+          ...(m.code ? { code: m.code } : {}),
+        },
         'dev mailbox (no KEYHALL_SMTP_URL, nothing sent)',
       );
       return { kind: 'sent' };

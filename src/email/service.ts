@@ -16,7 +16,7 @@ import { DEFAULT_LOCALE, isLocale, type Locale, NO_TENANT_TEXTS, type TenantText
 import type { Db, Executor } from '../storage/db.js';
 import type { EmailRecord, EmailSettingsRecord } from '../storage/repos/email.js';
 import { repos } from '../storage/repos/index.js';
-import { passwordTag } from '../storage/repos/users.js';
+import { passwordTag, type UserRecord } from '../storage/repos/users.js';
 import { normalizeEmail } from '../users/emails.js';
 import { hashPassword } from '../users/passwords.js';
 import type { EmailSender } from './sender.js';
@@ -88,7 +88,7 @@ export class EmailService {
   async enqueue(
     trx: Executor,
     tenant: Tenant,
-    m: { userId: string | null; to: string; template: EmailTemplate; link: string; code?: string; organization?: string; locale?: Locale },
+    m: { userId: string | null; to: string; template: EmailTemplate; link?: string; code?: string; organization?: string; locale?: Locale },
   ): Promise<string> {
     const now = this.deps.clock.now();
     const texts = await this.#texts(tenant.id, trx);
@@ -103,7 +103,8 @@ export class EmailService {
       to: m.to,
       ...rendered,
       messageId: `<${id}@${hostOnly(fromAddress.split('@')[1] ?? tenant.host)}>`,
-      link: m.link,
+      ...(m.link ? { link: m.link } : {}),
+      ...(m.code ? { code: m.code } : {}),
     };
     await this.#repos(trx).emailOutbox.insert(
       {
@@ -166,25 +167,39 @@ export class EmailService {
     const user = await this.#repos().users.find(tenant.id, userId);
     if (!user) throw errors.notFound('no such user');
     if (user.emailVerified) throw errors.conflict('the email address is already verified');
+    const id = await this.deps.events.transaction(this.deps.db.kysely, (trx) => this.queueVerification(trx, tenant, user));
+    this.deps.sender.poke();
+    return { email_id: id, link_expires_at: iso(now + VERIFY_LINK_TTL_MS), code_expires_at: iso(now + VERIFY_CODE_TTL_MS) };
+  }
+
+  /**
+   * A verification email (its link, code and outbox row) written in the caller's transaction (a
+   * sign-up, a sign-in the policy stops); earlier ones stop working. The caller pokes the sender
+   * once it commits.
+   */
+  async queueVerification(trx: Executor, tenant: Tenant, user: Pick<UserRecord, 'id' | 'email'>, locale?: Locale): Promise<string> {
+    const now = this.deps.clock.now();
     const token = `vfy_${randomBase64url(32)}`;
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const codeId = newId('etk', now);
-    const id = await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const r = this.#repos(trx);
-      await r.emailTokens.consumeAll(tenant.id, user.id, 'verify_email', now);
-      const base = { tenantId: tenant.id, userId: user.id, purpose: 'verify_email', email: user.email, createdAt: now };
-      await r.emailTokens.insert({ ...base, id: newId('etk', now), kind: 'link', secretHash: sha256Hex(token), expiresAt: now + VERIFY_LINK_TTL_MS });
-      await r.emailTokens.insert({ ...base, id: codeId, kind: 'code', secretHash: sha256Hex(`${codeId}:${code}`), expiresAt: now + VERIFY_CODE_TTL_MS });
-      return this.enqueue(trx, tenant, {
-        userId: user.id,
-        to: user.email,
-        template: 'verify_email',
-        link: `${tenant.issuer}/verify-email?token=${token}`,
-        code,
-      });
+    const r = this.#repos(trx);
+    await r.emailTokens.consumeAll(tenant.id, user.id, 'verify_email', now);
+    const base = { tenantId: tenant.id, userId: user.id, purpose: 'verify_email', email: user.email, createdAt: now };
+    await r.emailTokens.insert({ ...base, id: newId('etk', now), kind: 'link', secretHash: sha256Hex(token), expiresAt: now + VERIFY_LINK_TTL_MS });
+    await r.emailTokens.insert({ ...base, id: codeId, kind: 'code', secretHash: sha256Hex(`${codeId}:${code}`), expiresAt: now + VERIFY_CODE_TTL_MS });
+    return this.enqueue(trx, tenant, {
+      userId: user.id,
+      to: user.email,
+      template: 'verify_email',
+      link: `${tenant.issuer}/verify-email?token=${token}`,
+      code,
+      ...(locale ? { locale } : {}),
     });
+  }
+
+  /** Pokes the sending loop after a transaction that queued messages committed. */
+  poke(): void {
     this.deps.sender.poke();
-    return { email_id: id, link_expires_at: iso(now + VERIFY_LINK_TTL_MS), code_expires_at: iso(now + VERIFY_CODE_TTL_MS) };
   }
 
   /** Whether a link token is live (the page shows its form; only the POST uses it). */

@@ -7,7 +7,7 @@ import type { Brand } from '../screens/brand.js';
 import { html } from '../screens/html.js';
 import type { MessageKey, Translator } from '../screens/i18n/index.js';
 
-export type EmailTemplate = 'verify_email' | 'password_reset' | 'invitation';
+export type EmailTemplate = 'verify_email' | 'password_reset' | 'invitation' | 'signup_verify' | 'signin_email';
 
 export interface RenderedEmail {
   subject: string;
@@ -19,37 +19,53 @@ interface Parts {
   subject: MessageKey;
   body: MessageKey;
   button: MessageKey;
+  /** The line that carries the code, when the message has one. */
+  code: MessageKey;
+  /** The body of a message without a link (a sign-in code only). */
+  codeOnly?: MessageKey;
 }
 
 const PARTS: Record<EmailTemplate, Parts> = {
-  verify_email: { subject: 'email.verify_subject', body: 'email.verify_body', button: 'email.verify_button' },
-  password_reset: { subject: 'email.reset_subject', body: 'email.reset_body', button: 'email.reset_button' },
-  invitation: { subject: 'email.invite_subject', body: 'email.invite_body', button: 'email.invite_button' },
+  verify_email: { subject: 'email.verify_subject', body: 'email.verify_body', button: 'email.verify_button', code: 'email.verify_code' },
+  password_reset: { subject: 'email.reset_subject', body: 'email.reset_body', button: 'email.reset_button', code: 'email.verify_code' },
+  invitation: { subject: 'email.invite_subject', body: 'email.invite_body', button: 'email.invite_button', code: 'email.verify_code' },
+  signup_verify: { subject: 'email.signup_subject', body: 'email.signup_body', button: 'email.signup_button', code: 'email.verify_code' },
+  signin_email: {
+    subject: 'email.signin_subject',
+    body: 'email.signin_body',
+    button: 'email.signin_button',
+    code: 'email.signin_code',
+    codeOnly: 'email.signin_code_only',
+  },
 };
 
-/** A message: its link (and, for a verification, its code; for an invitation, the organization's name). Every value is escaped in the HTML. */
-export function renderEmail(template: EmailTemplate, t: Translator, brand: Brand, v: { link: string; code?: string; organization?: string }): RenderedEmail {
+/** A message: its link and/or its code (for an invitation, the organization's name). Every value is escaped in the HTML. */
+export function renderEmail(template: EmailTemplate, t: Translator, brand: Brand, v: { link?: string; code?: string; organization?: string }): RenderedEmail {
   const p = PARTS[template];
   const vars = { brand: brand.displayName, organization: v.organization ?? '' };
   const subject = t(p.subject, vars);
-  const codeLine = v.code ? t('email.verify_code', { code: v.code }) : undefined;
-  const text = [t('email.greeting'), '', t(p.body, vars), v.link, '', ...(codeLine ? [codeLine, ''] : []), t('email.ignore'), '', t('email.footer', vars)].join(
-    '\n',
-  );
-  const body = html`<!doctype html>
+  const codeLine = v.code ? t(p.code, { code: v.code }) : undefined;
+  const body = v.link || !p.codeOnly ? t(p.body, vars) : t(p.codeOnly, vars);
+  const linkLines = v.link ? [v.link, ''] : [''];
+  const text = [t('email.greeting'), '', body, ...linkLines, ...(codeLine ? [codeLine, ''] : []), t('email.ignore'), '', t('email.footer', vars)].join('\n');
+  const page = html`<!doctype html>
 <html lang="${t.locale}"><head><meta charset="utf-8"><title>${subject}</title></head>
 <body style="font-family: system-ui, sans-serif; background: #f4f5f7; margin: 0; padding: 24px; color: #1d2330;">
 <div style="max-width: 32rem; margin: 0 auto; background: #fff; border-top: 6px solid ${brand.primaryColor}; border-radius: 8px; padding: 24px;">
 ${brand.logoUrl ? html`<img src="${brand.logoUrl}" alt="" style="max-height: 48px; max-width: 200px; display: block; margin-bottom: 8px;">` : ''}
 <p style="color: #5a6170;">${brand.displayName}</p>
 <p>${t('email.greeting')}</p>
-<p>${t(p.body, vars)}</p>
-<p><a href="${v.link}" style="display: inline-block; background: ${brand.primaryColor}; color: #fff; padding: 10px 18px; border-radius: 4px; text-decoration: none;">${t(p.button)}</a></p>
-<p style="word-break: break-all; font-size: 13px;">${v.link}</p>
-${v.code ? html`<p>${t.html('email.verify_code', { code: html`<strong style="font-size: 20px; letter-spacing: 2px;">${v.code}</strong>` })}</p>` : ''}
+<p>${body}</p>
+${
+  v.link
+    ? html`<p><a href="${v.link}" style="display: inline-block; background: ${brand.primaryColor}; color: #fff; padding: 10px 18px; border-radius: 4px; text-decoration: none;">${t(p.button)}</a></p>
+<p style="word-break: break-all; font-size: 13px;">${v.link}</p>`
+    : ''
+}
+${v.code ? html`<p>${t.html(p.code, { code: html`<strong style="font-size: 20px; letter-spacing: 2px;">${v.code}</strong>` })}</p>` : ''}
 <p style="color: #5a6170; font-size: 13px;">${t('email.ignore')}</p>
 <p style="color: #5a6170; font-size: 13px;">${t('email.footer', vars)}</p>
 </div>
 </body></html>`;
-  return { subject, text, html: body.value };
+  return { subject, text, html: page.value };
 }

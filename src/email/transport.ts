@@ -15,8 +15,10 @@ export interface OutgoingEmail {
   html: string;
   /** The Message-ID header, the same on every attempt (a receiver deduplicates on it). */
   messageId: string;
-  /** The link the message carries: printed only in the dev mailbox's own log line. */
-  link: string;
+  /** The link the message carries, if any: printed only in the dev mailbox's own log line. */
+  link?: string;
+  /** The one-time code the message carries, if any: printed only in the dev mailbox's own log line. */
+  code?: string;
 }
 
 export type SendResult = { kind: 'sent' } | { kind: 'retry'; error: string } | { kind: 'refused'; error: string };

@@ -143,6 +143,7 @@ export const EVENT_TYPES = {
   'mfa.recovery_codes.regenerated': { webhook: false, description: "a user's recovery codes were (re)generated; earlier ones stop working" },
   'webauthn_policy.updated': { webhook: false, description: "an organization's passkey AAGUID allowlist was set or cleared" },
   'mfa_policy.updated': { webhook: false, description: "the tenant's or an organization's MFA policy (off, optional, required) was set or cleared" },
+  'signin_policy.updated': { webhook: false, description: "the tenant's sign-in policy (self sign-up, passwordless sign-in, verified email required) was set" },
   // The hosted pages' language (docs/branding.md); tenant-wide.
   'branding.texts.updated': { webhook: false, description: "the tenant's own texts of the hosted pages were replaced (the number of messages per locale)" },
   'branding.locale.updated': { webhook: false, description: "the hosted pages' default language was set" },

@@ -37,6 +37,7 @@ import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
 import { emailScreenRoutes } from './screens/email-routes.js';
 import { invitationRoutes } from './screens/invitation-routes.js';
+import { signupRoutes } from './screens/signup-routes.js';
 import { ssoLinkRoutes } from './screens/sso-link-routes.js';
 import { ssoRoutes } from './screens/sso-routes.js';
 import { socialRoutes } from './screens/social-routes.js';
@@ -159,6 +160,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, engine: ctx.engine, links: ctx.ssoLinks });
   await app.register(emailScreenRoutes, { email: ctx.email });
   await app.register(invitationRoutes, { invitations: ctx.management.invitations, signin: ctx.signin, engine: ctx.engine });
+  await app.register(signupRoutes, { engine: ctx.engine, emailSignin: ctx.emailSignin });
   await app.register(mfaRoutes, { signin: ctx.signin, mfa: ctx.mfa, engine: ctx.engine });
   await app.register(ssoRoutes, { sso: ctx.sso, engine: ctx.engine });
   await app.register(socialRoutes, { social: ctx.social, engine: ctx.engine });

@@ -14,6 +14,7 @@ import { mfaPolicyFeature } from './mfa-policy/routes.js';
 import { organizationsFeature } from './organizations/routes.js';
 import { resourceServersFeature } from './resource-servers/routes.js';
 import { rolesFeature } from './roles/routes.js';
+import { signinPolicyFeature } from './signin-policy/routes.js';
 import { socialFeature } from './social/routes.js';
 import { ssoFeature } from './sso/routes.js';
 import { transfersFeature } from './transfers/routes.js';
@@ -40,6 +41,7 @@ export const MANAGEMENT_FEATURES: readonly ManagementFeature[] = [
   webhooksFeature,
   webauthnPolicyFeature,
   mfaPolicyFeature,
+  signinPolicyFeature,
   connectFeature,
   ssoFeature,
   credentialsFeature,

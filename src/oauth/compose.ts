@@ -7,6 +7,7 @@
 import {
   continueFlow,
   denyFlow,
+  refuseSignup,
   type AuthorizeSettings,
   type LoadedFlow,
   loadFlow,
@@ -71,6 +72,8 @@ export interface OAuthServer {
     load(hash: string, handle: string, tenant: OAuthTenant): Promise<LoadedFlow | undefined>;
     continue(flow: LoadedFlow, tenant: OAuthTenant, session: SessionRecord | undefined, opts: { consented: boolean }): Promise<Outcome>;
     deny(flow: LoadedFlow, tenant: OAuthTenant): Promise<Outcome>;
+    /** prompt=create on a tenant whose sign-up is off. */
+    refuseSignup(flow: LoadedFlow, tenant: OAuthTenant): Promise<Outcome>;
   };
   /** POST /device_authorization (RFC 8628 §3.1). */
   deviceAuthorization(req: OAuthHttpRequest, tenant: OAuthTenant): Promise<DeviceAuthorizationResponse>;
@@ -149,6 +152,7 @@ export function composeOAuth(ports: OAuthPorts): OAuthServer {
       load: (hash, handle, tenant) => loadFlow(hash, handle, tenant, authorizeDeps()),
       continue: (flow, tenant, session, opts) => continueFlow(flow, tenant, session, authorizeDeps(), opts),
       deny: (flow, tenant) => denyFlow(flow, tenant),
+      refuseSignup: (flow, tenant) => refuseSignup(flow, tenant),
     },
     deviceAuthorization: (req, tenant) => handleDeviceAuthorization(req, tenant, ports, ports.device),
     device: {

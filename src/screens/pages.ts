@@ -102,6 +102,35 @@ export interface LoginView {
   ssoHint?: boolean;
   /** The tenant's social connections: a plain link each (no form, so the CSP's form-action is unchanged). */
   social?: Array<{ id: string; name: string }>;
+  /** Self sign-up is open: a "Create account" link (docs/signup.md). */
+  signup?: boolean;
+  /** Passwordless sign-in by email is on: the "email me a code" form. */
+  passwordless?: boolean;
+  /** A verification email went to this address: a link to its code page. */
+  verifyEmail?: string;
+}
+
+/** A page of the sign-in (sign-up, "email me a code") keeping its context. */
+const withContext = (path: string, v: Pick<LoginView, 'flow' | 'returnTo'>) =>
+  v.flow ? `${path}?flow=${encodeURIComponent(v.flow)}` : v.returnTo ? `${path}?return_to=${encodeURIComponent(v.returnTo)}` : path;
+
+/** Sign-up and passwordless sign-in by email, when the tenant's sign-in policy offers them. */
+function emailOptions(f: PageFrame, v: LoginView): Html | string {
+  return html`${
+    v.verifyEmail
+      ? html`<p><a href="/verify-email/code?email=${encodeURIComponent(v.verifyEmail)}" id="verify-email-code">${f.t('login.verify_link')}</a></p>`
+      : ''
+  }${
+    v.passwordless
+      ? html`<p class="or">${f.t('login.email_me_intro')}</p>
+<form method="post" action="/login/email">
+${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.returnTo)}
+<label for="passwordless-email">${f.t('login.email')}</label>
+<input id="passwordless-email" name="email" type="email" autocomplete="username" required>
+<button type="submit" class="secondary" id="email-code">${f.t('login.email_me')}</button>
+</form>`
+      : ''
+  }${v.signup ? html`<p><a href="${withContext('/signup', v)}" id="create-account">${f.t('login.create_account')}</a></p>` : ''}`;
 }
 
 /** A social connection's start link, carrying the sign-in's context. */
@@ -142,6 +171,7 @@ ${hidden('csrf_token', v.csrf)}${hidden('flow', v.flow)}${hidden('return_to', v.
 </form>
 ${webauthnStatus(f)}
 ${socialButtons(f, v)}
+${emailOptions(f, v)}
 <script src="/webauthn.js" defer></script>`,
   );
 }

@@ -28,7 +28,11 @@ export interface SigninSettings {
 }
 
 export type LoginResult =
-  { kind: 'ok'; session: SessionRecord; token: string; user: UserRecord } | { kind: 'invalid' } | { kind: 'limited'; retryAfterSeconds: number };
+  | { kind: 'ok'; session: SessionRecord; token: string; user: UserRecord }
+  | { kind: 'invalid' }
+  | { kind: 'limited'; retryAfterSeconds: number }
+  /** The password was right, but the tenant's policy requires a verified email this user does not have yet (no session). */
+  | { kind: 'unverified'; user: UserRecord };
 
 export interface RequestMeta {
   ip: string;
@@ -101,6 +105,8 @@ export class SigninService {
     previousToken?: string,
     /** Whether this user owes a second factor (then the session starts pending, see docs/passkeys.md). */
     secondFactor?: (user: UserRecord) => Promise<boolean>,
+    /** The sign-in policy requires a verified email before a sign-in completes (docs/signup.md). */
+    requireVerifiedEmail = false,
   ): Promise<LoginResult> {
     const now = this.clock.now();
     if (++this.#logins % SWEEP_EVERY === 0) await this.#sweep(now);
@@ -125,6 +131,12 @@ export class SigninService {
       return { kind: 'invalid' };
     }
     await this.#rehash(tenantId, user, password.slice(0, 1024));
+    if (requireVerifiedEmail && !user.emailVerified) {
+      await this.events.transaction(this.db.kysely, async (trx) => {
+        await this.#record(trx, tenantId, 'login.failed', userActor(user.id), { user_id: user.id, reason: 'email_unverified', ip: meta.ip });
+      });
+      return { kind: 'unverified', user };
+    }
     const pending = secondFactor ? await secondFactor(user) : false;
     return this.#startSession(tenantId, user, meta, now, previousToken, { amr: ['pwd'], pending, accountKey: account.hash, ipKey: ip.hash });
   }
@@ -147,6 +159,11 @@ export class SigninService {
   /** A passkey sign-in (verified by MfaService): a new session with the passkey's methods. */
   async passkeyLogin(tenantId: string, user: UserRecord, meta: RequestMeta, amr: string[], passkeyId: string, previousToken?: string): Promise<LoginResult> {
     return this.#startSession(tenantId, user, meta, this.clock.now(), previousToken, { amr, pending: false, passkeyId });
+  }
+
+  /** A sign-in by an emailed code or link (docs/signup.md), or a sign-up's first sign-in: a new session with those methods. */
+  async emailLogin(tenantId: string, user: UserRecord, meta: RequestMeta, amr: string[], pending: boolean, previousToken?: string): Promise<LoginResult> {
+    return this.#startSession(tenantId, user, meta, this.clock.now(), previousToken, { amr, pending });
   }
 
   async #startSession(

@@ -20,6 +20,7 @@ import { safeReturnTo } from '../screens/cookies.js';
 import type { MfaService } from '../screens/mfa/service.js';
 import type { SigninService } from '../screens/service.js';
 import type { UserRecord } from '../storage/repos/users.js';
+import type { Accepted, EmailSigninService } from '../signup/service.js';
 import { SocialLoginError, type SocialSigninService } from '../social/service.js';
 import { newBrowserBinding, type SsoContinuation, type SsoFinish, SsoLoginError, type SsoSigninService } from '../sso/service.js';
 import { type Ctx, type FlowRef, type OpenDevice, type OpenFlow, pageUrl } from './context.js';
@@ -30,6 +31,7 @@ import {
   BAD_CREDENTIALS,
   CHALLENGE_LIMITED,
   CODE_INVALID,
+  EMAIL_UNVERIFIED,
   flowGone,
   LOGIN_LIMITED,
   PASSKEY_REQUIRED,
@@ -76,6 +78,10 @@ export interface SigninEngineDeps {
   social?: Pick<SocialSigninService, 'start' | 'buttons' | 'forHint'>;
   console: ConsoleSetupPort;
   invitations: InvitationSignupPort;
+  /** Sign-up and passwordless sign-in by email (docs/signup.md): what the login page offers, and the tenant's sign-in policy. */
+  emailSignin?: Pick<EmailSigninService, 'offers' | 'policy'>;
+  /** Sends a verification email to a user the policy stops until their address is verified. */
+  requestVerification?: (tenant: OAuthTenant, userId: string) => Promise<void>;
   clock: Clock;
   /** How long a sign-in may take (KEYHALL_LOGIN_FLOW_TTL_SECONDS). */
   flowTtlSeconds: number;
@@ -202,7 +208,17 @@ export class SigninEngine {
     const outcome = await this.deps.authorize.start(raw, tenant, session);
     if (outcome.kind !== 'login' && outcome.kind !== 'consent') return this.#fromAuthorization(tenant, { entry: 'authorize' }, outcome);
     const handle = await this.#start(tenant, outcome.flow);
+    if (outcome.kind === 'login' && outcome.create) return this.#signupRequested(tenant, handle);
     return redirect(pageUrl(outcome.kind === 'login' ? '/login' : '/login/consent', { flow: { handle } }));
+  }
+
+  /** prompt=create (OIDC Prompt Create 1.0): the sign-up page, or invalid_request to the client when the tenant's sign-up is off. */
+  async #signupRequested(tenant: OAuthTenant, handle: string): Promise<SigninOutcome> {
+    const offers = await this.deps.emailSignin?.offers(tenant.id);
+    if (offers?.signup) return redirect(pageUrl('/signup', { flow: { handle } }));
+    const open = await this.#open(tenant, handle);
+    if (!open || 'device' in open) return fail(flowGone());
+    return this.#fromAuthorization(tenant, { entry: 'authorize', flow: open }, await this.deps.authorize.refuseSignup(open.authorize, tenant));
   }
 
   // ------------------------------------------------------------ identify, route, first factor
@@ -255,9 +271,17 @@ export class SigninEngine {
     if (realm.kind === 'sso' && (realm.required || password === '')) return this.#upstream(tenant, realm.connectionId, this.#continuation(ctx), browser, email);
     if (realm.kind === 'unavailable') return loginView(this.deps, tenant, ctx, 403, { email, message: SSO_UNAVAILABLE }, { sso: true });
     const request = ctx.flow?.authorize.flow.request;
-    const result = await this.deps.signin.login(tenant.id, email, password, meta(browser), browser.sessionToken, (user) =>
-      owedAfterPassword(this.deps.mfa, tenant.id, user.id, { organizationId: request?.organizationId, acr: minimumAcr(request?.acrValues) }),
+    const requireVerified = (await this.deps.emailSignin?.policy(tenant.id))?.requireVerifiedEmail === true;
+    const result = await this.deps.signin.login(
+      tenant.id,
+      email,
+      password,
+      meta(browser),
+      browser.sessionToken,
+      (user) => owedAfterPassword(this.deps.mfa, tenant.id, user.id, { organizationId: request?.organizationId, acr: minimumAcr(request?.acrValues) }),
+      requireVerified,
     );
+    if (result.kind === 'unverified') return this.#unverified(tenant, ctx, result.user);
     if (result.kind === 'limited')
       return loginView(this.deps, tenant, ctx, 429, { email, message: LOGIN_LIMITED }, { sso: true, retryAfterSeconds: result.retryAfterSeconds });
     if (result.kind === 'invalid') return loginView(this.deps, tenant, ctx, 401, { email, message: BAD_CREDENTIALS }, { sso: true });
@@ -271,9 +295,39 @@ export class SigninEngine {
     const result = await this.deps.mfa.authenticatePasskey(tenant, browser.webauthnBinding, credential, 'login', null, meta(browser));
     if (result.kind !== 'ok')
       return loginView(this.deps, tenant, r.ctx, 401, { message: { english: result.message, fallback: 'passkey.sign_in_failed' } }, { sso: false });
+    if (!result.user.emailVerified && (await this.deps.emailSignin?.policy(tenant.id))?.requireVerifiedEmail === true)
+      return this.#unverified(tenant, r.ctx, result.user);
     const login = await this.deps.signin.passkeyLogin(tenant.id, result.user, meta(browser), result.amr, result.passkey.id, browser.sessionToken);
     if (login.kind !== 'ok') return fail(errors.serverError());
     return this.#signedIn(tenant, r.ctx, login.session, login.token);
+  }
+
+  /**
+   * The policy requires a verified email and this user's is not: no session; a new verification
+   * email (link and code) and the login page saying so, with the way to the code page.
+   */
+  async #unverified(tenant: OAuthTenant, ctx: Ctx, user: UserRecord): Promise<SigninOutcome> {
+    await this.deps.requestVerification?.(tenant, user.id);
+    return loginView(this.deps, tenant, ctx, 403, { email: user.email, message: EMAIL_UNVERIFIED, verifyEmail: user.email }, { sso: false });
+  }
+
+  /**
+   * A sign-in by email (docs/signup.md): a passwordless code or link, or a new account from the
+   * sign-up page. The second factor is owed as after a password; then the flow (or page) goes on.
+   */
+  async emailSignedIn(tenant: OAuthTenant, ref: FlowRef, accepted: Accepted, browser: Browser): Promise<SigninOutcome> {
+    const r = await this.#resolve(tenant, ref);
+    const ctx: Ctx = r.ok ? r.ctx : { entry: 'account' };
+    const request = ctx.flow?.authorize.flow.request;
+    const pending = await owedAfterPassword(this.deps.mfa, tenant.id, accepted.user.id, {
+      organizationId: request?.organizationId,
+      acr: minimumAcr(request?.acrValues),
+    });
+    const login = await this.deps.signin.emailLogin(tenant.id, accepted.user, meta(browser), accepted.amr, pending, browser.sessionToken);
+    if (login.kind !== 'ok') return fail(errors.serverError());
+    // The flow may have ended while the email travelled: the person is signed in all the same.
+    if (!r.ok) return { ...redirect('/sessions'), session: this.#cookie(login.token) };
+    return this.#signedIn(tenant, ctx, login.session, login.token);
   }
 
   /** A first factor was given (a new session, perhaps owing its second factor): the flow moves on. */

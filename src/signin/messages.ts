@@ -12,6 +12,8 @@ import type { SsoFailureReason } from '../sso/service.js';
 export const BAD_CREDENTIALS: MessageKey = 'login.bad_credentials';
 export const LOGIN_LIMITED: MessageKey = 'login.too_many';
 export const SSO_UNAVAILABLE: MessageKey = 'login.sso_unavailable';
+/** The sign-in policy requires a verified email (docs/signup.md); a new verification email is on its way. */
+export const EMAIL_UNVERIFIED: MessageKey = 'login.email_unverified';
 export const CHALLENGE_LIMITED: MessageKey = 'totp.too_many';
 export const CODE_INVALID: MessageKey = 'challenge.wrong';
 export const PASSKEY_REQUIRED: MessageKey = 'challenge.passkey_only';

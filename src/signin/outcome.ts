@@ -19,6 +19,12 @@ export interface LoginView {
     ssoHint?: boolean;
     /** The social connections' buttons (links to /social/{id}/start). */
     social?: Array<{ id: string; name: string }>;
+    /** The sign-in policy offers self sign-up: a "Create account" link (docs/signup.md). */
+    signup?: boolean;
+    /** The sign-in policy offers passwordless sign-in by email: the "email me a code" form. */
+    passwordless?: boolean;
+    /** A verification email was sent to this address: the way to the code page. */
+    verifyEmail?: string;
   };
 }
 

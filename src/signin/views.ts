@@ -5,6 +5,7 @@ import type { OAuthTenant } from '../oauth/types.js';
 import type { Message } from '../screens/i18n/index.js';
 import type { MfaService } from '../screens/mfa/service.js';
 import type { SigninService } from '../screens/service.js';
+import type { EmailSigninService } from '../signup/service.js';
 import type { SocialSigninService } from '../social/service.js';
 import type { SsoSigninService } from '../sso/service.js';
 import { type Ctx, flowHandle, type OpenDevice, type OpenFlow } from './context.js';
@@ -16,6 +17,8 @@ export interface ViewDeps {
   sso: Pick<SsoSigninService, 'offered'>;
   /** Social sign-in: the login page's buttons. */
   social?: Pick<SocialSigninService, 'buttons'>;
+  /** Sign-up and passwordless sign-in by email: what the login page offers. */
+  emailSignin?: Pick<EmailSigninService, 'offers'>;
 }
 
 /** The brand, form targets and languages of a page of this context (the flow's organization, redirect_uri and ui_locales). */
@@ -36,7 +39,7 @@ export async function loginView(
   tenant: OAuthTenant,
   ctx: Ctx,
   status: number,
-  data: Pick<LoginView['data'], 'email' | 'message'>,
+  data: Pick<LoginView['data'], 'email' | 'message' | 'verifyEmail'>,
   opts: { sso: boolean; retryAfterSeconds?: number },
 ): Promise<SigninOutcome> {
   return {
@@ -51,6 +54,7 @@ export async function loginView(
       clientName: ctx.flow?.authorize.client.clientName ?? ctx.device?.device.client.clientName ?? undefined,
       ...(opts.sso ? { ssoHint: await deps.sso.offered(tenant.id) } : {}),
       ...(deps.social ? { social: await deps.social.buttons(tenant.id) } : {}),
+      ...(deps.emailSignin ? await deps.emailSignin.offers(tenant.id) : {}),
     },
     ...retry(opts.retryAfterSeconds),
   };

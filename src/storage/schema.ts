@@ -19,6 +19,7 @@ import type { SocialTables } from './tables/social.js';
 import type { EmailTables } from './tables/email.js';
 import type { TransferTables } from './tables/transfers.js';
 import type { InvitationTables } from './tables/invitations.js';
+import type { SignupTables } from './tables/signup.js';
 
 /**
  * The whole database as Kysely sees it: one interface per area in `tables/`, joined here.
@@ -47,4 +48,5 @@ export interface Database
     SocialTables,
     EmailTables,
     TransferTables,
-    InvitationTables {}
+    InvitationTables,
+    SignupTables {}

@@ -36,6 +36,7 @@ import {
   invitationSignInPage,
   invitationSwitchPage,
 } from '../../src/screens/invitation-pages.js';
+import { emailCodePage, emailLinkPage, signupPage } from '../../src/screens/signup-pages.js';
 
 const KEYS = Object.keys(en) as MessageKey[];
 
@@ -231,6 +232,38 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
       renderEmail('invitation', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/invitations/accept?token=ivt_x', organization: 'Beispiel GmbH' }).html,
     ),
   );
+  // Sign-up and passwordless sign-in by email (docs/signup.md).
+  add('login with sign-up and passwordless', loginPage(f, { csrf: 'c', flow: 'fl', signup: true, passwordless: true }));
+  add('login, email unverified', loginPage(f, { csrf: 'c', message: t('login.email_unverified'), verifyEmail: SAMPLE.email }));
+  add('signup', signupPage(f, { csrf: 'c', flow: 'fl', loginHref: '/login' }));
+  for (const key of ['signup.off', 'signup.domain', 'signup.sso', 'signup.exists', 'signup.too_many'] as const)
+    add(`signup ${key}`, signupPage(f, { csrf: 'c', loginHref: '/login', message: t(key, { domains: 'beispiel.de' }), error: 'invalid_request' }));
+  for (const intro of ['signup', 'signin', 'other_browser'] as const)
+    add(
+      `email code ${intro}`,
+      emailCodePage(f, {
+        csrf: 'c',
+        action: '/signup/code',
+        challenge: 'ech_1',
+        intro: t(`code.intro_${intro}`, { email: SAMPLE.email! }),
+        againHref: '/signup',
+      }),
+    );
+  for (const key of ['error.email_code_invalid', 'code.too_many'] as const)
+    add(
+      `email code ${key}`,
+      emailCodePage(f, { csrf: 'c', action: '/login/email/code', challenge: 'ech_1', intro: '', message: t(key), error: 'invalid_grant', againHref: '/login' }),
+    );
+  add('email link', emailLinkPage(f, { csrf: 'c', action: '/signup/verify', token: 'sgn_x' }));
+  add(
+    'sign-up email',
+    new Html(renderEmail('signup_verify', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/signup/verify?token=sgn_x', code: '123456' }).html),
+  );
+  add(
+    'sign-in email',
+    new Html(renderEmail('signin_email', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/login/email/verify?token=mgl_x', code: '123456' }).html),
+  );
+  add('sign-in email, code only', new Html(renderEmail('signin_email', t, DEFAULT_BRAND, { code: '123456' }).html));
   return out;
 }
 

@@ -48,8 +48,8 @@ export interface MfaPolicyPort {
 export type Outcome =
   /** To the client: a code, or an error with state and iss. */
   | { kind: 'redirect'; location: string }
-  /** The user must sign in (again) for this flow. */
-  | { kind: 'login'; flow: string }
+  /** The user must sign in (again) for this flow; `create`: the client asked for sign-up (prompt=create, OIDC Prompt Create 1.0). */
+  | { kind: 'login'; flow: string; create?: boolean }
   /** The user must approve the client's scopes. */
   | { kind: 'consent'; flow: string }
   /** Shown to the user, never redirected. */
@@ -84,7 +84,7 @@ async function pushedRequest(requestUri: string, client: ClientRecord, tenant: O
 
 /** The moment a login must be newer than (prompt=login, max_age), or null. */
 function loginAfter(req: AuthorizationRequest, now: number): number | null {
-  if (req.prompt.includes('login') || req.prompt.includes('select_account')) return now;
+  if (req.prompt.includes('login') || req.prompt.includes('select_account') || req.prompt.includes('create')) return now;
   if (req.maxAge !== null) return now - req.maxAge * 1000;
   return null;
 }
@@ -208,7 +208,8 @@ export async function continueFlow(
   const req = f.flow.request;
   const interactive = !req.prompt.includes('none');
   if (!sessionSatisfies(f.flow, session) || !(await policySatisfied(f, tenant, session, deps))) {
-    return interactive ? { kind: 'login', flow: f.id } : errorRedirect(tenant, req, E.loginRequired('the user is not signed in'));
+    if (!interactive) return errorRedirect(tenant, req, E.loginRequired('the user is not signed in'));
+    return req.prompt.includes('create') ? { kind: 'login', flow: f.id, create: true } : { kind: 'login', flow: f.id };
   }
   const refused = await organizationRefusal(f, tenant, session, deps, interactive);
   if (refused) return refused;
@@ -245,6 +246,11 @@ async function organizationRefusal(
 /** Denied on the consent page. */
 export async function denyFlow(f: LoadedFlow, tenant: OAuthTenant): Promise<Outcome> {
   return errorRedirect(tenant, f.flow.request, E.accessDenied('the user denied the request'));
+}
+
+/** prompt=create while the tenant's sign-up is off: the client hears invalid_request (OIDC Prompt Create 1.0 §4.1, docs/signup.md). */
+export async function refuseSignup(f: LoadedFlow, tenant: OAuthTenant): Promise<Outcome> {
+  return errorRedirect(tenant, f.flow.request, E.invalidRequest('prompt=create: sign-up is not open on this tenant'));
 }
 
 /** Issues the code; the flow and its request_uri are consumed in the same transaction. */

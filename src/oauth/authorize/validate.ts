@@ -16,7 +16,8 @@ export type { RawParams };
 
 /** Scopes every client may ask for, on top of its registered ones. */
 export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
-export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const;
+/** OIDC Core §3.1.2.1, and `create` (OIDC Prompt Create 1.0: open sign-up, docs/signup.md). */
+export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account', 'create'] as const;
 export const PAR_URN = 'urn:ietf:params:oauth:request_uri:';
 
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;

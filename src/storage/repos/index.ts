@@ -43,6 +43,7 @@ import { SocialConnectionRepo, SocialIdentityRepo, SocialSettingsRepo } from './
 import { TenantRepo } from './tenants.js';
 import { ImportExternalIdRepo, TransferJobRepo } from './transfers.js';
 import { UserRepo } from './users.js';
+import { EmailChallengeRepo, SigninPolicyRepo } from './signup.js';
 import { McpSettingsRepo } from './mcp-settings.js';
 import { PageTextsRepo } from './page-texts.js';
 import { WebhookDeliveryRepo } from './webhook-deliveries.js';
@@ -103,6 +104,8 @@ const makers = {
   transferJobs: (db) => new TransferJobRepo(db),
   importExternalIds: (db) => new ImportExternalIdRepo(db),
   invitations: (db) => new InvitationRepo(db),
+  signinPolicies: (db) => new SigninPolicyRepo(db),
+  emailChallenges: (db) => new EmailChallengeRepo(db),
 } satisfies Record<string, (db: Kysely<Database>, dialect: Dialect) => object>;
 
 export type Repos = { readonly [K in keyof typeof makers]: ReturnType<(typeof makers)[K]> };
