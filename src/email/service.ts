@@ -4,6 +4,7 @@
  * and password reset. Link tokens and codes are stored only as SHA-256; each is single-use.
  */
 import { randomInt } from 'node:crypto';
+import { AfterAnswer } from '../kernel/after-answer.js';
 import type { Actor } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
@@ -65,7 +66,11 @@ const hostOnly = (host: string) => host.replace(/:\d+$/, '').replace(/^\[|\]$/g,
 const quoted = (name: string) => `"${name.replace(/["\\\r\n]/g, '')}"`;
 
 export class EmailService {
-  constructor(private readonly deps: EmailDeps) {}
+  readonly #afterAnswer: AfterAnswer;
+
+  constructor(private readonly deps: EmailDeps) {
+    this.#afterAnswer = new AfterAnswer(() => this.deps.sender.poke(), deps.onError);
+  }
 
   #repos(trx?: Executor) {
     return repos(trx ?? this.deps.db.kysely, this.deps.db.dialect);
@@ -287,7 +292,7 @@ export class EmailService {
     if (!user) return;
     // The writes (token, outbox row, in one transaction) happen after the answer, so an existing
     // account's answer does not take longer than an unknown address's.
-    this.#background(
+    this.#afterAnswer.run(() =>
       this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
         const r = this.#repos(trx);
         await r.emailTokens.consumeAll(tenant.id, user.id, 'password_reset', now);
@@ -307,19 +312,9 @@ export class EmailService {
     );
   }
 
-  readonly #pending = new Set<Promise<unknown>>();
-
-  #background(work: Promise<unknown>): void {
-    const run = work
-      .then(() => this.deps.sender.poke())
-      .catch((err: unknown) => this.deps.onError?.(err))
-      .finally(() => this.#pending.delete(run));
-    this.#pending.add(run);
-  }
-
   /** Resolves when the writes started after an answer are done (shutdown, tests). */
-  async idle(): Promise<void> {
-    while (this.#pending.size) await Promise.allSettled([...this.#pending]);
+  idle(): Promise<void> {
+    return this.#afterAnswer.idle();
   }
 
   /**

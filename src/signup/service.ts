@@ -8,6 +8,7 @@
  * The sign-in engine (src/signin/engine.ts) opens the session and continues the flow.
  */
 import { createCipheriv, createDecipheriv, randomBytes, randomInt } from 'node:crypto';
+import { AfterAnswer } from '../kernel/after-answer.js';
 import type { EmailService } from '../email/service.js';
 import { renderEmail } from '../email/templates.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -105,9 +106,11 @@ const sixDigits = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
 const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1);
 
 export class EmailSigninService {
-  readonly #pending = new Set<Promise<unknown>>();
+  readonly #afterAnswer: AfterAnswer;
 
-  constructor(private readonly deps: EmailSigninDeps) {}
+  constructor(private readonly deps: EmailSigninDeps) {
+    this.#afterAnswer = new AfterAnswer(() => this.deps.email.poke(), deps.onError);
+  }
 
   #repos(trx?: Executor) {
     return repos(trx ?? this.deps.db.kysely, this.deps.db.dialect);
@@ -278,7 +281,7 @@ export class EmailSigninService {
     const user = await this.#repos().users.findByEmail(tenant.id, email);
     renderEmail('signin_email', translator(locale, NO_TENANT_TEXTS), DEFAULT_BRAND, { code, ...(link ? { link } : {}) });
     if (user && !(await this.deps.ssoRequired(tenant.id, email))) {
-      this.#background(
+      this.#afterAnswer.run(() =>
         this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
           const r = this.#repos(trx);
           await r.emailChallenges.consumeFor(tenant.id, 'signin', email, now);
@@ -304,17 +307,9 @@ export class EmailSigninService {
     return { kind: 'sent', challengeId: id, email };
   }
 
-  #background(work: Promise<unknown>): void {
-    const run = work
-      .then(() => this.deps.email.poke())
-      .catch((err: unknown) => this.deps.onError?.(err))
-      .finally(() => this.#pending.delete(run));
-    this.#pending.add(run);
-  }
-
   /** Resolves when the writes started after an answer are done (shutdown, tests). */
-  async idle(): Promise<void> {
-    while (this.#pending.size) await Promise.allSettled([...this.#pending]);
+  idle(): Promise<void> {
+    return this.#afterAnswer.idle();
   }
 
   // ---------------------------------------------------------------- codes and links
