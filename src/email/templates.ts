@@ -7,7 +7,7 @@ import type { Brand } from '../screens/brand.js';
 import { html } from '../screens/html.js';
 import type { MessageKey, Translator } from '../screens/i18n/index.js';
 
-export type EmailTemplate = 'verify_email' | 'password_reset';
+export type EmailTemplate = 'verify_email' | 'password_reset' | 'email_change' | 'email_changed';
 
 export interface RenderedEmail {
   subject: string;
@@ -24,6 +24,9 @@ interface Parts {
 const PARTS: Record<EmailTemplate, Parts> = {
   verify_email: { subject: 'email.verify_subject', body: 'email.verify_body', button: 'email.verify_button' },
   password_reset: { subject: 'email.reset_subject', body: 'email.reset_body', button: 'email.reset_button' },
+  // An address change (docs/account.md): the confirmation to the new address, the notice to the old one.
+  email_change: { subject: 'email.change_subject', body: 'email.change_body', button: 'email.change_button' },
+  email_changed: { subject: 'email.changed_subject', body: 'email.changed_body', button: 'email.changed_button' },
 };
 
 /** A message: its link (and, for a verification, its code). Every value is escaped in the HTML. */

@@ -429,7 +429,7 @@ export class SigninEngine {
     const pending = (await this.deps.mfa.policyFor(tenant.id, '')) === 'required';
     let token = '';
     const user = await this.deps.console.completeSetup(tenant.id, input.token, { email: input.email, password: input.password }, async (trx, u, now) => {
-      const opened = await this.deps.signin.openSession(trx, tenant.id, u.id, meta(browser), now, { amr: ['pwd'], pending }, browser.sessionToken);
+      const opened = await this.deps.signin.openSession(trx, tenant.id, u.id, meta(browser), now, { amr: ['pwd'], pending, method: 'setup_link' }, browser.sessionToken);
       token = opened.token;
       return { sessionId: opened.session.id, pending, ip: browser.ip };
     });

@@ -89,7 +89,12 @@ export const usersFeature = defineFeature({
         acr: z.enum(['pwd', 'mfa', 'phr']).describe('The authentication context class the amr amounts to'),
         mfa_pending: z.boolean().describe('The password was checked but the second factor is still owed'),
         user_agent: z.string().nullable(),
+        device: z.string().nullable().describe('A short summary of the user agent: browser and system ("Firefox on Linux"), null when unknown'),
         ip: z.string().nullable(),
+        method: z
+          .string()
+          .describe('How the first factor was given: password, passkey, sso, social or setup_link (docs/account.md)'),
+        idp: z.string().nullable().describe('The social connection of a social sign-in (the ID token\'s idp), else null'),
       })
       .meta({ id: 'Session', description: 'A hosted-login session (never its cookie value or hash)' });
 
