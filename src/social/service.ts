@@ -352,7 +352,16 @@ export class SocialSigninService {
         if (identity && identity.userId !== userId) throw new SocialLoginError('identity_in_use', c);
         if (identity) return;
         const identityId = newId('idn', now);
-        await r.socialIdentities.insert({ id: identityId, tenantId, connectionId: c.id, subject: profile.subject, userId, ...seen, linkedAt: now, lastLoginAt: now });
+        await r.socialIdentities.insert({
+          id: identityId,
+          tenantId,
+          connectionId: c.id,
+          subject: profile.subject,
+          userId,
+          ...seen,
+          linkedAt: now,
+          lastLoginAt: now,
+        });
         await this.#record(
           trx,
           tenantId,
