@@ -16,7 +16,10 @@ interface SessionView {
   acr: string;
   mfa_pending: boolean;
   user_agent: string | null;
+  device: string | null;
   ip: string | null;
+  method: string;
+  idp: string | null;
 }
 
 // GET /v1/users/{id}/sessions and DELETE /v1/users/{id}/sessions/{sessionId} (docs/api.md).
