@@ -208,9 +208,12 @@ export const de: Catalogue = {
   'method.sso': 'Single Sign-on',
   'method.social': '{name}',
   'method.setup_link': 'Einrichtungslink',
-  'social.identity_in_use': 'Dieses Konto beim Anbieter ist bereits mit einem anderen Benutzer verknüpft. Lösen Sie dort zuerst die Verknüpfung oder verknüpfen Sie ein anderes.',
-  'social.link_session_mismatch': 'Diese Verknüpfung wurde von einem anderen Konto begonnen, oder Sie haben sich inzwischen abgemeldet. Melden Sie sich an und beginnen Sie erneut auf Ihrer Kontoseite.',
-  'error.last_sign_in_method': 'Dies ist die einzige Anmeldemethode Ihres Kontos: Fügen Sie zuerst ein Passwort oder einen Passkey hinzu oder verknüpfen Sie ein anderes Konto.',
+  'social.identity_in_use':
+    'Dieses Konto beim Anbieter ist bereits mit einem anderen Benutzer verknüpft. Lösen Sie dort zuerst die Verknüpfung oder verknüpfen Sie ein anderes.',
+  'social.link_session_mismatch':
+    'Diese Verknüpfung wurde von einem anderen Konto begonnen, oder Sie haben sich inzwischen abgemeldet. Melden Sie sich an und beginnen Sie erneut auf Ihrer Kontoseite.',
+  'error.last_sign_in_method':
+    'Dies ist die einzige Anmeldemethode Ihres Kontos: Fügen Sie zuerst ein Passwort oder einen Passkey hinzu oder verknüpfen Sie ein anderes Konto.',
   'error.email_invalid': 'Geben Sie eine gültige E-Mail-Adresse ein.',
   'error.email_same': 'Das ist bereits Ihre E-Mail-Adresse.',
   'error.email_taken': 'Diese E-Mail-Adresse wird bereits von einem anderen Konto verwendet.',
@@ -341,6 +344,7 @@ export const de: Catalogue = {
   'email.change_body': 'Öffnen Sie diesen Link, um dies zur E-Mail-Adresse Ihres Kontos zu machen (er gilt 24 Stunden):',
   'email.change_button': 'Neue Adresse bestätigen',
   'email.changed_subject': 'Die E-Mail-Adresse Ihres Kontos bei {brand} wurde geändert',
-  'email.changed_body': 'Die E-Mail-Adresse Ihres Kontos wurde geändert: Nachrichten gehen jetzt an die neue Adresse. Wenn Sie das nicht waren, melden Sie sich an und prüfen Sie Ihr Konto, oder kontaktieren Sie uns:',
+  'email.changed_body':
+    'Die E-Mail-Adresse Ihres Kontos wurde geändert: Nachrichten gehen jetzt an die neue Adresse. Wenn Sie das nicht waren, melden Sie sich an und prüfen Sie Ihr Konto, oder kontaktieren Sie uns:',
   'email.changed_button': 'Ihr Konto öffnen',
 };

@@ -345,7 +345,8 @@ export const en = {
   'email.change_body': 'Open this link to make this the email address of your account (it works for 24 hours):',
   'email.change_button': 'Confirm new address',
   'email.changed_subject': 'The email address of your {brand} account was changed',
-  'email.changed_body': 'The email address of your account was changed: messages now go to the new address. If you did not do this, sign in and check your account, or contact us:',
+  'email.changed_body':
+    'The email address of your account was changed: messages now go to the new address. If you did not do this, sign in and check your account, or contact us:',
   'email.changed_button': 'Open your account',
 } as const;
 
