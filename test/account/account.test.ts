@@ -146,7 +146,7 @@ describe('/account: sessions, linked accounts, email change', () => {
     assert.equal(signedIn.status, 303, signedIn.text.slice(0, 300));
     const social = ((await s.api('GET', `/users/${user.id}/sessions`)).json().data as Array<Record<string, unknown>>).find((x) => x.method === 'social');
     assert.equal(social?.idp, github.id);
-    assert.match((await viaGh.get('/account')).text, /data-method="social">GitHub</);
+    assert.match((await viaGh.get('/account')).text, /data-method="social">With GitHub</);
 
     // The same GitHub account cannot be linked to another user.
     const other = await s.createUser('hedy@example.com');

@@ -183,7 +183,8 @@ export const de: Catalogue = {
   'account.email_unverified': 'Sie ist noch nicht bestätigt.',
   'account.email_new': 'Neue E-Mail-Adresse',
   'account.email_change': 'E-Mail-Adresse ändern',
-  'account.email_sent': 'Wenn {email} verwendet werden kann, ist ein Link zur Bestätigung unterwegs. Ihre Adresse ändert sich, sobald Sie ihn öffnen.',
+  'account.email_sent':
+    'Wenn {email} verwendet werden kann, ist eine Nachricht zur Bestätigung unterwegs. Ihre Adresse ändert sich, sobald Sie deren Verweis öffnen.',
   'account.email_changed': 'Ihre E-Mail-Adresse ist geändert.',
   'account.sessions_heading': 'Wo Sie angemeldet sind',
   'account.ip': 'IP-Adresse',
@@ -206,7 +207,7 @@ export const de: Catalogue = {
   'method.password': 'Passwort',
   'method.passkey': 'Passkey',
   'method.sso': 'Single Sign-on',
-  'method.social': '{name}',
+  'method.social': 'Mit {name}',
   'method.setup_link': 'Einrichtungslink',
   'social.identity_in_use':
     'Dieses Konto beim Anbieter ist bereits mit einem anderen Benutzer verknüpft. Lösen Sie dort zuerst die Verknüpfung oder verknüpfen Sie ein anderes.',
@@ -217,7 +218,7 @@ export const de: Catalogue = {
   'error.email_invalid': 'Geben Sie eine gültige E-Mail-Adresse ein.',
   'error.email_same': 'Das ist bereits Ihre E-Mail-Adresse.',
   'error.email_taken': 'Diese E-Mail-Adresse wird bereits von einem anderen Konto verwendet.',
-  'error.email_change_invalid': 'Dieser Link ist abgelaufen oder wurde bereits verwendet. Fordern Sie auf Ihrer Kontoseite einen neuen an.',
+  'error.email_change_invalid': 'Dieser Bestätigungsverweis ist abgelaufen oder wurde bereits verwendet. Fordern Sie auf Ihrer Kontoseite einen neuen an.',
 
   'connect.heading': 'Verbundene Konten',
   'connect.connected': 'Das Konto ist verbunden.',
@@ -341,7 +342,7 @@ export const de: Catalogue = {
   'email.ignore': 'Falls Sie dies nicht angefordert haben, ignorieren Sie diese E-Mail: Es ändert sich nichts.',
   'email.footer': 'Gesendet von {brand}.',
   'email.change_subject': 'Bestätigen Sie Ihre neue E-Mail-Adresse für {brand}',
-  'email.change_body': 'Öffnen Sie diesen Link, um dies zur E-Mail-Adresse Ihres Kontos zu machen (er gilt 24 Stunden):',
+  'email.change_body': 'Öffnen Sie diesen Verweis, um dies zur E-Mail-Adresse Ihres Kontos zu machen (er gilt 24 Stunden):',
   'email.change_button': 'Neue Adresse bestätigen',
   'email.changed_subject': 'Die E-Mail-Adresse Ihres Kontos bei {brand} wurde geändert',
   'email.changed_body':

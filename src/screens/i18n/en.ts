@@ -211,7 +211,7 @@ export const en = {
   'method.password': 'Password',
   'method.passkey': 'Passkey',
   'method.sso': 'Single sign-on',
-  'method.social': '{name}',
+  'method.social': 'With {name}',
   'method.setup_link': 'Setup link',
   'social.identity_in_use': 'This account at the provider is already linked to another user. Unlink it there first, or link another one.',
   'social.link_session_mismatch': 'This link was started by another account, or you signed out meanwhile. Sign in and start again from your account page.',
