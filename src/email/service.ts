@@ -13,8 +13,8 @@ import { errors } from '../kernel/errors.js';
 import { newId, randomBase64url } from '../kernel/ids.js';
 import type { Tenant } from '../kernel/tenancy.js';
 import { DEFAULT_BRAND } from '../screens/brand.js';
-import { DEFAULT_LOCALE, isLocale, type Locale, NO_TENANT_TEXTS, type TenantTexts, translator } from '../screens/i18n/index.js';
-import type { Db, Executor } from '../storage/db.js';
+import { DEFAULT_LOCALE, en, isLocale, type Locale, NO_TENANT_TEXTS, type TenantTexts, translator } from '../screens/i18n/index.js';
+import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import type { EmailRecord, EmailSettingsRecord } from '../storage/repos/email.js';
 import { repos } from '../storage/repos/index.js';
 import { passwordTag, type UserRecord } from '../storage/repos/users.js';
@@ -33,6 +33,9 @@ export const CODE_MAX_FAILURES = 5;
 export const RESET_PER_ADDRESS = 3;
 export const RESET_PER_IP = 20;
 export const RESET_WINDOW_MS = 15 * 60_000;
+/** Address changes a user may ask for in RESET_WINDOW_MS. */
+export const CHANGE_PER_USER = 5;
+const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export const LINK_INVALID = 'This link has expired or was already used. Ask for a new one.';
 export const CODE_INVALID = 'The code is wrong or has expired. Ask for a new email.';
@@ -179,8 +182,8 @@ export class EmailService {
 
   /**
    * A verification email (its link, code and outbox row) written in the caller's transaction (a
-   * sign-up, a sign-in the policy stops); earlier ones stop working. The caller pokes the sender
-   * once it commits.
+   * sign-up, a sign-in the policy stops, an address set by /v1, docs/account.md); earlier links and
+   * codes stop working. Returns the outbox id; the caller pokes the sender once it commits.
    */
   async queueVerification(trx: Executor, tenant: Tenant, user: Pick<UserRecord, 'id' | 'email'>, locale?: Locale): Promise<string> {
     const now = this.deps.clock.now();
@@ -202,8 +205,98 @@ export class EmailService {
     });
   }
 
-  /** Pokes the sending loop after a transaction that queued messages committed. */
+  /** Sends what the outbox holds now (after the transaction that wrote it committed). */
   poke(): void {
+    this.deps.sender.poke();
+  }
+
+  // ---------------------------------------------------------------- email change by the user (docs/account.md)
+
+  /**
+   * The user asks for a new address on /account: a link (24 h) goes to the new address, and the
+   * address changes only when it is opened. An address another user holds gets the same answer
+   * and nothing is sent (no account enumeration); limited per user (429).
+   */
+  async requestEmailChange(tenant: Tenant, userId: string, input: string, locale: Locale): Promise<void> {
+    const now = this.deps.clock.now();
+    const email = normalizeEmail(input);
+    if (email.length > 254 || !EMAIL_SHAPE.test(email)) throw errors.invalidRequest(en['error.email_invalid']);
+    const user = await this.#repos().users.find(tenant.id, userId);
+    if (!user) throw errors.notFound('no such user');
+    if (user.email === email) throw errors.invalidRequest(en['error.email_same']);
+    const waitMs = await this.#repos().rateLimits.hit(tenant.id, `emailchange:user:${user.id}`, CHANGE_PER_USER, RESET_WINDOW_MS, now);
+    if (waitMs > 0) throw errors.tooManyRequests(Math.ceil(waitMs / 1000));
+    if (await this.#repos().users.findByEmail(tenant.id, email)) return;
+    const token = `chg_${randomBase64url(32)}`;
+    await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      const r = this.#repos(trx);
+      await r.emailTokens.consumeAll(tenant.id, user.id, 'email_change', now);
+      await r.emailTokens.insert({
+        id: newId('etk', now),
+        tenantId: tenant.id,
+        userId: user.id,
+        purpose: 'email_change',
+        kind: 'link',
+        secretHash: sha256Hex(token),
+        email,
+        createdAt: now,
+        expiresAt: now + VERIFY_LINK_TTL_MS,
+      });
+      await this.enqueue(trx, tenant, {
+        userId: user.id,
+        to: email,
+        template: 'email_change',
+        link: `${tenant.issuer}/account/email/verify?token=${token}`,
+        locale,
+      });
+    });
+  }
+
+  async #liveChange(tenantId: string, token: string, trx?: Executor) {
+    if (!/^chg_[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+    const r = this.#repos(trx);
+    const row = await r.emailTokens.findBySecret(tenantId, sha256Hex(token));
+    if (!row || row.purpose !== 'email_change' || row.consumedAt !== null || row.expiresAt <= this.deps.clock.now()) return undefined;
+    const user = await r.users.find(tenantId, row.userId);
+    return user ? { row, user } : undefined;
+  }
+
+  /** The new address a live change link names (its page shows it; only the POST uses the link). */
+  async changeTarget(tenantId: string, token: string): Promise<string | undefined> {
+    return (await this.#liveChange(tenantId, token))?.row.email;
+  }
+
+  /**
+   * The link of an address change, confirmed on its page: the address is replaced (verified: the
+   * link proved it), `user.updated` recorded, and the old address told. Refused: a dead link (400
+   * invalid_request), an address another user took meanwhile (409 email_taken).
+   */
+  async completeEmailChange(tenant: Tenant, token: string): Promise<void> {
+    try {
+      await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+        const now = this.deps.clock.now();
+        const live = await this.#liveChange(tenant.id, token, trx);
+        const r = this.#repos(trx);
+        if (!live || !(await r.emailTokens.consume(live.row.id, now))) throw errors.invalidRequest(en['error.email_change_invalid']);
+        const { user, row } = live;
+        const holder = await r.users.findByEmail(tenant.id, row.email);
+        if (holder && holder.id !== user.id) throw errors.emailTaken(en['error.email_taken']);
+        await r.users.update(tenant.id, user.id, { email: row.email, emailVerified: true }, now);
+        await r.emailTokens.consumeAll(tenant.id, user.id, 'verify_email', now);
+        const actor: Actor = { type: 'user', id: user.id };
+        await this.deps.events.record(trx, {
+          tenantId: tenant.id,
+          type: 'user.updated',
+          organizationId: null,
+          actor,
+          data: { user_id: user.id, fields: ['email', 'email_verified'], via: 'email_change' },
+        });
+        await this.enqueue(trx, tenant, { userId: user.id, to: user.email, template: 'email_changed', link: `${tenant.issuer}/account` });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw errors.emailTaken(en['error.email_taken']);
+      throw err;
+    }
     this.deps.sender.poke();
   }
 

@@ -7,7 +7,7 @@ import type { Brand } from '../screens/brand.js';
 import { html } from '../screens/html.js';
 import type { MessageKey, Translator } from '../screens/i18n/index.js';
 
-export type EmailTemplate = 'verify_email' | 'password_reset' | 'invitation' | 'signup_verify' | 'signin_email';
+export type EmailTemplate = 'verify_email' | 'password_reset' | 'invitation' | 'signup_verify' | 'signin_email' | 'email_change' | 'email_changed';
 
 export interface RenderedEmail {
   subject: string;
@@ -37,6 +37,9 @@ const PARTS: Record<EmailTemplate, Parts> = {
     code: 'email.signin_code',
     codeOnly: 'email.signin_code_only',
   },
+  // An address change (docs/account.md): the confirmation to the new address, the notice to the old one.
+  email_change: { subject: 'email.change_subject', body: 'email.change_body', button: 'email.change_button', code: 'email.verify_code' },
+  email_changed: { subject: 'email.changed_subject', body: 'email.changed_body', button: 'email.changed_button', code: 'email.verify_code' },
 };
 
 /** A message: its link and/or its code (for an invitation, the organization's name). Every value is escaped in the HTML. */

@@ -35,6 +35,7 @@ import { consoleAssetRoutes } from './console/assets.js';
 import { connectScreenRoutes } from './screens/connect-routes.js';
 import { mfaRoutes } from './screens/mfa-routes.js';
 import { screenRoutes } from './screens/routes.js';
+import { accountRoutes } from './screens/account-routes.js';
 import { emailScreenRoutes } from './screens/email-routes.js';
 import { invitationRoutes } from './screens/invitation-routes.js';
 import { signupRoutes } from './screens/signup-routes.js';
@@ -165,6 +166,14 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(ssoRoutes, { sso: ctx.sso, engine: ctx.engine });
   await app.register(socialRoutes, { social: ctx.social, engine: ctx.engine });
   await app.register(ssoLinkRoutes, { signin: ctx.signin, mfa: ctx.mfa, engine: ctx.engine, links: ctx.ssoLinks });
+  await app.register(accountRoutes, {
+    signin: ctx.signin,
+    mfa: ctx.mfa,
+    engine: ctx.engine,
+    links: ctx.ssoLinks,
+    social: ctx.management.social,
+    email: ctx.email,
+  });
   await app.register(connectScreenRoutes, { vault: ctx.management.vault, signin: ctx.signin });
   await app.register(mcpRoutes, { oauth: ctx.oauth, registration: ctx.management.mcp, tools: ctx.mcpTools });
   // The administrators' console: its JSON API and its built screens (docs/console.md).

@@ -52,6 +52,10 @@ export const errors = {
     new AppError(431, 'request_too_large', `the request line and headers together exceed ${limitBytes} bytes (a URL or header too long)`),
   requestTimeout: () => new AppError(408, 'request_timeout', 'the request did not arrive in time'),
   conflict: (description?: string) => new AppError(409, 'conflict', description),
+  /** An unlink that would leave the user no way to sign in (docs/account.md). */
+  lastSignInMethod: (description: string) => new AppError(409, 'last_sign_in_method', description),
+  /** An email change to an address another user holds (docs/account.md). */
+  emailTaken: (description: string) => new AppError(409, 'email_taken', description),
   payloadTooLarge: () => new AppError(413, 'request_too_large', 'The request body is too large'),
   /** A hosted page's form or link has expired or was already used. */
   pageExpired: (description: string) => new AppError(400, 'invalid_request', description),

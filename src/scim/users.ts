@@ -240,7 +240,8 @@ export class ScimUsers {
     if (!user) return;
     const email = tenantEmail(f);
     const name = displayNameOf(f);
-    const patch = { ...(email !== user.email ? { email } : {}), ...(name !== user.name ? { name } : {}) };
+    // The directory is authoritative: a new address applies at once, unverified (docs/account.md).
+    const patch = { ...(email !== user.email ? { email, emailVerified: false } : {}), ...(name !== user.name ? { name } : {}) };
     if (Object.keys(patch).length === 0) return;
     await users.update(conn.tenantId, user.id, patch, this.deps.clock.now());
     await this.deps.events.record(trx, {
@@ -248,7 +249,7 @@ export class ScimUsers {
       type: 'user.updated',
       organizationId: null,
       actor: scimActor(conn),
-      data: { user_id: user.id, fields: Object.keys(patch) },
+      data: { user_id: user.id, fields: Object.keys(patch).map((k) => (k === 'emailVerified' ? 'email_verified' : k)) },
     });
   }
 }

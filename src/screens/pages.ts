@@ -251,8 +251,8 @@ ${ssoSection(f, v)}
   );
 }
 
-/** /sessions: linked SSO connections (Unlink each) and the ones the user may link (Link each: a round trip to the IdP). */
-function ssoSection(f: PageFrame, v: SessionsView): Html | string {
+/** /sessions and /account: linked SSO connections (Unlink each) and the ones the user may link (Link each: a round trip to the IdP). */
+export function ssoSection(f: PageFrame, v: Pick<SessionsView, 'csrf' | 'sso'>): Html | string {
   if (v.sso.linked.length === 0 && v.sso.offered.length === 0) return '';
   const row = (c: LinkableConnection, action: string, label: string) =>
     html`<tr data-connection="${c.connectionId}"><td>${c.connectionName}</td><td>${c.organizationName}</td><td><form method="post" action="${action}">${hidden('csrf_token', v.csrf)}${hidden('connection_id', c.connectionId)}<button type="submit" class="secondary">${label}</button></form></td></tr>`;

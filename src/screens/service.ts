@@ -15,6 +15,7 @@ import type { Db, Executor } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
 import type { UserRecord } from '../storage/repos/users.js';
 import { normalizeEmail } from '../users/emails.js';
+import { type SignInMethod, signInMethodOf } from '../users/sign-in-methods.js';
 import { hashPassword, rehashFor, upgradeHash, verifyPassword } from '../users/passwords.js';
 import { type Brand, brandOf, DEFAULT_BRAND } from './brand.js';
 import { randomBytes } from 'node:crypto';
@@ -138,7 +139,13 @@ export class SigninService {
       return { kind: 'unverified', user };
     }
     const pending = secondFactor ? await secondFactor(user) : false;
-    return this.#startSession(tenantId, user, meta, now, previousToken, { amr: ['pwd'], pending, accountKey: account.hash, ipKey: ip.hash });
+    return this.#startSession(tenantId, user, meta, now, previousToken, {
+      amr: ['pwd'],
+      pending,
+      method: 'password',
+      accountKey: account.hash,
+      ipKey: ip.hash,
+    });
   }
 
   /**
@@ -158,12 +165,12 @@ export class SigninService {
 
   /** A passkey sign-in (verified by MfaService): a new session with the passkey's methods. */
   async passkeyLogin(tenantId: string, user: UserRecord, meta: RequestMeta, amr: string[], passkeyId: string, previousToken?: string): Promise<LoginResult> {
-    return this.#startSession(tenantId, user, meta, this.clock.now(), previousToken, { amr, pending: false, passkeyId });
+    return this.#startSession(tenantId, user, meta, this.clock.now(), previousToken, { amr, pending: false, method: 'passkey', passkeyId });
   }
 
   /** A sign-in by an emailed code or link (docs/signup.md), or a sign-up's first sign-in: a new session with those methods. */
   async emailLogin(tenantId: string, user: UserRecord, meta: RequestMeta, amr: string[], pending: boolean, previousToken?: string): Promise<LoginResult> {
-    return this.#startSession(tenantId, user, meta, this.clock.now(), previousToken, { amr, pending });
+    return this.#startSession(tenantId, user, meta, this.clock.now(), previousToken, { amr, pending, method: 'email' });
   }
 
   async #startSession(
@@ -172,10 +179,10 @@ export class SigninService {
     meta: RequestMeta,
     now: number,
     previousToken: string | undefined,
-    o: { amr: string[]; pending: boolean; accountKey?: string; ipKey?: string; passkeyId?: string },
+    o: { amr: string[]; pending: boolean; method: SignInMethod; accountKey?: string; ipKey?: string; passkeyId?: string },
   ): Promise<LoginResult> {
     const opened = await this.events.transaction(this.db.kysely, async (trx) => {
-      const s = await this.openSession(trx, tenantId, user.id, meta, now, { amr: o.amr, pending: o.pending }, previousToken);
+      const s = await this.openSession(trx, tenantId, user.id, meta, now, { amr: o.amr, pending: o.pending, method: o.method }, previousToken);
       const failures = repos(trx, this.db.dialect).loginFailures;
       if (o.accountKey) await failures.clear(tenantId, o.accountKey);
       if (o.ipKey) await failures.release(tenantId, o.ipKey, now);
@@ -202,8 +209,9 @@ export class SigninService {
 
   /**
    * Starts a session for a user who has just signed in (password, passkey or SSO), inside the
-   * caller's transaction, with the methods used (`amr`) and whether a second factor is still
-   * owed; the caller records the login event. The session the browser had before is ended: a new
+   * caller's transaction, with the methods used (`amr`), how the first factor was given (`method`,
+   * read from the amr when absent) and whether a second factor is still owed; the caller records
+   * the login event. The session the browser had before is ended: a new
    * id at every login.
    */
   async openSession(
@@ -212,7 +220,7 @@ export class SigninService {
     userId: string,
     meta: RequestMeta,
     now: number,
-    auth: { amr: string[]; pending: boolean; idp?: string },
+    auth: { amr: string[]; pending: boolean; idp?: string; method?: SignInMethod },
     previousToken?: string,
   ): Promise<{ session: SessionRecord; token: string }> {
     const token = randomBase64url(32);
@@ -231,6 +239,7 @@ export class SigninService {
       amr: auth.amr,
       mfaPending: auth.pending,
       ...(auth.idp ? { idp: auth.idp } : {}),
+      method: auth.method ?? signInMethodOf({ amr: auth.amr, ...(auth.idp ? { idp: auth.idp } : {}) }),
     };
     const sessions = repos(trx, this.db.dialect).sessions;
     if (previousToken) {

@@ -374,6 +374,11 @@ export class SigninEngine {
     return this.#upstream(tenant, connectionId, { linkUserId: userId, returnTo: '/sessions' }, browser);
   }
 
+  /** An explicit social link from /account (docs/account.md): a round trip whose answer links the identity to the signed-in user. */
+  startSocialLink(tenant: OAuthTenant, connectionId: string, userId: string, browser: Browser): Promise<SigninOutcome> {
+    return this.#social(tenant, connectionId, { linkUserId: userId, returnTo: '/account?done=linked#identities' }, browser);
+  }
+
   /** The IdP's answer, validated by the SSO service: a session, then the flow (or page) that started it. */
   async upstreamFinished(tenant: OAuthTenant, done: SsoFinish): Promise<SigninOutcome> {
     // An explicit link: the browser's session stays as it is.
@@ -494,7 +499,15 @@ export class SigninEngine {
     const pending = (await this.deps.mfa.policyFor(tenant.id, '')) === 'required';
     let token = '';
     const user = await this.deps.console.completeSetup(tenant.id, input.token, { email: input.email, password: input.password }, async (trx, u, now) => {
-      const opened = await this.deps.signin.openSession(trx, tenant.id, u.id, meta(browser), now, { amr: ['pwd'], pending }, browser.sessionToken);
+      const opened = await this.deps.signin.openSession(
+        trx,
+        tenant.id,
+        u.id,
+        meta(browser),
+        now,
+        { amr: ['pwd'], pending, method: 'setup_link' },
+        browser.sessionToken,
+      );
       token = opened.token;
       return { sessionId: opened.session.id, pending, ip: browser.ip };
     });

@@ -31,7 +31,8 @@ export const ssoFailure = (reason: SsoFailureReason) =>
 /**
  * A refused social sign-in as the error page shows it: 404 for an unknown connection, 403 when
  * the tenant's rules refuse it (turned off, no sign-up, an existing account not linked
- * automatically), 502 when the provider cannot be reached, 400 for an answer that fails its checks.
+ * automatically), 409 when a link from /account names an identity another user holds, 502 when
+ * the provider cannot be reached, 400 for an answer that fails its checks.
  */
 export function socialFailure(reason: SocialFailureReason): AppError {
   const description = en[`social.${reason}`];
@@ -44,6 +45,8 @@ export function socialFailure(reason: SocialFailureReason): AppError {
       return new AppError(403, 'access_denied', description);
     case 'unreachable':
       return new AppError(502, 'temporarily_unavailable', description);
+    case 'identity_in_use':
+      return new AppError(409, 'identity_in_use', description);
     default:
       return new AppError(400, 'access_denied', description);
   }

@@ -43,7 +43,9 @@ export type SocialFailureReason =
   | 'unreachable'
   | 'email_missing'
   | 'signup_disabled'
-  | 'account_exists';
+  | 'account_exists'
+  | 'identity_in_use'
+  | 'link_session_mismatch';
 
 export class SocialLoginError extends Error {
   constructor(
@@ -62,7 +64,7 @@ export interface SocialSigninDeps {
   events: EventRecorder;
   envelope: Envelope;
   upstream: UpstreamClient;
-  signin: Pick<SigninService, 'openSession'>;
+  signin: Pick<SigninService, 'openSession' | 'current'>;
   mfa: Pick<MfaService, 'secondFactorNeeded'>;
   /** How long this instance keeps a tenant's login buttons (KEYHALL_CACHE_TTL_MS); 0: no cache. */
   cacheTtlMs?: number;
@@ -77,7 +79,10 @@ export interface SocialProfile {
   picture: string | null;
 }
 
-export type SocialFinish = { kind: 'ok'; session: SessionRecord; token: string; userId: string; continuation: SsoContinuation };
+export type SocialFinish =
+  | { kind: 'ok'; session: SessionRecord; token: string; userId: string; continuation: SsoContinuation }
+  /** An explicit link from /account was made (or was there already): the browser's session is unchanged. */
+  | { kind: 'linked'; userId: string; continuation: SsoContinuation };
 
 /** A button of the hosted login. */
 export interface SocialButton {
@@ -311,6 +316,7 @@ export class SocialSigninService {
       const { trip, stored } = await this.#consume(c, callbackUrl.searchParams.get('state'), browser);
       const profile = await this.#profile(c, callbackUrl.searchParams, this.redirectUri(tenant.issuer, c.id), trip);
       const continuation: SsoContinuation = { flow: stored.flow, returnTo: stored.returnTo, organizationId: stored.organizationId, acr: stored.acr };
+      if (stored.linkUserId !== undefined) return await this.#link(c, profile, { ...continuation, linkUserId: stored.linkUserId }, previousToken);
       const conn = c;
       const attempt = () => this.#signIn(conn, profile, continuation, meta, previousToken);
       let done;
@@ -325,6 +331,53 @@ export class SocialSigninService {
       if (err instanceof SocialLoginError) await this.#failed(tenant.id, err.connection ?? c, err.reason, meta);
       throw err;
     }
+  }
+
+  /**
+   * An explicit link from /account (docs/account.md): the browser must still be signed in as the
+   * user who started it; the upstream subject is linked to that user, unless it already belongs
+   * to another (`identity_in_use`, never moved). Linked already: nothing changes.
+   */
+  async #link(c: SocialConnectionRecord, profile: SocialProfile, continuation: SsoContinuation, sessionToken: string | undefined): Promise<SocialFinish> {
+    const tenantId = c.tenantId;
+    const userId = continuation.linkUserId!;
+    const current = await this.deps.signin.current(tenantId, sessionToken);
+    if (current?.userId !== userId) throw new SocialLoginError('link_session_mismatch', c);
+    const seen = { email: profile.email, emailVerified: profile.emailVerified, name: profile.name, picture: profile.picture };
+    const attempt = () =>
+      this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+        const r = this.#repos(trx);
+        const now = this.deps.clock.now();
+        const identity = await r.socialIdentities.find(tenantId, c.id, profile.subject);
+        if (identity && identity.userId !== userId) throw new SocialLoginError('identity_in_use', c);
+        if (identity) return;
+        const identityId = newId('idn', now);
+        await r.socialIdentities.insert({
+          id: identityId,
+          tenantId,
+          connectionId: c.id,
+          subject: profile.subject,
+          userId,
+          ...seen,
+          linkedAt: now,
+          lastLoginAt: now,
+        });
+        await this.#record(
+          trx,
+          tenantId,
+          'identity.linked',
+          { type: 'user', id: userId },
+          { user_id: userId, connection_id: c.id, identity_id: identityId, reason: 'user' },
+        );
+      });
+    try {
+      await attempt();
+    } catch (err) {
+      // Linked meanwhile (a sign-in or another tab): the second read tells whose it is.
+      if (!isUniqueViolation(err)) throw err;
+      await attempt();
+    }
+    return { kind: 'linked', userId, continuation };
   }
 
   async #failed(tenantId: string, c: SocialConnectionRecord | undefined, reason: SocialFailureReason, meta: RequestMeta): Promise<void> {
@@ -418,7 +471,7 @@ export class SocialSigninService {
         acr: continuation.acr ?? null,
         trx,
       });
-      const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, { ...auth, idp: c.id }, previousToken);
+      const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, { ...auth, idp: c.id, method: 'social' }, previousToken);
       await this.#record(
         trx,
         tenantId,

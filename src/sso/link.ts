@@ -7,6 +7,7 @@ import type { EventRecorder } from '../events/recorder.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Db } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
+import { anotherWayLeft, signInWays } from '../users/sign-in-methods.js';
 
 /** At most this many linked connections are listed (and counted for the last-method rule). */
 const LINKED_LIMIT = 50;
@@ -70,8 +71,8 @@ export class SsoLinkService {
 
   /**
    * Removes the user's identities at a connection, recording `sso.identity.unlinked`. Refused
-   * (`last_method`) when it is the only way the account signs in: no password, no passkey and
-   * no other linked connection.
+   * (`last_method`) when it is the only way the account signs in: no password, no passkey, no
+   * other linked connection and no social identity (src/users/sign-in-methods.ts).
    */
   async unlink(tenantId: string, userId: string, connectionId: string): Promise<UnlinkResult> {
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
@@ -79,8 +80,7 @@ export class SsoLinkService {
       const linked = await r.ssoIdentities.connectionsOf(tenantId, userId, LINKED_LIMIT);
       const c = linked.find((l) => l.connectionId === connectionId);
       if (!c) return 'not_linked';
-      const user = await r.users.find(tenantId, userId);
-      if (user?.passwordHash == null && linked.length === 1 && (await r.mfa.listPasskeys(tenantId, userId)).length === 0) return 'last_method';
+      if (!anotherWayLeft(await signInWays(r, tenantId, userId))) return 'last_method';
       await r.ssoIdentities.deleteForUser(tenantId, userId, connectionId);
       await this.deps.events.record(trx, {
         tenantId,

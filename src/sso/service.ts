@@ -634,7 +634,7 @@ export class SsoSigninService {
         acr: continuation.acr ?? null,
         trx,
       });
-      const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, auth, previousToken);
+      const { session, token } = await this.deps.signin.openSession(trx, tenantId, userId, meta, now, { ...auth, method: 'sso' }, previousToken);
       await this.#record(
         trx,
         tenantId,

@@ -103,7 +103,18 @@ export class UserService {
    * administrator acts with every permission, so a narrower `users:write` key would otherwise
    * raise itself to administrator (a key acts only at or below its own privilege).
    */
-  async update(tenantId: string, actor: Actor, id: string, input: { email?: string; name?: string | null; password?: string; email_verified?: boolean }) {
+  /**
+   * Changes a user. A new email applies at once (the caller is authoritative, docs/account.md) and
+   * is unverified unless `email_verified` says otherwise; `emailChanged` then runs in the same
+   * transaction (the verification message to the new address).
+   */
+  async update(
+    tenantId: string,
+    actor: Actor,
+    id: string,
+    input: { email?: string; name?: string | null; password?: string; email_verified?: boolean },
+    emailChanged?: (trx: Executor, user: UserRecord) => Promise<unknown>,
+  ) {
     const patch: UserPatch = {
       email: input.email === undefined ? undefined : normalizeEmail(input.email),
       name: input.name,
@@ -126,6 +137,8 @@ export class UserService {
         const current = await repo.find(tenantId, id);
         if (!current) throw errors.notFound('user not found');
         // A new password is always a change (a fresh salt); the rest only when it differs.
+        const newEmail = patch.email !== undefined && patch.email !== current.email;
+        if (newEmail && input.email_verified === undefined) patch.emailVerified = false;
         const changes = changesOf(current, patch);
         const fields = (['email', 'name', 'emailVerified', 'passwordHash'] as const)
           .filter((k) => k in changes)
@@ -146,6 +159,7 @@ export class UserService {
         await this.deps.events.record(trx, { tenantId, type: 'user.updated', organizationId: null, actor, data: { user_id: id, fields } });
         // A new password ends every session of the user (their clients are sent logout tokens).
         if (fields.includes('password')) await this.#endSessions(trx, tenantId, actor, id, 'password_change');
+        if (newEmail && !user.emailVerified) await emailChanged?.(trx, user);
         return user;
       });
     } catch (err) {

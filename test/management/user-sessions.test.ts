@@ -16,7 +16,10 @@ interface SessionView {
   acr: string;
   mfa_pending: boolean;
   user_agent: string | null;
+  device: string | null;
   ip: string | null;
+  method: string;
+  idp: string | null;
 }
 
 // GET /v1/users/{id}/sessions and DELETE /v1/users/{id}/sessions/{sessionId} (docs/api.md).
@@ -78,14 +81,20 @@ describe('/v1/users/{id}/sessions', () => {
       'amr',
       'auth_time',
       'created_at',
+      'device',
       'expires_at',
       'id',
       'idle_expires_at',
+      'idp',
       'ip',
       'last_seen_at',
+      'method',
       'mfa_pending',
       'user_agent',
     ]);
+    // How the session signed in (docs/account.md): a password sign-in, no social connection.
+    assert.equal(first.method, 'password');
+    assert.equal(first.idp, null);
     // Neither the cookie value nor anything like its hash is in the answer.
     for (const b of browsers) for (const value of b.cookies.values()) assert.ok(!r.text.includes(value));
     assert.ok(!/token|hash|cookie/i.test(r.text));

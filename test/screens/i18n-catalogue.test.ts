@@ -28,6 +28,7 @@ import {
 } from '../../src/screens/pages.js';
 import type { PasskeyRecord } from '../../src/storage/repos/mfa.js';
 import { renderEmail } from '../../src/email/templates.js';
+import { ACCOUNT_NOTICES, accountPage, emailChangePage } from '../../src/screens/account-pages.js';
 import { forgotPage, forgotSentPage, resetDonePage, resetPage, verifiedPage, verifyCodePage, verifyLinkPage } from '../../src/screens/email-pages.js';
 import {
   invitationAcceptPage,
@@ -41,7 +42,7 @@ import { emailCodePage, emailLinkPage, signupPage } from '../../src/screens/sign
 const KEYS = Object.keys(en) as MessageKey[];
 
 /** German words that are the English ones by design: product terms. */
-const IDENTICAL: readonly MessageKey[] = ['mfa.passkeys', 'totp.code', 'home.discovery_link'];
+const IDENTICAL: readonly MessageKey[] = ['mfa.passkeys', 'totp.code', 'home.discovery_link', 'method.passkey'];
 /** Names on the pages that are no message: products, protocols, the brand. */
 const NAMES = ['OpenID Connect', 'OAuth 2.0', 'SCIM', 'API', 'README', 'Keyhall', 'GitHub', 'Acme Portal'];
 
@@ -57,6 +58,7 @@ const SAMPLE: Record<string, string> = {
   reason: 'NotAllowedError',
   detail: 'invalid_grant',
   action: 'x',
+  name: 'GitHub',
 };
 const fill = (text: string) => text.replace(/\{([a-z_]+)\}/g, (m, n: string) => SAMPLE[n] ?? m);
 
@@ -264,6 +266,32 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
     new Html(renderEmail('signin_email', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/login/email/verify?token=mgl_x', code: '123456' }).html),
   );
   add('sign-in email, code only', new Html(renderEmail('signin_email', t, DEFAULT_BRAND, { code: '123456' }).html));
+  add('email change email', new Html(renderEmail('email_change', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/account/email/verify?token=chg_x' }).html));
+  add('email changed email', new Html(renderEmail('email_changed', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/account' }).html));
+
+  // /account: a session of each sign-in method, each notice, with and without linked accounts.
+  const methods = ['password', 'passkey', 'sso', 'social', 'setup_link'].map((method, i) => ({
+    ...session,
+    id: `s${i + 1}`,
+    method,
+    ...(method === 'social' ? { idp: 'soc_1' } : {}),
+  }));
+  const accountPageView = {
+    csrf: 'c',
+    email: SAMPLE.email!,
+    emailVerified: true,
+    currentId: 's1',
+    sessions: methods,
+    consents,
+    sso: { linked: [connection], offered: [connection] },
+    identities: [{ id: 'idn_1', connectionName: 'GitHub', email: SAMPLE.email!, linkedAt: 0 }],
+    offered: [{ id: 'soc_1', name: 'GitHub' }],
+    connectionNames: new Map([['soc_1', 'GitHub']]),
+  };
+  add('account', accountPage(f, accountPageView));
+  add('account, nothing linked', accountPage(f, { ...accountPageView, emailVerified: false, consents: [], identities: [], offered: [] }));
+  for (const kind of ACCOUNT_NOTICES) add(`account ${kind}`, accountPage(f, { ...accountPageView, notice: { kind, email: SAMPLE.email! } }));
+  add('email change link', emailChangePage(f, { csrf: 'c', token: 'chg_x', email: SAMPLE.email! }));
   return out;
 }
 

@@ -398,9 +398,12 @@ describe('social sign-in: a Keyhall tenant as a Google-like OpenID provider and 
     assert.equal(new URL(bad.headers.location!).searchParams.get('error'), 'invalid_request');
   });
 
-  it('unlinks an identity through /v1 (identity.unlinked)', async () => {
+  it('unlinks an identity through /v1 (identity.unlinked), never the last way the user signs in', async () => {
     const user = (await s.api('GET', '/users?email=octocat@example.com')).json().data[0];
     const [identity] = (await s.api('GET', `/users/${user.id}/identities`)).json().data;
+    // The identity is the user's only way to sign in (docs/account.md): a password first.
+    expectError(await s.api('DELETE', `/users/${user.id}/identities/${identity.id}`), 409, 'last_sign_in_method');
+    assert.equal((await s.api('PATCH', `/users/${user.id}`, { password: 'a long enough password' })).status, 200);
     assert.equal((await s.api('DELETE', `/users/${user.id}/identities/${identity.id}`)).status, 204);
     assert.equal((await s.api('GET', `/users/${user.id}/identities`)).json().data.length, 0);
     expectError(await s.api('DELETE', `/users/${user.id}/identities/${identity.id}`), 404, 'not_found');

@@ -195,12 +195,12 @@ export const socialFeature = defineFeature({
     });
 
     r.delete('/users/:userId/identities/:identityId', {
-      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'unlinkUserIdentity', ok: 'Unlinked' } },
+      config: { permission: 'users:write', access: 'platform', operation: { operationId: 'unlinkUserIdentity', ok: 'Unlinked', errors: [409] } },
       schema: {
-        summary: 'Unlink an upstream identity from a user',
+        summary: 'Unlink an upstream identity from a user (409 last_sign_in_method when the user would have no way left to sign in)',
         tags: ['social'],
         params: identityParams,
-        response: { 204: z.undefined(), 404: errorResponse },
+        response: { 204: z.undefined(), 404: errorResponse, 409: errorResponse },
       },
       handler: async (request, reply) => {
         await service.unlink(tenantOf(request).id, actorOf(request), request.params.userId, request.params.identityId);

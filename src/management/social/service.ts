@@ -10,12 +10,14 @@ import { checkEgressUrl, checkEgressUrlResolved } from '../../egress/url.js';
 import type { Envelope } from '../../kernel/crypto/envelope.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import { en } from '../../screens/i18n/index.js';
 import { SOCIAL_PRESETS, type SocialPresetName } from '../../social/presets.js';
 import { MAX_SOCIAL_CONNECTIONS, sealSocialSecret } from '../../social/service.js';
 import { chooseTokenAuthMethod, discoverIssuer } from '../../sso/oidc.js';
 import type { AccountLinking, SocialConfig, SocialConnectionPatch, SocialConnectionRecord, SocialIdentityRecord } from '../../storage/repos/social.js';
 import { idTokenAlgorithms, type UpstreamClient } from '../../upstream/client.js';
 import { FieldPathError, parseFieldPath } from '../../upstream/profile.js';
+import { anotherWayLeft, signInWays } from '../../users/sign-in-methods.js';
 import { iso, type ManagementDeps, reposOf } from '../common.js';
 
 export interface SocialDeps extends ManagementDeps {
@@ -301,9 +303,19 @@ export class SocialConnectionService {
     return r.socialIdentities.listByUser(tenantId, userId, 100);
   }
 
+  /**
+   * Unlinks an identity (`identity.unlinked`); refused with 409 `last_sign_in_method` when the
+   * user would be left with no way to sign in: no password, no passkey, no other identity.
+   */
   async unlink(tenantId: string, actor: Actor, userId: string, identityId: string): Promise<void> {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      const removed = await reposOf(this.deps, trx).socialIdentities.delete(tenantId, userId, identityId);
+      const r = reposOf(this.deps, trx);
+      // The user row locked first: two unlinks at once cannot both see the other identity left.
+      await r.users.lock(tenantId, userId, this.deps.db.dialect);
+      const identity = (await r.socialIdentities.listByUser(tenantId, userId, 100)).find((i) => i.id === identityId);
+      if (!identity) throw errors.notFound('identity not found');
+      if (!anotherWayLeft(await signInWays(r, tenantId, userId))) throw errors.lastSignInMethod(en['error.last_sign_in_method']);
+      const removed = await r.socialIdentities.delete(tenantId, userId, identityId);
       if (!removed) throw errors.notFound('identity not found');
       await this.deps.events.record(trx, {
         tenantId,

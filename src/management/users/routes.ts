@@ -28,7 +28,7 @@ const sessionList = listing('sessions');
 
 export const usersFeature = defineFeature({
   tags: [{ name: 'users', description: 'Tenant-wide user accounts' }],
-  routes: (r, { users: service }) => {
+  routes: (r, { users: service, email: mail }) => {
     r.post('/users', {
       config: { permission: 'users:write', access: 'platform', operation: { operationId: 'createUser', ok: 'The user created', errors: [409] } },
       schema: {
@@ -62,7 +62,7 @@ export const usersFeature = defineFeature({
     r.patch('/users/:userId', {
       config: { permission: 'users:write', access: 'platform', operation: { operationId: 'updateUser', ok: 'The user as updated', errors: [409] } },
       schema: {
-        summary: 'Update a user',
+        summary: 'Update a user (a new email applies at once, unverified unless email_verified is given, and a verification message goes to it)',
         params,
         body: z.strictObject({
           email: email.optional(),
@@ -73,7 +73,11 @@ export const usersFeature = defineFeature({
         response: { 200: userSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request) => {
-        return userView(await service.update(tenantOf(request).id, actorOf(request), request.params.userId, request.body));
+        const tenant = tenantOf(request);
+        // A new address is unverified (unless email_verified says so) and gets a verification message (docs/account.md).
+        const user = await service.update(tenant.id, actorOf(request), request.params.userId, request.body, (trx, u) => mail.queueVerification(trx, tenant, u));
+        mail.poke();
+        return userView(user);
       },
     });
 
@@ -89,7 +93,10 @@ export const usersFeature = defineFeature({
         acr: z.enum(['pwd', 'mfa', 'phr']).describe('The authentication context class the amr amounts to'),
         mfa_pending: z.boolean().describe('The password was checked but the second factor is still owed'),
         user_agent: z.string().nullable(),
+        device: z.string().nullable().describe('A short summary of the user agent: browser and system ("Firefox on Linux"), null when unknown'),
         ip: z.string().nullable(),
+        method: z.string().describe('How the first factor was given: password, passkey, sso, social, setup_link or email (docs/account.md)'),
+        idp: z.string().nullable().describe("The social connection of a social sign-in (the ID token's idp), else null"),
       })
       .meta({ id: 'Session', description: 'A hosted-login session (never its cookie value or hash)' });
 

@@ -3,6 +3,7 @@ import { acrOf } from '../../oauth/authorize/acr.js';
 import type { SessionRecord } from '../../oauth/authorize/types.js';
 import type { PasskeyRecord } from '../../storage/repos/mfa.js';
 import type { UserRecord } from '../../storage/repos/users.js';
+import { deviceOf, signInMethodOf } from '../../users/sign-in-methods.js';
 import { iso } from '../common.js';
 
 /** The public shape of a user: never the password or its hash. */
@@ -46,6 +47,9 @@ export function sessionView(s: SessionRecord) {
     acr: acrOf(amr),
     mfa_pending: s.mfaPending === true,
     user_agent: s.userAgent,
+    device: deviceOf(s.userAgent),
     ip: s.ip,
+    method: signInMethodOf(s),
+    idp: s.idp ?? null,
   };
 }

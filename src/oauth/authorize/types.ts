@@ -129,6 +129,8 @@ export interface SessionRecord {
   organizationId?: string | null;
   /** The social connection the first factor came from (absent: none). */
   idp?: string;
+  /** How the first factor was given (absent: a session from before migration 0042; see signInMethodOf). */
+  method?: string;
 }
 
 export interface SigninStore {

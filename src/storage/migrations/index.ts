@@ -35,6 +35,7 @@ import * as m0038 from './0038_organization_roles.js';
 import * as m0039 from './0039_email.js';
 import * as m0040 from './0040_social.js';
 import * as m0041 from './0041_imports.js';
+import * as m0042 from './0042_account.js';
 import * as m0043 from './0043_signup.js';
 import * as m0044 from './0044_invitations.js';
 
@@ -79,6 +80,7 @@ const migrations: Record<string, Migration> = {
   '0039_email': m0039,
   '0040_social': m0040,
   '0041_imports': m0041,
+  '0042_account': m0042,
   '0043_signup': m0043,
   '0044_invitations': m0044,
 };

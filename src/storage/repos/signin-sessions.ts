@@ -32,6 +32,10 @@ const stored = codec<SessionRecord>()('signin_sessions', {
     (v) => v ?? undefined,
     (v) => v ?? null,
   ),
+  method: field<string | undefined, string | null>(
+    (v) => v ?? undefined,
+    (v) => v ?? null,
+  ),
 });
 
 /** Browser sessions, looked up by the SHA-256 of the cookie value; revocation is one UPDATE seen by every instance. */

@@ -153,7 +153,18 @@ export class UserRepo {
     return (await q.orderBy('id').limit(limit).execute()).map(stored.toRecord);
   }
 
+  /**
+   * A new address (by /v1, SCIM or a confirmed change) also ends the user's pending address
+   * changes: a link asked for before it must not replace it (docs/account.md).
+   */
   async update(tenantId: string, id: string, patch: UserPatch, now: number): Promise<UserRecord | undefined> {
+    if (patch.email !== undefined) {
+      await this.db
+        .updateTable('email_tokens')
+        .set({ consumed_at: now })
+        .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('user_id', '=', id), eb('purpose', '=', 'email_change'), eb('consumed_at', 'is', null)]))
+        .execute();
+    }
     const row = await this.db
       .updateTable('users')
       .set({ updated_at: now, ...stored.toPatch(patch, PATCHABLE) })

@@ -72,6 +72,8 @@ export interface SigninSessionsTable {
   organization_id: string | null;
   /** The social connection the first factor came from (the ID token's `idp`); null otherwise. */
   idp: string | null;
+  /** How the first factor was given (migration 0042): password, passkey, sso, social, setup_link…; null before it. */
+  method: string | null;
 }
 
 export interface SigninConsentsTable {
