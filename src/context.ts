@@ -328,7 +328,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         enter: (tenantId, sessionId, organizationId) => r.sessions.enterOrganization(tenantId, sessionId, organizationId),
       },
       preAuthorizedCodes: credentials,
-      device: { store: r.deviceCodes, attempts: r.loginFailures, settings: { codeTtlSeconds: config.deviceCodeTtlSeconds } },
+      device: {
+        store: r.deviceCodes,
+        attempts: r.loginFailures,
+        settings: { codeTtlSeconds: config.deviceCodeTtlSeconds, maxUndecidedPerClient: config.deviceMaxUndecidedPerClient },
+      },
     });
 
     const signin = new SigninService(db, clock, events, {
