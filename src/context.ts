@@ -337,7 +337,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         enter: (tenantId, sessionId, organizationId) => r.sessions.enterOrganization(tenantId, sessionId, organizationId),
       },
       preAuthorizedCodes: credentials,
-      device: { store: r.deviceCodes, attempts: r.loginFailures, settings: { codeTtlSeconds: config.deviceCodeTtlSeconds } },
+      device: {
+        store: r.deviceCodes,
+        attempts: r.loginFailures,
+        settings: { codeTtlSeconds: config.deviceCodeTtlSeconds, maxUndecidedPerClient: config.deviceMaxUndecidedPerClient },
+      },
     });
 
     const signin = new SigninService(db, clock, events, {
@@ -355,7 +359,6 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
     const sso = new SsoSigninService({ db, clock, events, envelope, upstream, signin, mfa });
     const ssoLinks = new SsoLinkService({ db, clock, events });
-    const social = new SocialSigninService({ db, clock, events, envelope, upstream, signin, mfa, cacheTtlMs: config.cacheTtlMs });
 
     const deps: ManagementDeps = { db, clock, events };
     const emailSender = new EmailSender({
@@ -412,6 +415,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       },
       onRevokeFailed: (accountId, err) => log.warn({ account_id: accountId, err: (err as Error).message }, 'upstream token revocation failed'),
     });
+    const social = new SocialSigninService({ db, clock, events, envelope, upstream, signin, mfa, vault, cacheTtlMs: config.cacheTtlMs });
     const auth = new ManagementAuth(r.apiKeys, r.rateLimits, clock, config.apiRateLimit);
     const clientService = new ClientService(
       r.oauthClients,

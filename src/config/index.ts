@@ -135,6 +135,8 @@ const schema = z.object({
   parTtlSeconds: z.coerce.number().int().min(5).max(600).default(60),
   /** KEYHALL_DEVICE_CODE_TTL_SECONDS: lifetime of a device grant's device_code and user code (RFC 8628 `expires_in`). */
   deviceCodeTtlSeconds: z.coerce.number().int().min(60).max(3600).default(600),
+  /** KEYHALL_DEVICE_MAX_UNDECIDED_PER_CLIENT: user codes a client may have waiting or expired unused within an hour. */
+  deviceMaxUndecidedPerClient: z.coerce.number().int().min(1).max(100_000).default(200),
   /** KEYHALL_CODE_TTL_SECONDS: lifetime of an authorization code. */
   codeTtlSeconds: z.coerce.number().int().min(5).max(600).default(60),
   /** KEYHALL_VAULT_REFRESH_SKEW_SECONDS: a vault token expiring within this is refreshed before it is returned. */
@@ -254,6 +256,7 @@ const envNames: Record<keyof Config, string> = {
   parTtlSeconds: 'KEYHALL_PAR_TTL_SECONDS',
   codeTtlSeconds: 'KEYHALL_CODE_TTL_SECONDS',
   deviceCodeTtlSeconds: 'KEYHALL_DEVICE_CODE_TTL_SECONDS',
+  deviceMaxUndecidedPerClient: 'KEYHALL_DEVICE_MAX_UNDECIDED_PER_CLIENT',
   credentialOfferTtlSeconds: 'KEYHALL_CREDENTIAL_OFFER_TTL_SECONDS',
   credentialOfferSweepSeconds: 'KEYHALL_CREDENTIAL_OFFER_SWEEP_SECONDS',
   credentialNonceTtlSeconds: 'KEYHALL_CREDENTIAL_NONCE_TTL_SECONDS',

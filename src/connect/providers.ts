@@ -16,6 +16,7 @@ import type { Db } from '../storage/db.js';
 import type { ConnectProviderRecord, ProviderKind, UpstreamAuthMethod } from '../storage/repos/connect.js';
 import { repos } from '../storage/repos/index.js';
 import { type PresetName, PRESETS } from '../upstream/presets.js';
+import { FieldPathError, parseFieldPath } from '../upstream/profile.js';
 import { sealClientSecret } from './secrets.js';
 import { type UpstreamClient, UpstreamError } from '../upstream/client.js';
 
@@ -36,6 +37,8 @@ export interface ProviderInput {
   scopes?: string[];
   pkce?: boolean;
   authorize_params?: Record<string, string>;
+  userinfo_endpoint?: string | null;
+  subject_field?: string | null;
 }
 
 export interface ProviderDeps {
@@ -67,6 +70,8 @@ export function providerView(p: ConnectProviderRecord, issuer: string) {
     scopes: p.scopes,
     pkce: p.pkce,
     authorize_params: p.authorizeParams,
+    userinfo_endpoint: p.userinfoEndpoint,
+    subject_field: p.subjectField,
     redirect_uri: callbackUri(issuer, p.id),
     created_at: new Date(p.createdAt).toISOString(),
     updated_at: new Date(p.updatedAt).toISOString(),
@@ -143,7 +148,34 @@ export class ProviderService {
       if (next.issuer) next.issuer = (await this.#check(next.issuer, 'issuer')).replace(/\/$/, '');
       if (input.issuer !== undefined || input.type !== undefined) next.issParameterSupported = false;
     }
+    this.#subjectSource(next, input);
+    if (next.userinfoEndpoint) next.userinfoEndpoint = await this.#check(next.userinfoEndpoint, 'userinfo_endpoint');
     return { next, secret: secretGiven ? (input.client_secret as string) : input.client_secret === null ? null : undefined };
+  }
+
+  /**
+   * Where a generic OAuth 2.0 provider names the person: its userinfo endpoint and the field path
+   * of the subject there, both or neither. An OpenID provider names them in its ID token.
+   */
+  #subjectSource(next: { kind: ProviderKind; userinfoEndpoint: string | null; subjectField: string | null }, input: ProviderInput): void {
+    if (next.kind === 'oidc') {
+      if (input.userinfo_endpoint || input.subject_field)
+        throw errors.invalidRequest("userinfo_endpoint, subject_field: an oidc provider's ID token names the subject");
+      next.userinfoEndpoint = null;
+      next.subjectField = null;
+      return;
+    }
+    if (input.userinfo_endpoint !== undefined) next.userinfoEndpoint = input.userinfo_endpoint;
+    if (input.subject_field !== undefined) next.subjectField = input.subject_field;
+    if ((next.userinfoEndpoint === null) !== (next.subjectField === null)) throw errors.invalidRequest('userinfo_endpoint and subject_field go together');
+    if (next.subjectField !== null) {
+      try {
+        parseFieldPath(next.subjectField);
+      } catch (err) {
+        if (err instanceof FieldPathError) throw errors.invalidRequest(`subject_field: ${err.message}`);
+        throw err;
+      }
+    }
   }
 
   async create(tenantId: string, actor: Actor, input: ProviderInput): Promise<ConnectProviderRecord> {
@@ -162,6 +194,9 @@ export class ProviderService {
       pkce: true,
       authorizeParams: preset ? { ...preset.authorizeParams } : {},
       issParameterSupported: false,
+      // The preset's userinfo document, for the subject when no ID token names it.
+      userinfoEndpoint: preset?.userinfoEndpoint ?? null,
+      subjectField: preset?.userinfoEndpoint ? preset.profile.subject : null,
       hasSecret: false,
     };
     const { next, secret } = await this.#resolve(base, input, true);

@@ -19,7 +19,8 @@ import type { AccountFilter, ConnectedAccountRecord, ConnectProviderRecord } fro
 import { repos } from '../storage/repos/index.js';
 import { callbackUri } from './providers.js';
 import { openClientSecret, openToken, openVerifier, sealToken, sealVerifier } from './secrets.js';
-import { newRoundTrip, type UpstreamClient, UpstreamError } from '../upstream/client.js';
+import { newRoundTrip, type UpstreamClient, UpstreamError, type UpstreamTokens } from '../upstream/client.js';
+import { readProfile } from '../upstream/profile.js';
 
 /**
  * Who asks for a token: an API key (/v1), or an OAuth client acting for a user, with the RFC
@@ -216,6 +217,7 @@ export class VaultService {
         // The verifier only when the provider takes PKCE (an empty one: none was made).
         trip: { state, nonce: null, codeVerifier: (provider.pkce && openVerifier(this.deps.envelope, trip)) || null },
       });
+      tokens = { ...tokens, subject: await this.upstreamSubject(provider, tokens) };
     } catch (err) {
       if (err instanceof UpstreamError && err.kind === 'invalid_callback') {
         throw errors.invalidRequest(`The answer from the provider failed its checks: ${err.message}. Start connecting again.`).because(err);
@@ -224,56 +226,106 @@ export class VaultService {
       throw err;
     }
     return this.#tx(async (trx) => {
-      const t = this.#repos(trx);
-      if (!(await t.members.find(tenant.id, flow.organizationId, flow.userId))) throw errors.invalidRequest('You are no longer a member of that organization.');
-      const at = this.deps.clock.now();
-      const existing = await t.connectedAccounts.findExisting(tenant.id, flow.organizationId, flow.userId, providerId, tokens.subject);
-      const id = existing?.id ?? newId('acct', at);
-      const stored = {
-        accessTokenEnc: sealToken(this.deps.envelope, tenant.id, id, 'access', tokens.accessToken),
-        refreshTokenEnc: tokens.refreshToken === null ? null : sealToken(this.deps.envelope, tenant.id, id, 'refresh', tokens.refreshToken),
-        expiresAt: tokens.expiresIn === null ? null : at + tokens.expiresIn * 1000,
-        scopes: tokens.scopes ?? flow.scopes,
+      if (!(await this.#repos(trx).members.find(tenant.id, flow.organizationId, flow.userId)))
+        throw errors.invalidRequest('You are no longer a member of that organization.');
+      return this.#store(trx, tenant.id, flow, providerId, tokens, {});
+    });
+  }
+
+  /** Stores a connect's tokens: the account of the same user, organization, provider and subject gets them, or a new one. */
+  async #store(
+    trx: Executor,
+    tenantId: string,
+    flow: ConnectResume,
+    providerId: string,
+    tokens: UpstreamTokens,
+    extra: Record<string, unknown>,
+  ): Promise<ConnectedAccountRecord> {
+    const t = this.#repos(trx);
+    const at = this.deps.clock.now();
+    const existing = await t.connectedAccounts.findExisting(tenantId, flow.organizationId, flow.userId, providerId, tokens.subject);
+    const id = existing?.id ?? newId('acct', at);
+    const stored = {
+      accessTokenEnc: sealToken(this.deps.envelope, tenantId, id, 'access', tokens.accessToken),
+      refreshTokenEnc: tokens.refreshToken === null ? null : sealToken(this.deps.envelope, tenantId, id, 'refresh', tokens.refreshToken),
+      expiresAt: tokens.expiresIn === null ? null : at + tokens.expiresIn * 1000,
+      scopes: tokens.scopes ?? flow.scopes,
+    };
+    let account: ConnectedAccountRecord;
+    if (existing) {
+      await t.connectedAccounts.replaceTokens(tenantId, id, stored, at);
+      account = { ...existing, ...stored, status: 'active', version: existing.version + 1, refreshOwner: null, refreshUntil: null, updatedAt: at };
+    } else {
+      account = {
+        id,
+        tenantId,
+        organizationId: flow.organizationId,
+        userId: flow.userId,
+        providerId,
+        subject: tokens.subject,
+        ...stored,
+        status: 'active',
+        version: 1,
+        refreshOwner: null,
+        refreshUntil: null,
+        lastRefreshedAt: null,
+        createdAt: at,
+        updatedAt: at,
       };
-      let account: ConnectedAccountRecord;
-      if (existing) {
-        await t.connectedAccounts.replaceTokens(tenant.id, id, stored, at);
-        account = { ...existing, ...stored, status: 'active', version: existing.version + 1, refreshOwner: null, refreshUntil: null, updatedAt: at };
-      } else {
-        account = {
-          id,
-          tenantId: tenant.id,
-          organizationId: flow.organizationId,
-          userId: flow.userId,
-          providerId,
-          subject: tokens.subject,
-          ...stored,
-          status: 'active',
-          version: 1,
-          refreshOwner: null,
-          refreshUntil: null,
-          lastRefreshedAt: null,
-          createdAt: at,
-          updatedAt: at,
-        };
-        await t.connectedAccounts.insert(account);
-      }
-      await this.#record(
-        trx,
-        tenant.id,
-        'connected_account.connected',
-        flow.organizationId,
-        { type: 'user', id: flow.userId },
-        {
-          account_id: id,
-          provider_id: providerId,
-          user_id: flow.userId,
-          subject: tokens.subject,
-          scopes: stored.scopes,
-          reconnected: existing !== undefined,
-        },
-      );
-      return account;
+      await t.connectedAccounts.insert(account);
+    }
+    await this.#record(
+      trx,
+      tenantId,
+      'connected_account.connected',
+      flow.organizationId,
+      { type: 'user', id: flow.userId },
+      {
+        account_id: id,
+        provider_id: providerId,
+        user_id: flow.userId,
+        subject: tokens.subject,
+        scopes: stored.scopes,
+        reconnected: existing !== undefined,
+        ...extra,
+      },
+    );
+    return account;
+  }
+
+  /**
+   * Who the upstream account is: the ID token's `sub`, else, for a generic OAuth 2.0 provider
+   * that declares one, the field of its userinfo document (a number read as its decimal text);
+   * null when the provider names nobody (then one account per user and provider).
+   */
+  async upstreamSubject(provider: ConnectProviderRecord, tokens: UpstreamTokens): Promise<string | null> {
+    if (tokens.subject !== null || !provider.userinfoEndpoint || !provider.subjectField) return tokens.subject;
+    const doc = await this.deps.upstream.userinfo(provider, tokens.accessToken);
+    const subject = readProfile(doc, { subject: provider.subjectField }).subject;
+    if (subject === null) throw new UpstreamError('invalid_response', `the userinfo document has no ${provider.subjectField}`);
+    return subject;
+  }
+
+  /**
+   * Keeps tokens a social sign-in received (docs/social.md, "Tokens for the vault") as the user's
+   * connected account in `organizationId`, inside the sign-in's transaction: the account of the
+   * same upstream subject is given the new tokens, or a new one is made. The caller checked the
+   * membership.
+   */
+  async keepFromSignin(
+    trx: Executor,
+    k: {
+      tenantId: string;
+      organizationId: string;
+      userId: string;
+      provider: ConnectProviderRecord;
+      tokens: UpstreamTokens;
+      scopes: string[];
+      connectionId: string;
+    },
+  ): Promise<ConnectedAccountRecord> {
+    return this.#store(trx, k.tenantId, { organizationId: k.organizationId, userId: k.userId, scopes: k.scopes }, k.provider.id, k.tokens, {
+      connection_id: k.connectionId,
     });
   }
 

@@ -21,6 +21,7 @@ function oidc(
   issuer: string,
   endpoints: { authorize: string; token: string; userinfo: string | null; jwks: string },
   scopes: string[],
+  authorizeParams: Record<string, string> = {},
 ): SocialPreset {
   return {
     kind: 'oidc',
@@ -38,7 +39,7 @@ function oidc(
       idTokenAlgs: ['RS256', 'ES256'],
       pkce: true,
       profile: OIDC_PROFILE,
-      authorizeParams: {},
+      authorizeParams,
     },
   };
 }
@@ -119,9 +120,9 @@ export const SOCIAL_PRESETS = {
     },
     ['openid', 'email', 'profile'],
   ),
-  // The client secret is the JWT the operator signs with their Apple key. Apple sends the name
-  // and email only with response_mode=form_post, which Keyhall does not use yet: the ID token says
-  // who (its `sub`), and an email only when Apple includes one.
+  // Apple answers the name and email scopes only by form_post (src/social/apple.ts): the ID token
+  // says who (`sub`, `email`, `email_verified`), the first answer's `user` field the name. The
+  // client secret is a JWT signed with the connection's Apple key (`apple`).
   apple: oidc(
     'Apple',
     'https://appleid.apple.com',
@@ -131,7 +132,8 @@ export const SOCIAL_PRESETS = {
       userinfo: null,
       jwks: 'https://appleid.apple.com/auth/keys',
     },
-    ['openid'],
+    ['openid', 'name', 'email'],
+    { response_mode: 'form_post' },
   ),
   // Sign in with Slack (OpenID Connect).
   slack: oidc(

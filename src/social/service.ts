@@ -23,7 +23,9 @@ import type { SsoContinuation } from '../sso/service.js';
 import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
 import type { SocialConnectionRecord } from '../storage/repos/social.js';
-import { newRoundTrip, type RoundTripSecrets, type UpstreamClient, UpstreamError, type UpstreamProvider } from '../upstream/client.js';
+import type { VaultService } from '../connect/vault.js';
+import { newRoundTrip, type RoundTripSecrets, type UpstreamClient, UpstreamError, type UpstreamProvider, type UpstreamTokens } from '../upstream/client.js';
+import { appleClientSecret, appleUserName } from './apple.js';
 import { readFieldPath } from '../upstream/profile.js';
 import { normalizeEmail } from '../users/emails.js';
 
@@ -66,6 +68,8 @@ export interface SocialSigninDeps {
   upstream: UpstreamClient;
   signin: Pick<SigninService, 'openSession' | 'current'>;
   mfa: Pick<MfaService, 'secondFactorNeeded'>;
+  /** Where a connection with a vault provider keeps the sign-in's upstream tokens. */
+  vault: Pick<VaultService, 'keepFromSignin'>;
   /** How long this instance keeps a tenant's login buttons (KEYHALL_CACHE_TTL_MS); 0: no cache. */
   cacheTtlMs?: number;
 }
@@ -93,6 +97,12 @@ export interface SocialButton {
 type StoredTrip = SsoContinuation & { nonce: string | null; codeVerifier: string | null };
 
 const stateContext = (stateHash: string) => `social_state:${stateHash}`;
+/** Apple's `user` field, carried sealed from the form_post to the callback (never in clear in a URL). */
+const userFieldContext = (tenantId: string, connectionId: string, state: string) => `social_form_user:${tenantId}:${connectionId}:${sha256Hex(state)}`;
+/** The fields of a form_post answer the callback reads (RFC 6749 §4.1.2, RFC 9207 `iss`). */
+const FORM_POST_FIELDS = ['code', 'state', 'error', 'error_description', 'iss'];
+/** The query parameter that carries the sealed `user` field. */
+export const SEALED_USER_PARAM = 'kh_user';
 const secretContext = (tenantId: string, connectionId: string) => `social_secret:${tenantId}:${connectionId}`;
 
 /** A connection's client secret under envelope encryption, bound to its tenant and connection. */
@@ -265,9 +275,15 @@ export class SocialSigninService {
   }
 
   /** Who the upstream says the person is: the ID token (OIDC) and/or the userinfo document, and the emails list. */
-  async #profile(c: SocialConnectionRecord, params: URLSearchParams, redirectUri: string, trip: RoundTripSecrets): Promise<SocialProfile> {
+  async #profile(
+    c: SocialConnectionRecord,
+    params: URLSearchParams,
+    redirectUri: string,
+    trip: RoundTripSecrets,
+  ): Promise<{ profile: SocialProfile; tokens: UpstreamTokens }> {
     const p = providerOf(c);
-    const secret = c.secretEnc === null ? null : this.deps.envelope.decrypt(c.secretEnc, secretContext(c.tenantId, c.id));
+    const stored = c.secretEnc === null ? null : this.deps.envelope.decrypt(c.secretEnc, secretContext(c.tenantId, c.id));
+    const secret = stored !== null && c.config.apple ? await appleClientSecret(stored, c.config.apple, c.clientId, this.deps.clock.now()) : stored;
     const paths = c.config.profile;
     try {
       const tokens = await this.deps.upstream.exchangeCode(p, secret, params, { redirectUri, trip });
@@ -290,10 +306,59 @@ export class SocialSigninService {
         const primary = primaryEmail(await this.deps.upstream.resource(tokens.accessToken, c.config.emailsEndpoint));
         if (primary) ({ email, verified: emailVerified } = primary);
       }
-      return { subject, email, emailVerified, name: text(at(doc, paths.name), 200), picture: pictureOf(at(doc, paths.picture)) };
+      // Apple names the person only in its first form_post answer (the `user` field).
+      const name = text(at(doc, paths.name), 200) ?? (c.config.apple ? appleUserName(this.#openUserField(c, params)) : null);
+      return { profile: { subject, email, emailVerified, name, picture: pictureOf(at(doc, paths.picture)) }, tokens };
     } catch (err) {
       if (err instanceof UpstreamError) throw new SocialLoginError(reasonOf(err), c, err.message.slice(0, 200));
       throw err;
+    }
+  }
+
+  /**
+   * The upstream's form_post answer (`response_mode=form_post`, Apple): a cross-site POST, which
+   * carries neither the CSRF token nor the SameSite=Lax binding cookie. Nothing is consumed or
+   * trusted here: only for a connection that asked for form_post, the answer's fields go on as the
+   * query of the callback (the `user` field sealed to the connection and state), where the
+   * browser's top-level GET brings its binding cookie and the state is checked as for any answer.
+   */
+  async formPostCallback(tenantId: string, connectionId: string, field: (name: string) => string | undefined, meta: RequestMeta): Promise<string> {
+    let c: SocialConnectionRecord | undefined;
+    try {
+      c = await this.#connection(tenantId, connectionId);
+      return this.#formPostQuery(c, field);
+    } catch (err) {
+      if (err instanceof SocialLoginError) await this.#failed(tenantId, err.connection ?? c, err.reason, meta);
+      throw err;
+    }
+  }
+
+  /** The answer's fields (each once; a repeated one is absent) as the callback's query. */
+  #formPostQuery(c: SocialConnectionRecord, field: (name: string) => string | undefined): string {
+    const tenantId = c.tenantId;
+    if (c.config.authorizeParams.response_mode !== 'form_post')
+      throw new SocialLoginError('invalid_callback', c, 'a form_post answer for a connection that uses the query');
+    const state = field('state');
+    if (state === undefined || state.length > 200) throw new SocialLoginError('state_invalid', c);
+    const q = new URLSearchParams();
+    for (const f of FORM_POST_FIELDS) {
+      const v = field(f);
+      if (v !== undefined && v.length <= 4096) q.set(f, v);
+    }
+    const user = field('user');
+    if (user !== undefined && user.length <= 2048) q.set(SEALED_USER_PARAM, this.deps.envelope.encrypt(user, userFieldContext(tenantId, c.id, state)));
+    return `/social/${encodeURIComponent(c.id)}/callback?${q}`;
+  }
+
+  /** Apple's `user` field as the form_post carried it, when it is there and opens for this connection and state. */
+  #openUserField(c: SocialConnectionRecord, params: URLSearchParams): string | null {
+    const sealed = params.get(SEALED_USER_PARAM);
+    const state = params.get('state');
+    if (!sealed || !state) return null;
+    try {
+      return this.deps.envelope.decrypt(sealed, userFieldContext(c.tenantId, c.id, state));
+    } catch {
+      return null;
     }
   }
 
@@ -314,11 +379,11 @@ export class SocialSigninService {
     try {
       c = await this.#connection(tenant.id, connectionId);
       const { trip, stored } = await this.#consume(c, callbackUrl.searchParams.get('state'), browser);
-      const profile = await this.#profile(c, callbackUrl.searchParams, this.redirectUri(tenant.issuer, c.id), trip);
+      const { profile, tokens } = await this.#profile(c, callbackUrl.searchParams, this.redirectUri(tenant.issuer, c.id), trip);
       const continuation: SsoContinuation = { flow: stored.flow, returnTo: stored.returnTo, organizationId: stored.organizationId, acr: stored.acr };
       if (stored.linkUserId !== undefined) return await this.#link(c, profile, { ...continuation, linkUserId: stored.linkUserId }, previousToken);
       const conn = c;
-      const attempt = () => this.#signIn(conn, profile, continuation, meta, previousToken);
+      const attempt = () => this.#signIn(conn, profile, tokens, continuation, meta, previousToken);
       let done;
       try {
         done = await attempt();
@@ -388,6 +453,44 @@ export class SocialSigninService {
     );
   }
 
+  /**
+   * A connection naming a vault provider keeps the sign-in's upstream tokens as the user's
+   * connected account (docs/social.md, "Tokens for the vault"), in the organization the sign-in is
+   * for (`organization=` at /authorize) or else the user's only organization, and only where the
+   * user is a member; otherwise they are not kept. Returns the account's id when kept.
+   */
+  async #keepTokens(
+    trx: Executor,
+    c: SocialConnectionRecord,
+    userId: string,
+    profile: SocialProfile,
+    tokens: UpstreamTokens,
+    continuation: SsoContinuation,
+  ): Promise<string | null> {
+    if (!c.vaultProviderId) return null;
+    const r = this.#repos(trx);
+    const provider = await r.connectProviders.find(c.tenantId, c.vaultProviderId);
+    if (!provider) return null;
+    let organizationId = continuation.organizationId ?? null;
+    if (organizationId === null) {
+      const memberships = await r.members.listByUser(c.tenantId, userId);
+      if (memberships.length !== 1) return null;
+      organizationId = memberships[0]!.organizationId;
+    } else if (!(await r.members.find(c.tenantId, organizationId, userId))) {
+      return null;
+    }
+    const account = await this.deps.vault.keepFromSignin(trx, {
+      tenantId: c.tenantId,
+      organizationId,
+      userId,
+      provider,
+      tokens: { ...tokens, subject: profile.subject },
+      scopes: c.scopes,
+      connectionId: c.id,
+    });
+    return account.id;
+  }
+
   #record(trx: Executor, tenantId: string, type: EventType, actor: Actor, data: Record<string, unknown>) {
     return this.deps.events.record(trx, { tenantId, type, organizationId: null, actor, data });
   }
@@ -402,7 +505,14 @@ export class SocialSigninService {
    * - otherwise a new user (when the connection allows sign-up) with the upstream's email,
    *   `email_verified` as the upstream said, and its name.
    */
-  async #signIn(c: SocialConnectionRecord, profile: SocialProfile, continuation: SsoContinuation, meta: RequestMeta, previousToken?: string) {
+  async #signIn(
+    c: SocialConnectionRecord,
+    profile: SocialProfile,
+    tokens: UpstreamTokens,
+    continuation: SsoContinuation,
+    meta: RequestMeta,
+    previousToken?: string,
+  ) {
     const tenantId = c.tenantId;
     const now = this.deps.clock.now();
     const system: Actor = { type: 'system', id: c.id };
@@ -465,6 +575,7 @@ export class SocialSigninService {
           reason: how === 'linked' ? 'verified_email' : 'sign_up',
         });
       }
+      const kept = await this.#keepTokens(trx, c, userId, profile, tokens, continuation);
       const auth = await owedAfterUpstream(this.deps.mfa, tenantId, userId, {
         trustedMfa: false,
         organizationId: continuation.organizationId ?? null,
@@ -484,6 +595,7 @@ export class SocialSigninService {
           ip: meta.ip,
           amr: auth.amr,
           ...(how !== 'returning' ? { [how]: true } : {}),
+          ...(kept ? { connected_account_id: kept } : {}),
           ...(auth.pending ? { second_factor_pending: true } : {}),
         },
       );

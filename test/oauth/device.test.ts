@@ -242,3 +242,43 @@ describe('device user codes: ten wrong ones from one address in ten minutes', ()
     assert.match(location(r), /^\/login\?flow=flw_/);
   });
 });
+
+describe('device user codes: a per-client limit on undecided ones (SECURITY-CHECKLIST §21)', () => {
+  const clock = new ManualClock();
+  let s: SigninTestServer;
+  before(async () => {
+    s = await startSigninServer({ clock, config: { deviceCodeTtlSeconds: 600, deviceMaxUndecidedPerClient: 3 } });
+  });
+  after(() => s.close());
+
+  const request = (clientId: string) => s.post('/device_authorization', { client_id: clientId, scope: 'openid' });
+
+  it('refuses a client with 429 slow_down while it has that many waiting or expired unused, other clients unaffected', async () => {
+    const c = await s.createClient({ token_endpoint_auth_method: 'none', grant_types: [DEVICE_GRANT], client_name: 'TV app' });
+    const other = await s.createClient({ token_endpoint_auth_method: 'none', grant_types: [DEVICE_GRANT], client_name: 'Other TV app' });
+    const codes = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await request(c.client_id);
+      assert.equal(r.status, 200, r.text);
+      codes.push(r.json().user_code as string);
+    }
+    const refused = await request(c.client_id);
+    assert.equal(refused.status, 429, refused.text);
+    assert.equal(refused.json().error, 'slow_down');
+    assert.equal(refused.headers['retry-after'], '60');
+    assert.equal((await request(other.client_id)).status, 200, 'the limit is per client');
+    // Expired unused codes still count within the hour…
+    clock.advance(601_000);
+    assert.equal((await request(c.client_id)).status, 429);
+    // …and a decided one does not: denying one frees a place.
+    clock.advance(3_000_000);
+    const fresh = await request(c.client_id);
+    assert.equal(fresh.status, 200, 'an hour on, the old ones are out of the window');
+    await s.createUser('dana@example.com');
+    await decide(s, s.browser(), fresh.json().user_code, 'deny', 'dana@example.com');
+    for (let i = 0; i < 3; i++) assert.equal((await request(c.client_id)).status, 200);
+    const again = await request(c.client_id);
+    assert.equal(again.status, 429);
+    assert.equal(again.json().error, 'slow_down');
+  });
+});

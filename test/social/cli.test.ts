@@ -107,5 +107,41 @@ describe('social sign-in on the quick start tenant (http://localhost:<port>, `ke
     assert.equal(id.email, 'mona@example.com');
     const identities = await api('GET', `/users/${id.sub}/identities`);
     assert.equal((identities.json.data as Array<{ subject: string }>)[0]!.subject, '1');
+
+    // The connection keeps its tokens in the vault: the next sign-in of the user, now a member
+    // of one organization, leaves a connected account whose live token an agent gets.
+    const provider = await api('POST', '/connect/providers', {
+      name: 'GitHub API',
+      type: 'oauth2',
+      authorization_endpoint: `${gh.origin}/login/oauth/authorize`,
+      token_endpoint: `${gh.origin}/login/oauth/access_token`,
+      client_id: gh.clientId,
+      client_secret: gh.clientSecret,
+      token_endpoint_auth_method: 'client_secret_post',
+      userinfo_endpoint: `${gh.origin}/user`,
+      subject_field: 'id',
+    });
+    assert.equal(provider.status, 201, JSON.stringify(provider.json));
+    const linked = await api('PATCH', `/social_connections/${conn.json.id}`, { vault_provider_id: provider.json.provider_id });
+    assert.equal(linked.status, 200, JSON.stringify(linked.json));
+    const org = await api('POST', '/organizations', { name: 'Octo' });
+    assert.equal((await api('POST', `/organizations/${org.json.id}/members`, { user_id: id.sub })).status, 201);
+    jar.clear();
+    const again = await visit(`/authorize?${query}`);
+    const login = await (await visit(again.headers.get('location')!)).text();
+    const start = new RegExp(`id="social-${conn.json.id}" href="([^"]+)"`).exec(login)![1]!.replace(/&amp;/g, '&');
+    const back2 = gh.approve((await visit(start)).headers.get('location')!, 'octocat');
+    assert.equal((await visit(back2.pathname + back2.search)).status, 303);
+    const accounts = (await api('GET', `/organizations/${org.json.id}/connect/accounts`)).json.data as Array<{
+      account_id: string;
+      subject: string;
+      user_id: string;
+    }>;
+    assert.equal(accounts.length, 1);
+    assert.deepEqual([accounts[0]!.subject, accounts[0]!.user_id], ['1', id.sub]);
+    const live = await api('POST', `/organizations/${org.json.id}/connect/accounts/${accounts[0]!.account_id}/token`);
+    assert.equal(live.status, 200, JSON.stringify(live.json));
+    const me = await fetch(`${gh.origin}/user`, { headers: { authorization: `Bearer ${String(live.json.access_token)}` } });
+    assert.equal(((await me.json()) as { login: string }).login, 'octocat');
   });
 });

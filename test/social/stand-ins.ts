@@ -1,14 +1,15 @@
 /**
  * Upstream stand-ins for social sign-in tests, each a small node:http server on 127.0.0.1:
  * - a GitHub-like OAuth 2.0 provider: no ID token, `/user` with a numeric id, `/user/emails`;
- * - a bare OpenID provider whose ID tokens the test bends (another audience, another nonce).
+ * - a bare OpenID provider whose ID tokens the test bends (another audience, another nonce);
+ * - a Sign-in-with-Apple-like provider (form_post answers, an ES256 JWT as client secret).
  * The test plays the browser at their authorization endpoint: `approve` turns the authorization
  * URL Keyhall sent the browser to into the callback URL the provider would redirect back to.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 
 async function bodyOf(req: IncomingMessage): Promise<URLSearchParams> {
   let raw = '';
@@ -184,5 +185,95 @@ export class OidcStandIn extends StandIn {
       return json(404, { error: 'not_found' });
     });
     return o;
+  }
+}
+
+/**
+ * A Sign-in-with-Apple stand-in: an OpenID provider that answers by form_post (the test posts
+ * its form) and authenticates the client by a client secret that is an ES256 JWT, verified here
+ * with jose as Apple does: signed by the registered key (`kid`), `iss` the team id, `sub` the
+ * client id, `aud` https://appleid.apple.com, and a lifetime of at most six months.
+ */
+export class AppleStandIn extends StandIn {
+  readonly clientId = 'com.example.signin';
+  readonly teamId = 'TEAM123456';
+  readonly keyId = 'KEY1234567';
+  /** The `.p8` the operator downloads from Apple: the connection's private key (PKCS #8 PEM). */
+  privateKeyPem = '';
+  /** Why the last client secret was refused, if it was. */
+  secretRefused: string | null = null;
+  /** The claims of the last accepted client secret. */
+  lastSecret: Record<string, unknown> | null = null;
+  #clientKey!: KeyObject;
+  #signKey!: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+  #jwk!: Record<string, unknown>;
+
+  static async start(): Promise<AppleStandIn> {
+    const a = new AppleStandIn();
+    const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    a.privateKeyPem = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    a.#clientKey = pair.publicKey;
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    a.#signKey = privateKey;
+    a.#jwk = { ...(await exportJWK(publicKey)), kid: 'apple-1', alg: 'ES256', use: 'sig' };
+    await a.listen(async (req, res) => {
+      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const url = new URL(req.url!, a.origin);
+      if (url.pathname === '/.well-known/openid-configuration')
+        return json(200, {
+          issuer: a.origin,
+          authorization_endpoint: `${a.origin}/auth/authorize`,
+          token_endpoint: `${a.origin}/auth/token`,
+          jwks_uri: `${a.origin}/auth/keys`,
+          response_types_supported: ['code'],
+          response_modes_supported: ['query', 'fragment', 'form_post'],
+          subject_types_supported: ['pairwise'],
+          id_token_signing_alg_values_supported: ['ES256'],
+          token_endpoint_auth_methods_supported: ['client_secret_post'],
+        });
+      if (url.pathname === '/auth/keys') return json(200, { keys: [a.#jwk] });
+      if (req.method === 'POST' && url.pathname === '/auth/token') {
+        const form = await bodyOf(req);
+        if (form.get('client_id') !== a.clientId) return json(400, { error: 'invalid_client' });
+        try {
+          const { payload, protectedHeader } = await jwtVerify(form.get('client_secret') ?? '', a.#clientKey, {
+            algorithms: ['ES256'],
+            issuer: a.teamId,
+            subject: a.clientId,
+            audience: 'https://appleid.apple.com',
+          });
+          if (protectedHeader.kid !== a.keyId) throw new Error(`kid ${protectedHeader.kid}`);
+          if (typeof payload.iat !== 'number' || typeof payload.exp !== 'number' || payload.exp - payload.iat > 15_777_000) throw new Error('lifetime');
+          a.lastSecret = { ...payload, kid: protectedHeader.kid };
+        } catch (err) {
+          a.secretRefused = (err as Error).message;
+          return json(400, { error: 'invalid_client' });
+        }
+        const grant = a.redeem(form);
+        if (!grant) return json(400, { error: 'invalid_grant' });
+        const now = Math.floor(Date.now() / 1000);
+        const idToken = await new SignJWT({ email: `${grant.person}@privaterelay.example`, email_verified: 'true', nonce: grant.nonce })
+          .setProtectedHeader({ alg: 'ES256', kid: 'apple-1' })
+          .setIssuer(a.origin)
+          .setSubject(`000123.${grant.person}`)
+          .setAudience(a.clientId)
+          .setIssuedAt(now)
+          .setExpirationTime(now + 300)
+          .sign(a.#signKey);
+        return json(200, { access_token: randomBytes(16).toString('hex'), token_type: 'Bearer', expires_in: 3600, id_token: idToken });
+      }
+      return json(404, { error: 'not_found' });
+    });
+    return a;
+  }
+
+  /** The form Apple's page posts to the redirect URI (response_mode=form_post), and that URI. */
+  formPost(authorizeUrl: string, person: string, user?: Record<string, unknown>): { action: string; form: Record<string, string> } {
+    const u = new URL(authorizeUrl);
+    if (u.searchParams.get('response_mode') !== 'form_post') throw new Error('not a form_post request');
+    const back = this.approve(authorizeUrl, person);
+    const form: Record<string, string> = { code: back.searchParams.get('code')!, state: back.searchParams.get('state')! };
+    if (user) form.user = JSON.stringify(user);
+    return { action: back.pathname, form };
   }
 }

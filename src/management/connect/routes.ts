@@ -26,6 +26,8 @@ const providerFields = {
   scopes: z.array(scopeToken).max(50),
   pkce: z.boolean(),
   authorize_params: z.record(paramName, z.string().max(500)).refine((o) => Object.keys(o).length <= 20, 'at most 20 parameters'),
+  userinfo_endpoint: url.nullable().describe('oauth2: a userinfo endpoint naming the upstream account (read when no ID token does)'),
+  subject_field: z.string().min(1).max(200).nullable().describe('oauth2: the field path of the subject in the userinfo document (`id`, `user.id`)'),
 };
 
 const presetName = z.enum(PRESET_NAMES as [PresetName, ...PresetName[]]);
@@ -53,6 +55,8 @@ const providerSchema = z.object({
   scopes: z.array(z.string()),
   pkce: z.boolean(),
   authorize_params: z.record(z.string(), z.string()),
+  userinfo_endpoint: z.string().nullable(),
+  subject_field: z.string().nullable(),
   redirect_uri: z.string(),
   created_at: z.string(),
   updated_at: z.string(),

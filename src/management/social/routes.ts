@@ -33,6 +33,12 @@ const connectionSchema = z.object({
   emails_endpoint: z.string().nullable(),
   token_endpoint_auth_method: z.string(),
   pkce: z.boolean(),
+  response_mode: z.enum(['query', 'form_post']).describe('How the provider answers: form_post (Apple) posts code and state to the redirect URI'),
+  apple: z
+    .object({ team_id: z.string(), key_id: z.string() })
+    .nullable()
+    .describe('Sign in with Apple: the client secret is an ES256 JWT signed with the stored key (never returned)'),
+  vault_provider_id: z.string().nullable().describe("The vault provider whose connected account keeps the sign-in's upstream tokens"),
   fields: fieldsSchema.describe('Where the userinfo document (or ID token) keeps each attribute (field paths)'),
   created_at: z.string(),
   updated_at: z.string(),
@@ -62,6 +68,20 @@ const common = {
   sign_in: z.boolean().optional(),
   sign_up: z.boolean().optional(),
   display_order: z.number().int().min(0).max(1000).optional(),
+  apple: z
+    .strictObject({
+      team_id: z.string().max(10),
+      key_id: z.string().max(10),
+      private_key: z.string().min(1).max(4096).describe('The .p8 file: an EC P-256 key in PEM (PKCS #8); sealed at rest, never returned'),
+    })
+    .optional()
+    .describe('Sign in with Apple (the apple preset, or an OpenID provider doing the same): form_post answers and a client secret signed with this key'),
+  vault_provider_id: idOf('cpr')
+    .nullable()
+    .optional()
+    .describe(
+      "A vault provider (same client_id and token endpoint): the sign-in's upstream tokens are kept as the user's connected account in the organization of the sign-in",
+    ),
 };
 const createBody = z.strictObject({
   ...common,

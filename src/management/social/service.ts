@@ -11,6 +11,7 @@ import type { Envelope } from '../../kernel/crypto/envelope.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { en } from '../../screens/i18n/index.js';
+import { APPLE_ID, appleKey } from '../../social/apple.js';
 import { SOCIAL_PRESETS, type SocialPresetName } from '../../social/presets.js';
 import { MAX_SOCIAL_CONNECTIONS, sealSocialSecret } from '../../social/service.js';
 import { chooseTokenAuthMethod, discoverIssuer } from '../../sso/oidc.js';
@@ -37,10 +38,18 @@ export interface OAuth2Input {
   fields: { subject: string; email?: string; email_verified?: string; name?: string; picture?: string };
 }
 
+export interface AppleInput {
+  team_id: string;
+  key_id: string;
+  private_key: string;
+}
+
 export interface SocialConnectionInput {
   name?: string;
   client_id?: string;
   client_secret?: string | null;
+  apple?: AppleInput;
+  vault_provider_id?: string | null;
   scopes?: string[];
   sign_in?: boolean;
   sign_up?: boolean;
@@ -76,6 +85,9 @@ export function socialConnectionView(c: SocialConnectionRecord, issuer: string) 
     emails_endpoint: k.emailsEndpoint,
     token_endpoint_auth_method: k.tokenAuthMethod,
     pkce: k.pkce,
+    response_mode: k.authorizeParams.response_mode === 'form_post' ? ('form_post' as const) : ('query' as const),
+    apple: k.apple ? { team_id: k.apple.teamId, key_id: k.apple.keyId } : null,
+    vault_provider_id: c.vaultProviderId,
     fields: {
       subject: k.profile.subject,
       email: k.profile.email ?? null,
@@ -98,6 +110,14 @@ export function identityView(i: SocialIdentityRecord) {
     linked_at: iso(i.linkedAt),
     last_login_at: iso(i.lastLoginAt),
   };
+}
+
+/** An Apple key as stored: its ids in the configuration (the PEM is sealed as the connection's secret). */
+function appleConfig(a: AppleInput): { teamId: string; keyId: string } {
+  if (!APPLE_ID.test(a.team_id)) throw errors.invalidRequest('apple.team_id: ten upper-case letters or digits');
+  if (!APPLE_ID.test(a.key_id)) throw errors.invalidRequest('apple.key_id: ten upper-case letters or digits');
+  if (!appleKey(a.private_key)) throw errors.invalidRequest('apple.private_key: not an EC P-256 private key in PEM (PKCS #8, the .p8 file)');
+  return { teamId: a.team_id, keyId: a.key_id };
 }
 
 const OIDC_PROFILE = { subject: 'sub', email: 'email', emailVerified: 'email_verified', name: 'name', picture: 'picture' };
@@ -209,7 +229,15 @@ export class SocialConnectionService {
     if (!name) throw errors.invalidRequest('name: required for a provider that is not a preset');
     const now = this.deps.clock.now();
     const id = newId('soc', now);
-    const secret = input.client_secret ?? null;
+    if (input.apple !== undefined) {
+      if (made.kind !== 'oidc') throw errors.invalidRequest('apple: only for the apple preset or an OpenID provider');
+      if (input.client_secret !== undefined) throw errors.invalidRequest('apple: the client secret is signed with the key; give no client_secret');
+      made.config.apple = appleConfig(input.apple);
+      made.config.tokenAuthMethod = 'client_secret_post';
+      made.config.authorizeParams = { ...made.config.authorizeParams, response_mode: 'form_post' };
+    }
+    const secret = input.apple?.private_key ?? input.client_secret ?? null;
+    if (input.vault_provider_id) await this.#checkVaultProvider(tenantId, input.vault_provider_id, input.client_id, made.config.tokenEndpoint);
     const c: SocialConnectionRecord = {
       id,
       tenantId,
@@ -223,6 +251,7 @@ export class SocialConnectionService {
       signIn: input.sign_in ?? true,
       signUp: input.sign_up ?? true,
       displayOrder: input.display_order ?? 0,
+      vaultProviderId: input.vault_provider_id ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -244,6 +273,17 @@ export class SocialConnectionService {
     return c;
   }
 
+  /**
+   * The vault provider a connection keeps its tokens under must refresh them: the same client at
+   * the same token endpoint.
+   */
+  async #checkVaultProvider(tenantId: string, providerId: string, clientId: string, tokenEndpoint: string): Promise<void> {
+    const p = await reposOf(this.deps).connectProviders.find(tenantId, providerId);
+    if (!p) throw errors.invalidRequest('vault_provider_id: no such connect provider');
+    if (p.clientId !== clientId || p.tokenEndpoint !== tokenEndpoint)
+      throw errors.invalidRequest("vault_provider_id: the provider must have this connection's client_id and token endpoint (it refreshes these tokens)");
+  }
+
   async get(tenantId: string, id: string): Promise<SocialConnectionRecord> {
     const c = await reposOf(this.deps).socialConnections.find(tenantId, id);
     if (!c) throw errors.notFound('social connection not found');
@@ -255,12 +295,23 @@ export class SocialConnectionService {
   }
 
   async update(tenantId: string, actor: Actor, id: string, input: SocialConnectionInput): Promise<SocialConnectionRecord> {
-    await this.get(tenantId, id);
+    const current = await this.get(tenantId, id);
     const patch: SocialConnectionPatch = {};
     if (input.name !== undefined) patch.name = input.name;
     if (input.client_id !== undefined) patch.clientId = input.client_id;
-    if (input.client_secret !== undefined)
+    if (input.apple !== undefined) {
+      if (!current.config.apple) throw errors.invalidRequest('apple: this connection authenticates with a client secret');
+      patch.config = { ...current.config, apple: appleConfig(input.apple) };
+      patch.secretEnc = sealSocialSecret(this.deps.envelope, tenantId, id, input.apple.private_key);
+    }
+    if (input.client_secret !== undefined) {
+      if (current.config.apple) throw errors.invalidRequest('client_secret: this connection signs its client secret with its Apple key');
       patch.secretEnc = input.client_secret === null ? null : sealSocialSecret(this.deps.envelope, tenantId, id, input.client_secret);
+    }
+    if (input.vault_provider_id !== undefined) patch.vaultProviderId = input.vault_provider_id;
+    const vaultProvider = patch.vaultProviderId === undefined ? current.vaultProviderId : patch.vaultProviderId;
+    if (vaultProvider && (input.vault_provider_id !== undefined || input.client_id !== undefined))
+      await this.#checkVaultProvider(tenantId, vaultProvider, patch.clientId ?? current.clientId, current.config.tokenEndpoint);
     if (input.scopes !== undefined) patch.scopes = input.scopes;
     if (input.sign_in !== undefined) patch.signIn = input.sign_in;
     if (input.sign_up !== undefined) patch.signUp = input.sign_up;

@@ -3,9 +3,10 @@
  * client names itself with client_id) and registered for the device grant gets a device_code to
  * poll /token with and a user code the person enters at /activate. Both are stored only as
  * SHA-256; the device_code is a 256-bit secret, the user code is short and rate-limited where it
- * is entered.
+ * is entered, and a client has at most so many undecided user codes (docs/device-grant.md).
  */
 import { sha256Hex } from '../../kernel/crypto/hash.js';
+import { AppError } from '../../kernel/errors.js';
 import { newSecret } from '../../kernel/ids.js';
 import { OIDC_SCOPES } from '../authorize/validate.js';
 import { authenticateClient, clientAuthDeps } from '../client-auth/authenticate.js';
@@ -24,9 +25,14 @@ export const DEVICE_CODE_PREFIX = 'dc_';
 /** RFC 8628 §3.2: the default minimum polling interval. */
 export const DEVICE_POLL_INTERVAL_SECONDS = 5;
 
+/** The window of the per-client limit: a code expires within it (the TTL is at most an hour) and expired rows are kept an hour. */
+export const UNDECIDED_WINDOW_MS = 3600_000;
+
 export interface DeviceSettings {
   /** KEYHALL_DEVICE_CODE_TTL_SECONDS. */
   codeTtlSeconds: number;
+  /** KEYHALL_DEVICE_MAX_UNDECIDED_PER_CLIENT: a client's user codes of the last hour neither approved nor denied (waiting or expired unused). */
+  maxUndecidedPerClient: number;
 }
 
 export interface DeviceAuthorizationResponse {
@@ -66,6 +72,11 @@ export async function handleDeviceAuthorization(
   if (!client.grantTypes.includes(GRANT_TYPE.deviceCode)) throw oauthErrors.unauthorizedClient('grant_type not registered for this client');
   const scopes = requestedScopes(req, client);
   const resources = requestedResources(req, client.allowedResources);
+  // Every live user code is one more a guess at /activate can hit: a client that asks for codes
+  // nobody enters (or a stolen client id used to mint them) is stopped at its limit.
+  if ((await device.store.countUndecided(tenant.id, client.id, now - UNDECIDED_WINDOW_MS)) >= device.settings.maxUndecidedPerClient) {
+    throw new AppError(429, 'slow_down', 'too many user codes of this client are waiting or expired unused; try again later', { 'retry-after': '60' });
+  }
   const deviceCode = newSecret(DEVICE_CODE_PREFIX);
   const userCode = await freshUserCode(tenant, device.store, now);
   const ttl = device.settings.codeTtlSeconds;

@@ -39,6 +39,8 @@ export interface DeviceCodeStore {
   find(tenantId: string, deviceCodeHash: string): Promise<DeviceAuthorization | undefined>;
   /** The pending, unexpired authorization a user code names (its device_code hash with it). */
   findPendingByUserCode(tenantId: string, userCodeHash: string, now: number): Promise<{ deviceCodeHash: string; rec: DeviceAuthorization } | undefined>;
+  /** How many of a client's authorizations created after `since` are still undecided (waiting, or expired unused). */
+  countUndecided(tenantId: string, clientId: string, since: number): Promise<number>;
   /** Records a poll of /token and the interval from now on. */
   polled(tenantId: string, deviceCodeHash: string, now: number, intervalSeconds: number): Promise<void>;
   /** Compare-and-set: a pending, unexpired authorization is approved or denied once. */

@@ -29,6 +29,10 @@ export interface ConnectProviderRecord {
   pkce: boolean;
   authorizeParams: Record<string, string>;
   issParameterSupported: boolean;
+  /** A generic OAuth 2.0 provider's userinfo endpoint, read for the subject when no ID token names it. */
+  userinfoEndpoint: string | null;
+  /** The field path of the subject in that document. */
+  subjectField: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -78,6 +82,8 @@ const providers = codec<ConnectProviderRecord>()('connect_providers', {
   pkce: bool,
   authorizeParams: json<Record<string, string>>(),
   issParameterSupported: bool,
+  userinfoEndpoint: true,
+  subjectField: true,
   createdAt: true,
   updatedAt: true,
 });

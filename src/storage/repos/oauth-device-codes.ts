@@ -59,6 +59,15 @@ export class OAuthDeviceCodeRepo implements DeviceCodeStore {
     return row && { deviceCodeHash: row.device_code_hash, rec: stored.toRecord(row) };
   }
 
+  async countUndecided(tenantId: string, clientId: string, since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('oauth_device_codes')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where((eb) => eb.and([eb('tenant_id', '=', tenantId), eb('client_id', '=', clientId), eb('created_at', '>', since), eb('status', '=', 'pending')]))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async polled(tenantId: string, deviceCodeHash: string, now: number, intervalSeconds: number): Promise<void> {
     await this.db
       .updateTable('oauth_device_codes')

@@ -31,8 +31,10 @@ export interface SocialConfig {
   pkce: boolean;
   /** OAuth 2.0: where the userinfo document keeps each attribute; OIDC: the claims (sub, email, …). */
   profile: SocialProfilePaths;
-  /** Extra authorization request parameters (a preset's). */
+  /** Extra authorization request parameters (a preset's; `response_mode: form_post` for Apple). */
   authorizeParams: Record<string, string>;
+  /** Sign in with Apple: the client secret is a JWT signed with the sealed private key (src/social/apple.ts). */
+  apple?: { teamId: string; keyId: string };
 }
 
 export interface SocialConnectionRecord {
@@ -48,6 +50,8 @@ export interface SocialConnectionRecord {
   signIn: boolean;
   signUp: boolean;
   displayOrder: number;
+  /** The vault provider a sign-in's upstream tokens are kept under (docs/social.md), or null. */
+  vaultProviderId: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -65,11 +69,12 @@ const connections = codec<SocialConnectionRecord>()('social_connections', {
   signIn: bool,
   signUp: bool,
   displayOrder: num,
+  vaultProviderId: true,
   createdAt: true,
   updatedAt: true,
 });
 
-const PATCHABLE = ['name', 'clientId', 'secretEnc', 'config', 'scopes', 'signIn', 'signUp', 'displayOrder'] as const;
+const PATCHABLE = ['name', 'clientId', 'secretEnc', 'config', 'scopes', 'signIn', 'signUp', 'displayOrder', 'vaultProviderId'] as const;
 export type SocialConnectionPatch = Partial<Pick<SocialConnectionRecord, (typeof PATCHABLE)[number]>>;
 
 export class SocialConnectionRepo {

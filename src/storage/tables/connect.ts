@@ -25,6 +25,10 @@ export interface ConnectProvidersTable {
   authorize_params: string;
   /** 1 when the upstream's metadata says it sends `iss` in authorization responses (RFC 9207). */
   iss_parameter_supported: number;
+  /** A generic OAuth 2.0 provider's userinfo endpoint, read for the upstream subject when no ID token names it. */
+  userinfo_endpoint: string | null;
+  /** The field path of the subject in that document (`id`, `user.id`). */
+  subject_field: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -22,6 +22,8 @@ export interface SocialConnectionsTable {
   sign_in: number;
   sign_up: number;
   display_order: number;
+  /** The vault provider (cpr_…) whose connected account keeps a sign-in's upstream tokens, or null. */
+  vault_provider_id: string | null;
   created_at: number;
   updated_at: number;
 }
