@@ -86,6 +86,8 @@ export async function user(r: Repos, tenantId: string, over: Partial<UserRecord>
     passwordSetBy: null,
     createdAt: 1,
     updatedAt: 1,
+    metadata: {},
+    privateMetadata: {},
     ...over,
   };
   await r.users.insert(u);

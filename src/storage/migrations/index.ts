@@ -35,6 +35,7 @@ import * as m0038 from './0038_organization_roles.js';
 import * as m0039 from './0039_email.js';
 import * as m0040 from './0040_social.js';
 import * as m0041 from './0041_imports.js';
+import * as m0045 from './0045_client_organizations_metadata.js';
 
 /**
  * The one ordered list of migrations for SQLite and PostgreSQL. Add a file, then a line here;
@@ -77,6 +78,7 @@ const migrations: Record<string, Migration> = {
   '0039_email': m0039,
   '0040_social': m0040,
   '0041_imports': m0041,
+  '0045_client_organizations_metadata': m0045,
 };
 
 export const migrationProvider: MigrationProvider = {
