@@ -102,7 +102,7 @@ export function grantTable(p: OAuthPorts): GrantTable {
         organizations: p.organizations,
       }),
     ],
-    [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys })],
+    [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys, organizations: p.organizations })],
     [
       GRANT_TYPE.refreshToken,
       refreshTokenGrant({
