@@ -142,13 +142,21 @@ describe('machine clients in an organization', () => {
     const unbound = await machine();
     const bound = await machine();
     assert.equal((await api('PUT', `/organizations/${orgA}/client_grants/${bound.id}`, { roles: ['editor'] })).status, 200);
+    // The fewest statements of a few warm exchanges (an occasional background sweep is not the exchange's).
     const count = async (c: { id: string; secret: string }) => {
       await token(c); // warm the caches
-      statements = [];
-      assert.equal((await token(c)).status, 200);
-      return statements.length;
+      const seen: string[][] = [];
+      for (let i = 0; i < 3; i++) {
+        statements = [];
+        assert.equal((await token(c)).status, 200);
+        seen.push(statements);
+      }
+      return seen.reduce((a, b) => (b.length < a.length ? b : a));
     };
     const plain = await count(unbound);
-    assert.equal(await count(bound), plain + 1);
+    const withOrg = await count(bound);
+    assert.equal(withOrg.length, plain.length + 1, JSON.stringify({ plain, withOrg }));
+    assert.equal(plain.filter((q) => /"roles"|\broles\b/.test(q)).length, 0);
+    assert.equal(withOrg.filter((q) => /"roles"|\broles\b/.test(q)).length, 1);
   });
 });

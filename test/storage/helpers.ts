@@ -114,6 +114,7 @@ export async function client(r: Repos, tenantId: string, over: Partial<ClientRec
     createdAt: 1,
     updatedAt: 1,
     secretRotatedAt: null,
+    organizationGrant: null,
     ...over,
   };
   await r.oauthClients.insert(c);

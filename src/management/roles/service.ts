@@ -63,6 +63,17 @@ export async function resolveRoles(r: Repos, tenantId: string, organizationId: s
   return out;
 }
 
+/**
+ * SSO and SCIM role mappings name roles usable in the organization (its own, or tenant-wide):
+ * otherwise 400 naming the field and the first unknown key.
+ */
+export async function checkMappedRoles(r: Repos, tenantId: string, organizationId: string, field: string, keys: Iterable<string>): Promise<void> {
+  const list = [...keys];
+  if (list.length === 0) return;
+  const usable = await r.roles.usableIn(tenantId, organizationId);
+  for (const k of list) if (!usable.has(k)) throw errors.invalidRequest(`${field}: no role ${k} in this organization`);
+}
+
 export interface Grants {
   /** The member's role keys. */
   roles: string[];
