@@ -40,7 +40,8 @@ import { InvitationService } from './management/invitations/service.js';
 import { MemberService } from './management/members/service.js';
 import { OrganizationService } from './management/organizations/service.js';
 import { ResourceServerService } from './management/resource-servers/service.js';
-import { grantsOf, RoleService } from './management/roles/service.js';
+import { clientGrantsOf, grantsOf, RoleService } from './management/roles/service.js';
+import { ClientGrantService } from './management/roles/client-grants.js';
 import { SsoConnectionService } from './management/sso/service.js';
 import { UserService } from './users/service.js';
 import { WebauthnPolicyService } from './management/webauthn-policy/service.js';
@@ -99,6 +100,8 @@ export interface ManagementServices {
   resourceServers: ResourceServerService;
   /** Organizations' roles, the default role for new members and /v1/authorize_check. */
   roles: RoleService;
+  /** Client_credentials clients bound to an organization with roles there. */
+  clientGrants: ClientGrantService;
   webhooks: WebhookService;
   webauthnPolicy: WebauthnPolicyService;
   mfaPolicy: MfaPolicyService;
@@ -334,6 +337,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       // Roles are read at each issuance: a change applies to the next token (docs/authorization.md).
       organizations: {
         grants: (tenantId, organizationId, userId) => grantsOf(r, tenantId, organizationId, userId),
+        clientGrants: (tenantId, organizationId, roles, audience) => clientGrantsOf(r, resourceServers, tenantId, organizationId, roles, audience),
         enter: (tenantId, sessionId, organizationId) => r.sessions.enterOrganization(tenantId, sessionId, organizationId),
       },
       preAuthorizedCodes: credentials,
@@ -449,6 +453,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         (tenantId, identifier) => resourceServers.invalidate(tenantId, identifier),
       ),
       roles: new RoleService(deps),
+      clientGrants: new ClientGrantService(deps, (tenantId, clientId) => clients.invalidate(tenantId, clientId)),
       webhooks: new WebhookService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, attemptLimit: schedule.attemptLimit }),
       webauthnPolicy: new WebauthnPolicyService(deps),
       mfaPolicy: new MfaPolicyService(deps),

@@ -117,6 +117,8 @@ export const EVENT_TYPES = {
   'client.updated': { webhook: false, description: "an OAuth client's metadata changed (the fields that changed are listed, never a secret)" },
   'client.deleted': { webhook: false, description: 'an OAuth client was removed' },
   'client.secret_rotated': { webhook: false, description: "an OAuth client's secret was replaced (the old one stopped working)" },
+  'client.organization_granted': { webhook: false, description: 'a client_credentials client was bound to an organization, or its roles there changed' },
+  'client.organization_revoked': { webhook: false, description: "a client's binding to an organization was removed" },
   'oauth_settings.updated': { webhook: false, description: "the tenant's token lifetimes or ID-token claims policy changed" },
   'resource_server.created': { webhook: false, description: 'a resource server (API) was registered' },
   'resource_server.updated': { webhook: false, description: "a resource server's settings changed" },

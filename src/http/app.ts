@@ -157,7 +157,12 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(deviceAuthorizationRoutes, { oauth: ctx.oauth, bodyLimit: ctx.config.bodyLimit });
   await app.register(deviceScreenRoutes, { engine: ctx.engine });
   await app.register(authorizeRoutes, { engine: ctx.engine });
-  await app.register(userinfoRoutes, { oauth: ctx.oauth, profiles: ctx.signin, cors: ctx.browserOrigins });
+  await app.register(userinfoRoutes, {
+    oauth: ctx.oauth,
+    profiles: ctx.signin,
+    cors: ctx.browserOrigins,
+    clientClaims: async (tenantId, clientId) => (await ctx.oauth.ports.signin.clientSettings(tenantId, clientId)).claims,
+  });
   await app.register(screenRoutes, { oauth: ctx.oauth, signin: ctx.signin, engine: ctx.engine, links: ctx.ssoLinks });
   await app.register(emailScreenRoutes, { email: ctx.email });
   await app.register(invitationRoutes, { invitations: ctx.management.invitations, signin: ctx.signin, engine: ctx.engine });

@@ -105,8 +105,18 @@ export function grantTable(p: OAuthPorts): GrantTable {
         organizations: p.organizations,
       }),
     ],
-    [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys })],
-    [GRANT_TYPE.refreshToken, refreshTokenGrant({ refreshTokens: p.refreshTokens, keys: p.keys, atomically: p.atomically, organizations: p.organizations })],
+    [GRANT_TYPE.clientCredentials, clientCredentialsGrant({ keys: p.keys, organizations: p.organizations })],
+    [
+      GRANT_TYPE.refreshToken,
+      refreshTokenGrant({
+        refreshTokens: p.refreshTokens,
+        keys: p.keys,
+        atomically: p.atomically,
+        organizations: p.organizations,
+        clientSettings: (t, c) => p.signin.clientSettings(t, c),
+        profiles: p.profiles,
+      }),
+    ],
     [GRANT_TYPE.tokenExchange, tokenExchangeGrant({ keys: p.keys, revoked: p.revoked, atomically: p.atomically })],
     [
       GRANT_TYPE.deviceCode,

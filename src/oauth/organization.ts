@@ -15,6 +15,12 @@ export interface OrganizationGrants {
 export interface OrganizationPort {
   /** The user's grants in the organization, or undefined when the user is not a member. */
   grants(tenantId: string, organizationId: string, userId: string): Promise<OrganizationGrants | undefined>;
+  /**
+   * What a client's roles grant in the organization it is bound to, for the token's audience (one
+   * statement; the resource servers come from the audience already looked up); undefined when the
+   * organization no longer exists. Roles deleted since the binding are left out.
+   */
+  clientGrants?(tenantId: string, organizationId: string, roles: readonly string[], audience: readonly string[]): Promise<OrganizationGrants | undefined>;
   /** Records that a browser session signed in to the organization (prompt=none may not switch organization). */
   enter(tenantId: string, sessionId: string, organizationId: string): Promise<void>;
 }

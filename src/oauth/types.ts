@@ -50,6 +50,16 @@ export interface ClientRecord {
   createdAt: number;
   updatedAt: number;
   secretRotatedAt: number | null;
+  /**
+   * A client_credentials client bound to an organization, with the role keys it holds there: its
+   * tokens carry org_id, org_roles and permissions (docs/authorization.md). Absent or null: none.
+   */
+  organizationGrant?: ClientOrganizationGrant | null | undefined;
+}
+
+export interface ClientOrganizationGrant {
+  organizationId: string;
+  roles: string[];
 }
 
 /** An API that accepts this tenant's access tokens (`/v1/resource_servers`). */

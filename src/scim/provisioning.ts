@@ -4,6 +4,7 @@
  * transaction, with its events.
  */
 
+import { pickMappedRole } from '../kernel/role-mapping.js';
 import type { MembershipVault } from '../connect/vault.js';
 import { revokeMembershipCredentials } from '../credentials/service.js';
 import type { Actor } from '../events/catalogue.js';
@@ -36,14 +37,11 @@ export const scimRepos = (deps: Pick<ScimDeps, 'db' | 'dialect'>, trx?: Executor
 
 export const scimActor = (conn: ScimConnection): Actor => ({ type: 'scim', id: conn.id });
 
-/** Roles from most to least privileged; a user in several mapped groups gets the first. */
-const ROLE_ORDER = ['admin', 'member'];
-
 /** The role the directory wants for a user, or null when the connection maps no groups. */
 export async function desiredRole(groups: Repos['directoryGroups'], conn: ScimConnection, memberId: string): Promise<string | null> {
   if (Object.keys(conn.groupRoles).length === 0) return null;
   const roles = (await groups.groupNamesOf(memberId)).map((n) => conn.groupRoles[n]).filter((r): r is string => !!r);
-  return ROLE_ORDER.find((r) => roles.includes(r)) ?? 'member';
+  return pickMappedRole(roles) ?? 'member';
 }
 
 /**
@@ -58,7 +56,9 @@ export async function ensureMember(
   actor: Actor = scimActor(conn),
 ): Promise<void> {
   const { members, directoryGroups, roles } = scimRepos(deps, trx);
-  const role = await desiredRole(directoryGroups, conn, du.id);
+  const wanted = await desiredRole(directoryGroups, conn, du.id);
+  // A role deleted since the connection named it is not given: the tenant's default role instead.
+  const role = wanted === null || (await roles.usableIn(conn.tenantId, conn.organizationId)).has(wanted) ? wanted : await roles.defaultRole(conn.tenantId);
   const existing = await members.find(conn.tenantId, conn.organizationId, du.userId);
   const base = { tenantId: conn.tenantId, organizationId: conn.organizationId, actor };
   if (!existing) {

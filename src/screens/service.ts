@@ -309,6 +309,8 @@ export class SigninService {
       name: user.name ?? upstream?.name ?? null,
       picture: upstream?.picture ?? null,
       organizations: memberships.map((m) => ({ id: m.organizationId, role: m.role })),
+      metadata: user.metadata,
+      privateMetadata: user.privateMetadata,
     };
   }
 

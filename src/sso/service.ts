@@ -3,6 +3,7 @@
  * consumed once, then just-in-time provisioning — the user (verified email only), the upstream
  * identity link and the membership — and the session, all in one transaction with their events.
  */
+import { pickMappedRole } from '../kernel/role-mapping.js';
 import { randomBytes } from 'node:crypto';
 import type { Actor, EventType } from '../events/catalogue.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -160,15 +161,12 @@ const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1);
  */
 export const ownsDomain = (org: OrganizationRecord, email: string) => org.domain !== null && org.domainVerifiedAt !== null && domainOf(email) === org.domain;
 
-/** Roles from most to least privileged: a user in several mapped groups gets the first. */
-const ROLE_ORDER = ['admin', 'member'];
-
 function roleFor(c: SsoConnectionRecord, groups: unknown): string {
   const names = (Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : [])
     .filter((g): g is string => typeof g === 'string')
     .map((g) => g.trim().toLowerCase());
   const mapped = new Set(names.map((g) => c.groupRoles[g]).filter((r): r is string => r !== undefined));
-  return ROLE_ORDER.find((r) => mapped.has(r)) ?? c.defaultRole;
+  return pickMappedRole(mapped) ?? c.defaultRole;
 }
 
 const str = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, max) : undefined);
@@ -624,7 +622,9 @@ export class SsoSigninService {
         await r.ssoIdentities.insert({ connectionId: c.id, subject, tenantId, userId, createdAt: now, lastLoginAt: now });
       }
       if (!(await r.members.find(tenantId, org.id, userId))) {
-        const role = roleFor(c, claims.groups);
+        // A role deleted since the connection named it: the tenant's default role instead.
+        const mappedRole = roleFor(c, claims.groups);
+        const role = (await r.roles.usableIn(tenantId, org.id)).has(mappedRole) ? mappedRole : await r.roles.defaultRole(tenantId);
         await r.members.insert({ tenantId, organizationId: org.id, userId, role, createdAt: now, updatedAt: now });
         await this.#record(trx, tenantId, c, 'member.added', system, { organization_id: org.id, user_id: userId, role, connection_id: c.id });
       }

@@ -15,7 +15,7 @@ import type { SessionRecord } from '../oauth/authorize/types.js';
 import { type Db, type Executor, isUniqueViolation } from '../storage/db.js';
 import { repos, type Repos } from '../storage/repos/index.js';
 import type { PasskeyRecord } from '../storage/repos/mfa.js';
-import { type PasswordSetBy, passwordTag, type UserPatch, type UserRecord } from '../storage/repos/users.js';
+import { type PasswordSetBy, passwordTag, type UserMetadata, type UserPatch, type UserRecord } from '../storage/repos/users.js';
 import { normalizeEmail } from './emails.js';
 import { hashPassword } from './passwords.js';
 
@@ -56,7 +56,7 @@ export class UserService {
   async create(
     tenantId: string,
     actor: Actor,
-    input: { email: string; name?: string; password?: string },
+    input: { email: string; name?: string; password?: string; metadata?: UserMetadata; private_metadata?: UserMetadata },
     also?: (trx: Executor, user: UserRecord) => Promise<void>,
   ) {
     const now = this.deps.clock.now();
@@ -70,6 +70,8 @@ export class UserService {
       passwordSetBy: null,
       createdAt: now,
       updatedAt: now,
+      metadata: input.metadata ?? {},
+      privateMetadata: input.private_metadata ?? {},
     };
     if (input.password !== undefined) {
       user.passwordHash = await hashPassword(input.password);
@@ -102,9 +104,8 @@ export class UserService {
    * whole catalogue) may change how a tenant administrator signs in (email, password): an
    * administrator acts with every permission, so a narrower `users:write` key would otherwise
    * raise itself to administrator (a key acts only at or below its own privilege).
-   */
-  /**
-   * Changes a user. A new email applies at once (the caller is authoritative, docs/account.md) and
+   *
+   * A new email applies at once (the caller is authoritative, docs/account.md) and
    * is unverified unless `email_verified` says otherwise; `emailChanged` then runs in the same
    * transaction (the verification message to the new address).
    */
@@ -112,7 +113,7 @@ export class UserService {
     tenantId: string,
     actor: Actor,
     id: string,
-    input: { email?: string; name?: string | null; password?: string; email_verified?: boolean },
+    input: { email?: string; name?: string | null; password?: string; email_verified?: boolean; metadata?: UserMetadata; private_metadata?: UserMetadata },
     emailChanged?: (trx: Executor, user: UserRecord) => Promise<unknown>,
   ) {
     const patch: UserPatch = {
@@ -120,6 +121,8 @@ export class UserService {
       name: input.name,
       // Administrators and imports vouch for an address (docs/social.md: it lets a provider's verified identity link automatically).
       emailVerified: input.email_verified,
+      metadata: input.metadata,
+      privateMetadata: input.private_metadata,
     };
     // How the user signs in may change: the caller's privilege decides whether it may for an
     // administrator, and is recorded with a new password.
@@ -140,12 +143,18 @@ export class UserService {
         const newEmail = patch.email !== undefined && patch.email !== current.email;
         if (newEmail && input.email_verified === undefined) patch.emailVerified = false;
         const changes = changesOf(current, patch);
-        const fields = (['email', 'name', 'emailVerified', 'passwordHash'] as const)
-          .filter((k) => k in changes)
-          .map((k) => (k === 'passwordHash' ? 'password' : k === 'emailVerified' ? 'email_verified' : k));
+        const apiNames = {
+          email: 'email',
+          name: 'name',
+          emailVerified: 'email_verified',
+          passwordHash: 'password',
+          metadata: 'metadata',
+          privateMetadata: 'private_metadata',
+        };
+        const fields = (Object.keys(apiNames) as Array<keyof typeof apiNames>).filter((k) => k in changes).map((k) => apiNames[k]);
         // Nothing changes: no write, no updated_at bump, no event.
         if (fields.length === 0) return current;
-        if (!mayChangeAdministrators && fields.some((f) => f !== 'name')) {
+        if (!mayChangeAdministrators && fields.some((f) => f === 'email' || f === 'password' || f === 'email_verified')) {
           // The row lock first: a grant of the role in flight commits before the check reads it.
           await repo.lock(tenantId, id, this.deps.db.dialect);
           if (await this.#repos(trx).tenantAdmins.isAdmin(tenantId, id)) {

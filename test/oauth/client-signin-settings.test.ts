@@ -36,6 +36,7 @@ describe('/v1/clients sign-in settings', () => {
       backchannelLogoutSessionRequired: false,
       requireSignedRequestObject: false,
       profile: null,
+      claims: [],
     });
     assert.equal(c.require_signed_request_object, false);
     assert.equal(c.profile, null);

@@ -44,6 +44,12 @@ describe('directory connections, SCIM tokens and SCIM authentication', () => {
       events.map((e: { type: string }) => e.type),
       ['directory.connection.created', 'directory.token.created', 'directory.connection.deleted'],
     );
+    // Any role usable in the organization is accepted (docs/authorization.md).
+    assert.equal((await api('POST', '/roles', { key: 'support', name: 'Support' })).status, 201);
+    const custom = await api('POST', `/organizations/${org}/directory/connections`, { name: 'custom', group_roles: { Helpdesk: 'support' } });
+    assert.equal(custom.status, 201, custom.text);
+    assert.deepEqual(custom.json().group_roles, { helpdesk: 'support' });
+    expectError(await api('PATCH', `/organizations/${org}/directory/connections/${custom.json().id}`, { group_roles: { g: 'nope' } }), 400, 'invalid_request');
   });
 
   it('needs directory:write and an org key of that organization', async () => {

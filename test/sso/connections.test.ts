@@ -82,6 +82,27 @@ describe('SSO connections: /v1/organizations/{orgId}/sso/connections', () => {
     assert.ok(!JSON.stringify(events).includes('secret-value'));
   });
 
+  it('default_role and group_roles accept any role usable in the organization (tenant-wide or its own); an unknown key is 400', async () => {
+    assert.equal((await s.api('POST', '/roles', { key: 'support', name: 'Support' })).status, 201);
+    assert.equal((await s.api('POST', `/organizations/${org}/roles`, { key: 'acme-ops', name: 'Ops' })).status, 201);
+    const other = (await s.api('POST', '/organizations', { name: 'Other' })).json().id as string;
+    assert.equal((await s.api('POST', `/organizations/${other}/roles`, { key: 'other-only', name: 'Other' })).status, 201);
+    const r = await s.api('POST', path(), { protocol: 'oidc', name: 'Roles', default_role: 'support', group_roles: { Ops: 'acme-ops' }, oidc: oidc() });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json().default_role, 'support');
+    assert.deepEqual(r.json().group_roles, { ops: 'acme-ops' });
+    const id = r.json().id as string;
+    for (const body of [{ default_role: 'nope' }, { group_roles: { g: 'other-only' } }, { default_role: 'Not A Key' }]) {
+      const bad = await s.api('PATCH', `${path()}/${id}`, body);
+      expectError(bad, 400, 'invalid_request');
+    }
+    assert.match((await s.api('PATCH', `${path()}/${id}`, { default_role: 'nope' })).json().error_description, /default_role: no role nope/);
+    assert.match((await s.api('PATCH', `${path()}/${id}`, { group_roles: { g: 'other-only' } })).json().error_description, /group_roles: no role other-only/);
+    expectError(await s.api('POST', path(), { protocol: 'oidc', name: 'x', default_role: 'other-only', oidc: oidc() }), 400, 'invalid_request');
+    assert.equal((await s.api('PATCH', `${path()}/${id}`, { default_role: 'acme-ops', group_roles: { g: 'support' } })).status, 200);
+    assert.equal((await s.api('DELETE', `${path()}/${id}`)).status, 204);
+  });
+
   it('refuses every bad input with 400 invalid_request', async () => {
     const bad = async (body: unknown, pattern?: RegExp) => {
       const r = await s.api('POST', path(), body);

@@ -84,6 +84,11 @@ describe('storage codec: records round-trip through insert and find', () => {
     assert.deepEqual(await s.r.users.find(a, verified.id), verified);
     assert.deepEqual(await s.r.users.find(a, plain.id), plain);
     assert.deepEqual(await s.r.users.update(a, plain.id, { name: 'Bob' }, 60), { ...plain, name: 'Bob', updatedAt: 60 });
+    // Metadata: JSON objects, NULL (read as {}) for none.
+    const meta = { metadata: { team: { name: 'Core' } }, privateMetadata: { no: 7 } };
+    assert.deepEqual(await s.r.users.update(a, plain.id, meta, 61), { ...plain, ...meta, name: 'Bob', updatedAt: 61 });
+    assert.deepEqual(await s.r.users.update(a, plain.id, { metadata: {} }, 62), { ...plain, ...meta, metadata: {}, name: 'Bob', updatedAt: 62 });
+    assert.deepEqual(await s.r.users.update(a, plain.id, { privateMetadata: {} }, 63), { ...plain, name: 'Bob', updatedAt: 63 });
     const bySystem = { type: 'system' as const, id: null, every_permission: true, hash_tag: passwordTag('$argon2id$y') };
     assert.deepEqual(await s.r.users.update(a, verified.id, { passwordHash: '$argon2id$y', passwordSetBy: bySystem }, 70), {
       ...verified,
@@ -162,10 +167,11 @@ describe('storage codec: records round-trip through insert and find', () => {
       backchannelLogoutSessionRequired: true,
       requireSignedRequestObject: true,
       profile: 'fapi2' as const,
+      claims: [{ claim: 'department', from: 'metadata.department', tokens: ['id_token' as const, 'userinfo' as const] }],
     };
     await s.r.signinStore.saveClientSettings(a, c.id, settings, 1);
     assert.deepEqual(await s.r.signinStore.clientSettings(a, c.id), settings);
-    const none = { ...settings, requireSignedRequestObject: false, profile: null };
+    const none = { ...settings, requireSignedRequestObject: false, profile: null, claims: [] };
     await s.r.signinStore.saveClientSettings(a, c.id, none, 2);
     assert.deepEqual(await s.r.signinStore.clientSettings(a, c.id), none);
 

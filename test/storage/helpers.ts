@@ -86,6 +86,8 @@ export async function user(r: Repos, tenantId: string, over: Partial<UserRecord>
     passwordSetBy: null,
     createdAt: 1,
     updatedAt: 1,
+    metadata: {},
+    privateMetadata: {},
     ...over,
   };
   await r.users.insert(u);
@@ -112,6 +114,7 @@ export async function client(r: Repos, tenantId: string, over: Partial<ClientRec
     createdAt: 1,
     updatedAt: 1,
     secretRotatedAt: null,
+    organizationGrant: null,
     ...over,
   };
   await r.oauthClients.insert(c);

@@ -5,6 +5,7 @@ import type { OAuthServer } from '../../oauth/compose.js';
 import { resourceErrors } from '../../oauth/errors.js';
 import { PROTECTED_RESOURCE_METADATA_PATH } from '../../oauth/resource-server/guard.js';
 import { userInfoClaims, type UserProfileSource } from '../../oauth/userinfo/claims.js';
+import { type ClaimMapping, mappedClaims } from '../../oauth/claims-mapping.js';
 import { field } from '../form.js';
 import { tenantOf } from '../tenant.js';
 import { browserCors, type CorsPolicy } from './cors.js';
@@ -15,7 +16,13 @@ export const USERINFO_PATH = '/userinfo';
 
 export async function userinfoRoutes(
   app: FastifyInstance,
-  opts: { oauth: Pick<OAuthServer, 'guard'>; profiles: UserProfileSource; cors: CorsPolicy },
+  opts: {
+    oauth: Pick<OAuthServer, 'guard'>;
+    profiles: UserProfileSource;
+    cors: CorsPolicy;
+    /** The claims mapping of the token's client (src/oauth/claims-mapping.ts). */
+    clientClaims: (tenantId: string, clientId: string) => Promise<readonly ClaimMapping[]>;
+  },
 ): Promise<void> {
   const { oauth, profiles } = opts;
   browserCors(app, opts.cors, { [USERINFO_PATH]: ['GET', 'POST'] });
@@ -44,7 +51,9 @@ export async function userinfoRoutes(
         'the token does not name a user',
       );
     }
-    return noStore(reply).send(userInfoClaims(profile, (token.scope ?? '').split(' ')));
+    // Mapped claims first: the scoped claims (sub, email, name…) always win.
+    const mapped = mappedClaims(await opts.clientClaims(tenant.id, token.client_id), 'userinfo', profile);
+    return noStore(reply).send({ ...mapped, ...userInfoClaims(profile, (token.scope ?? '').split(' ')) });
   };
   app.get(USERINFO_PATH, { preHandler: guard }, userinfo);
   app.post(USERINFO_PATH, { preHandler: guard }, userinfo);

@@ -7,6 +7,7 @@ import { defineFeature } from '../feature.js';
 import { clientMetadata } from './schema.js';
 import { CLIENT_PROFILES } from '../../oauth/authorize/types.js';
 import { ID_TOKEN_CLAIMS_POLICIES } from '../../oauth/token/lifetimes.js';
+import { CLAIM_TARGETS } from '../../oauth/claims-mapping.js';
 
 const clientList = listing('clients');
 
@@ -42,6 +43,9 @@ export const clientSchema = z
       .enum(CLIENT_PROFILES)
       .nullable()
       .describe('`fapi2`: the FAPI 2.0 Security Profile (PAR, PKCE, DPoP, private_key_jwt, 60-second codes); null: none'),
+    claims: z
+      .array(z.object({ claim: z.string(), from: z.string(), tokens: z.array(z.enum(CLAIM_TARGETS)) }))
+      .describe('Extra claims from user fields and metadata: `from` is a user field or a metadata path (docs/authorization.md)'),
   })
   .meta({ id: 'Client' });
 

@@ -7,6 +7,7 @@ import { isResourceIndicator } from '../../oauth/token/targets.js';
 import { isWebOrigin } from '../../oauth/cors.js';
 import { AUTH_METHODS, GRANT_TYPE } from '../../oauth/types.js';
 import { CLIENT_PROFILES, type ClientProfile } from '../../oauth/authorize/types.js';
+import { CLAIM_NAME, CLAIM_SOURCE, CLAIM_TARGETS, type ClaimMapping, isReservedClaim, MAX_CLAIM_MAPPINGS } from '../../oauth/claims-mapping.js';
 
 const absoluteUri = z.string().max(2000).refine(isResourceIndicator, 'must be an absolute URI without a fragment');
 
@@ -53,6 +54,25 @@ export const tokenExchangePolicy = z.strictObject({
   audiences: z.array(z.string().min(1).max(2000)).max(100).default([]),
 });
 
+/** One claims mapping (docs/authorization.md, "Claims mapping"): no registered or Keyhall claim, no expression. */
+const claimMapping = z.strictObject({
+  claim: z
+    .string()
+    .regex(CLAIM_NAME, 'must be 1 to 200 printable characters without spaces')
+    .refine((c) => !isReservedClaim(c), 'is a registered or reserved claim'),
+  from: z.string().regex(CLAIM_SOURCE, 'must be email, email_verified, name, picture, or metadata.<key>… / private_metadata.<key>… (up to 5 keys)'),
+  tokens: z
+    .array(z.enum(CLAIM_TARGETS))
+    .min(1)
+    .max(CLAIM_TARGETS.length)
+    .refine((t) => new Set(t).size === t.length, 'must not repeat a target'),
+});
+
+const claimMappings = z
+  .array(claimMapping)
+  .max(MAX_CLAIM_MAPPINGS)
+  .refine((ms) => new Set(ms.map((m) => m.claim)).size === ms.length, 'must map each claim once');
+
 export const clientMetadata = z.strictObject({
   client_name: z.string().min(1).max(200).optional(),
   redirect_uris: z.array(redirectUri).max(50).optional(),
@@ -82,6 +102,8 @@ export const clientMetadata = z.strictObject({
   // RFC 9101 §10.5 and the FAPI 2.0 Security Profile (docs/oauth.md).
   require_signed_request_object: z.boolean().optional(),
   profile: z.enum(CLIENT_PROFILES).nullable().optional(),
+  // Extra claims from user fields and metadata (docs/authorization.md, "Claims mapping").
+  claims: claimMappings.optional(),
 });
 
 export type ClientMetadataInput = z.infer<typeof clientMetadata>;
@@ -112,4 +134,5 @@ export interface ClientView {
   backchannel_logout_session_required: boolean;
   require_signed_request_object: boolean;
   profile: ClientProfile | null;
+  claims: ClaimMapping[];
 }

@@ -83,6 +83,7 @@ function applySettings(base: SigninClientSettings, input: ClientMetadataInput): 
     backchannelLogoutSessionRequired: input.backchannel_logout_session_required ?? base.backchannelLogoutSessionRequired,
     requireSignedRequestObject: input.require_signed_request_object ?? base.requireSignedRequestObject,
     profile: input.profile === undefined ? base.profile : input.profile,
+    claims: input.claims ?? base.claims,
   };
   const touched =
     input.id_token_signed_response_alg !== undefined ||
@@ -92,7 +93,8 @@ function applySettings(base: SigninClientSettings, input: ClientMetadataInput): 
     input.backchannel_logout_uri !== undefined ||
     input.backchannel_logout_session_required !== undefined ||
     input.require_signed_request_object !== undefined ||
-    input.profile !== undefined;
+    input.profile !== undefined ||
+    input.claims !== undefined;
   return touched ? next : undefined;
 }
 
@@ -121,6 +123,7 @@ export function toView(c: ClientRecord, secret?: string, settings: SigninClientS
     backchannel_logout_session_required: settings.backchannelLogoutSessionRequired,
     require_signed_request_object: settings.requireSignedRequestObject,
     profile: settings.profile,
+    claims: settings.claims,
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROLE_KEY } from '../members/service.js';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { defineFeature } from '../feature.js';
@@ -21,7 +22,7 @@ const connectionSchema = z
 
 const name = z.string().trim().min(1).max(200);
 const groupRoles = z
-  .record(z.string().trim().min(1).max(256), z.enum(['admin', 'member']))
+  .record(z.string().trim().min(1).max(256), z.string().regex(ROLE_KEY, 'must be a role key'))
   .refine((m) => Object.keys(m).length <= 100, 'must have at most 100 groups');
 const rateLimit = z.number().int().min(1).max(100_000);
 const orgParams = z.strictObject({ orgId: idOf('org') });

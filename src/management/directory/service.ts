@@ -2,6 +2,7 @@
  * Directory connections (SCIM) of an organization and their tokens. Deleting a connection
  * removes its SCIM records and token but deprovisions nobody: memberships stay (docs/scim.md).
  */
+import { checkMappedRoles } from '../roles/service.js';
 import type { Actor } from '../../events/catalogue.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
 import { errors } from '../../kernel/errors.js';
@@ -18,7 +19,7 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 export interface ConnectionInput {
   name?: string;
-  group_roles?: Record<string, 'admin' | 'member'>;
+  group_roles?: Record<string, string>;
   rate_limit_per_minute?: number;
 }
 
@@ -110,6 +111,7 @@ export class DirectoryService {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = reposOf(this.deps, trx);
       if (!(await r.organizations.find(tenantId, orgId))) throw errors.notFound('organization not found');
+      await checkMappedRoles(r, tenantId, orgId, 'group_roles', Object.values(c.groupRoles));
       await r.directoryConnections.insert(c);
       await this.event(trx, tenantId, orgId, actor, 'directory.connection.created', { connection_id: c.id, name: c.name });
     });
@@ -147,6 +149,7 @@ export class DirectoryService {
       const repo = reposOf(this.deps, trx).directoryConnections;
       const current = await repo.find(tenantId, orgId, id);
       if (!current) throw errors.notFound('directory connection not found');
+      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'group_roles', Object.values(groupRoles ?? {}));
       const changes = changesOf(current, { name: input.name, groupRoles, rateLimitPerMinute: input.rate_limit_per_minute });
       // Nothing changes: no write, no updated_at bump, no event.
       if (Object.keys(changes).length === 0) return current;

@@ -7,10 +7,6 @@ import type { MemberRecord, MemberWithUser } from '../../storage/repos/members.j
 import { iso, type ManagementDeps, reposOf } from '../common.js';
 import { resolveRoles } from '../roles/service.js';
 
-/** The default roles every tenant has (docs/authorization.md); SSO mappings still name one of them. */
-export const ROLES = ['admin', 'member'] as const;
-export type Role = (typeof ROLES)[number];
-
 /** A role key: what `/v1/roles` and memberships name roles by. */
 export const ROLE_KEY = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 

@@ -6,6 +6,7 @@ import { defineFeature } from '../feature.js';
 import { ROLE_KEY } from '../members/service.js';
 import { actorOf } from '../principal.js';
 import { roleView } from './service.js';
+import { clientGrantView } from './client-grants.js';
 
 const key = z.string().regex(ROLE_KEY, 'must be a role key: lower-case letters, digits, _ and -, up to 64');
 const permission = z.strictObject({ resource_server_id: idOf('rs'), permission: z.string().regex(SCOPE_TOKEN, 'must be a scope token') });
@@ -32,6 +33,17 @@ const roleList = listing('roles');
 const keyParams = z.strictObject({ roleKey: key });
 const orgParams = z.strictObject({ orgId: idOf('org') });
 const orgKeyParams = z.strictObject({ orgId: idOf('org'), roleKey: key });
+const grantParams = z.strictObject({ orgId: idOf('org'), clientId: idOf('cli') });
+const grantList = listing('client_grants');
+const clientGrantSchema = z
+  .object({
+    client_id: z.string(),
+    client_name: z.string().nullable(),
+    organization_id: z.string(),
+    roles: z.array(z.string()),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'ClientGrant', description: 'A client_credentials client bound to an organization, with its roles there' });
 const deleteQuery = z.strictObject({ reassign: key.optional() });
 const settings = z.object({ default_role: z.string() }).meta({ id: 'RoleSettings' });
 const checkBody = z.strictObject({
@@ -44,7 +56,7 @@ const checkResult = z.object({ allowed: z.boolean(), roles: z.array(z.string()) 
 
 export const rolesFeature = defineFeature({
   tags: [{ name: 'roles', description: "Organizations' roles and the permissions they grant (docs/authorization.md)" }],
-  routes: (r, { roles: service }) => {
+  routes: (r, { roles: service, clientGrants }) => {
     // Tenant-wide roles: platform keys (an organization's key gets 403 forbidden).
     r.get('/roles', {
       config: { permission: 'roles:read', access: 'platform', operation: { operationId: 'listRoles', ok: 'A page of tenant-wide roles, by key' } },
@@ -170,6 +182,60 @@ export const rolesFeature = defineFeature({
       },
       handler: async (request, reply) => {
         await service.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.roleKey, request.query.reassign);
+        return reply.code(204).send();
+      },
+    });
+
+    // Machine clients in an organization: an organization's key binds clients to its own organization only.
+    r.get('/organizations/:orgId/client_grants', {
+      config: {
+        permission: 'roles:read',
+        access: 'organization',
+        operation: { operationId: 'listClientGrants', ok: 'A page of the clients bound to the organization, with their roles there' },
+      },
+      schema: {
+        summary: 'List the client_credentials clients bound to an organization',
+        params: orgParams,
+        querystring: grantList.query,
+        response: { 200: pageResponse(clientGrantSchema), 404: errorResponse },
+      },
+      handler: async (request) => {
+        const { limit, after } = request.query;
+        const rows = await clientGrants.list(tenantOf(request).id, request.params.orgId, after, limit + 1);
+        return grantList.page(rows.map(clientGrantView), limit, (g) => g.client_id);
+      },
+    });
+    r.get('/organizations/:orgId/client_grants/:clientId', {
+      config: { permission: 'roles:read', access: 'organization', operation: { operationId: 'getClientGrant', ok: "The client's roles in the organization" } },
+      schema: { summary: "A bound client's roles in the organization", params: grantParams, response: { 200: clientGrantSchema, 404: errorResponse } },
+      handler: async (request) => clientGrantView(await clientGrants.get(tenantOf(request).id, request.params.orgId, request.params.clientId)),
+    });
+    r.put('/organizations/:orgId/client_grants/:clientId', {
+      config: {
+        permission: 'roles:write',
+        access: 'organization',
+        operation: { operationId: 'setClientGrant', ok: 'The client bound to the organization with these roles', errors: [409] },
+      },
+      schema: {
+        summary: 'Bind a client_credentials client to the organization with roles there (or change its roles)',
+        description:
+          'Its client_credentials tokens then carry `org_id`, `org_roles` and `permissions`. A client is bound to one organization at most (409 while another holds it).',
+        params: grantParams,
+        body: z.strictObject({ roles: z.array(key).min(1).max(50) }),
+        response: { 200: clientGrantSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
+      },
+      handler: async (request) =>
+        clientGrantView(await clientGrants.put(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.clientId, request.body.roles)),
+    });
+    r.delete('/organizations/:orgId/client_grants/:clientId', {
+      config: {
+        permission: 'roles:write',
+        access: 'organization',
+        operation: { operationId: 'deleteClientGrant', ok: "Unbound: the client's next token carries no organization" },
+      },
+      schema: { summary: 'Unbind a client from the organization', params: grantParams, response: { 204: z.undefined(), 404: errorResponse } },
+      handler: async (request, reply) => {
+        await clientGrants.delete(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.clientId);
         return reply.code(204).send();
       },
     });

@@ -6,7 +6,7 @@
 import type { Actor } from '../../events/catalogue.js';
 import { errors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import type { ResourceServerRecord } from '../../oauth/types.js';
+import type { ResourceServerRecord, ResourceServerStore } from '../../oauth/types.js';
 import { isUniqueViolation } from '../../storage/db.js';
 import type { Repos } from '../../storage/repos/index.js';
 import type { RolePermission, RoleRecord } from '../../storage/repos/roles.js';
@@ -63,6 +63,17 @@ export async function resolveRoles(r: Repos, tenantId: string, organizationId: s
   return out;
 }
 
+/**
+ * SSO and SCIM role mappings name roles usable in the organization (its own, or tenant-wide):
+ * otherwise 400 naming the field and the first unknown key.
+ */
+export async function checkMappedRoles(r: Repos, tenantId: string, organizationId: string, field: string, keys: Iterable<string>): Promise<void> {
+  const list = [...keys];
+  if (list.length === 0) return;
+  const usable = await r.roles.usableIn(tenantId, organizationId);
+  for (const k of list) if (!usable.has(k)) throw errors.invalidRequest(`${field}: no role ${k} in this organization`);
+}
+
 export interface Grants {
   /** The member's role keys. */
   roles: string[];
@@ -90,6 +101,42 @@ export async function grantsOf(r: Repos, tenantId: string, organizationId: strin
     }
   }
   return { roles: member.roles, permissions };
+}
+
+/**
+ * What a client's roles grant in the organization it is bound to, for the audience of its token:
+ * one statement (the roles and the organization); the audience's resource servers come from
+ * `resourceServers` (the token endpoint's cache, which has just looked them up). Undefined when the
+ * organization is gone; role keys no longer defined there are left out.
+ */
+export async function clientGrantsOf(
+  r: Repos,
+  resourceServers: ResourceServerStore,
+  tenantId: string,
+  organizationId: string,
+  keys: readonly string[],
+  audience: readonly string[],
+): Promise<Grants | undefined> {
+  const usable = await r.roles.usableInExisting(tenantId, organizationId);
+  if (!usable) return undefined;
+  const servers = new Map<string, string>();
+  for (const identifier of audience) {
+    const rs = await resourceServers.findByIdentifier(tenantId, identifier);
+    if (rs) servers.set(rs.id, rs.identifier);
+  }
+  const roles = keys.filter((k) => usable.has(k));
+  const seen = new Set<string>();
+  const permissions: Grants['permissions'] = [];
+  for (const key of roles) {
+    for (const p of usable.get(key)!.permissions) {
+      const identifier = servers.get(p.resource_server_id);
+      const k = `${p.resource_server_id} ${p.permission}`;
+      if (identifier === undefined || seen.has(k)) continue;
+      seen.add(k);
+      permissions.push({ resourceServerId: p.resource_server_id, identifier, permission: p.permission });
+    }
+  }
+  return { roles, permissions };
 }
 
 export class RoleService {

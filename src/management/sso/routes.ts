@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { tenantOf } from '../../http/tenant.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { defineFeature } from '../feature.js';
-import { ROLES } from '../members/service.js';
+import { ROLE_KEY } from '../members/service.js';
 import { actorOf } from '../principal.js';
 import { ssoConnectionView } from './service.js';
 
@@ -48,7 +48,7 @@ const connectionSchema = z.object({
 });
 
 const name = z.string().trim().min(1).max(200);
-const role = z.enum(ROLES);
+const role = z.string().regex(ROLE_KEY, 'must be a role key');
 const groupRoles = z.record(z.string().trim().min(1).max(256), role).refine((m) => Object.keys(m).length <= 100, 'at most 100 groups');
 const claimName = z.string().regex(/^[A-Za-z0-9_:.\-/]{1,100}$/, 'must be a claim name');
 const scope = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/, 'must be a scope token (RFC 6749 §3.3)');

@@ -22,7 +22,7 @@ import {
   samlSettings,
 } from '../../storage/repos/sso-connections.js';
 import { iso, type ManagementDeps, reposOf } from '../common.js';
-import type { Role } from '../members/service.js';
+import { checkMappedRoles } from '../roles/service.js';
 
 export interface SsoDeps extends ManagementDeps {
   envelope: Envelope;
@@ -56,8 +56,8 @@ export interface SamlInput {
 export interface ConnectionInput {
   name?: string;
   enabled?: boolean;
-  default_role?: Role;
-  group_roles?: Record<string, Role>;
+  default_role?: string;
+  group_roles?: Record<string, string>;
   trust_idp_mfa?: boolean;
   oidc?: OidcInput;
   saml?: SamlInput;
@@ -223,6 +223,8 @@ export class SsoConnectionService {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = reposOf(this.deps, trx);
       if (!(await r.organizations.findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
+      await checkMappedRoles(r, tenantId, orgId, 'default_role', [c.defaultRole]);
+      await checkMappedRoles(r, tenantId, orgId, 'group_roles', Object.values(c.groupRoles));
       if ((await r.ssoConnections.listByOrganization(tenantId, orgId)).length >= MAX_CONNECTIONS_PER_ORGANIZATION) {
         throw errors.invalidRequest(`an organization can have at most ${MAX_CONNECTIONS_PER_ORGANIZATION} SSO connections`);
       }
@@ -268,6 +270,8 @@ export class SsoConnectionService {
     }
     const fields = changedFields(input);
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
+      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'default_role', patch.defaultRole === undefined ? [] : [patch.defaultRole]);
+      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'group_roles', Object.values(patch.groupRoles ?? {}));
       const updated = await reposOf(this.deps, trx).ssoConnections.update(tenantId, orgId, id, patch, this.deps.clock.now());
       if (!updated) throw errors.notFound('SSO connection not found');
       await this.deps.events.record(trx, { tenantId, type: 'sso.connection.updated', organizationId: orgId, actor, data: { connection_id: id, fields } });

@@ -9,6 +9,20 @@ const email = z.string().trim().max(254).email();
 const password = z.string().min(8).max(256);
 const name = z.string().trim().min(1).max(200);
 
+/** A metadata object: JSON, at most 16 KB serialized and 5 levels deep (docs/authorization.md). */
+const METADATA_MAX_BYTES = 16 * 1024;
+const METADATA_MAX_DEPTH = 5;
+const depthOf = (v: unknown): number =>
+  v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v as Record<string, unknown>).map(depthOf)) : 0;
+const metadata = z
+  .record(z.string().min(1).max(128), z.unknown())
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= METADATA_MAX_BYTES, `must be at most ${METADATA_MAX_BYTES} bytes as JSON`)
+  .refine((m) => depthOf(m) <= METADATA_MAX_DEPTH, `must nest at most ${METADATA_MAX_DEPTH} levels`);
+const metadataFields = {
+  metadata: metadata.optional().describe('Public metadata: a JSON object (16 KB, 5 levels), replaced as a whole; claims mappings may read it'),
+  private_metadata: metadata.optional().describe('Private metadata: a JSON object (16 KB, 5 levels), replaced as a whole; never shown to the user'),
+};
+
 export const userSchema = z
   .object({
     id: z.string(),
@@ -16,6 +30,8 @@ export const userSchema = z
     name: z.string().nullable(),
     email_verified: z.boolean(),
     has_password: z.boolean(),
+    metadata: z.record(z.string(), z.unknown()),
+    private_metadata: z.record(z.string(), z.unknown()),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -33,7 +49,7 @@ export const usersFeature = defineFeature({
       config: { permission: 'users:write', access: 'platform', operation: { operationId: 'createUser', ok: 'The user created', errors: [409] } },
       schema: {
         summary: 'Create a user (tenant-wide); the password is stored as an argon2id hash',
-        body: z.strictObject({ email, name: name.optional(), password: password.optional() }),
+        body: z.strictObject({ email, name: name.optional(), password: password.optional(), ...metadataFields }),
         response: { 201: userSchema, 400: errorResponse, 409: errorResponse },
       },
       handler: async (request, reply) => {
@@ -69,6 +85,7 @@ export const usersFeature = defineFeature({
           name: name.nullable().optional(),
           password: password.optional(),
           email_verified: z.boolean().optional().describe("Whether the address is verified (audited; a tenant administrator's needs every permission)"),
+          ...metadataFields,
         }),
         response: { 200: userSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
       },

@@ -14,6 +14,8 @@ export function userView(u: UserRecord) {
     name: u.name,
     email_verified: u.emailVerified,
     has_password: u.passwordHash !== null,
+    metadata: u.metadata ?? {},
+    private_metadata: u.privateMetadata ?? {},
     created_at: iso(u.createdAt),
     updated_at: iso(u.updatedAt),
   };

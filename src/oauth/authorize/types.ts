@@ -2,6 +2,7 @@
  * Records and storage ports of sign-in (authorization requests, flows, codes, sessions,
  * consents). Framework-free; src/storage/repos/signin-*.ts implement the ports.
  */
+import type { ClaimMapping } from '../claims-mapping.js';
 
 /** A validated authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1, RFC 7636, RFC 9126). */
 export interface AuthorizationRequest {
@@ -44,6 +45,8 @@ export interface SigninClientSettings {
   requireSignedRequestObject: boolean;
   /** `fapi2`: the FAPI 2.0 Security Profile applies to this client (docs/oauth.md); null: none. */
   profile: ClientProfile | null;
+  /** Extra claims from user fields and metadata (src/oauth/claims-mapping.ts); none by default. */
+  claims: ClaimMapping[];
 }
 
 export const CLIENT_PROFILES = ['fapi2'] as const;
@@ -58,6 +61,7 @@ export const DEFAULT_CLIENT_SETTINGS: SigninClientSettings = {
   backchannelLogoutSessionRequired: false,
   requireSignedRequestObject: false,
   profile: null,
+  claims: [],
 };
 
 export interface ParRecord {

@@ -10,7 +10,8 @@ import { accessTokenOrganizationClaims, idTokenOrganizationClaims, type Organiza
 import { oauthErrors } from '../errors.js';
 import { issueAccessToken, type KeySource } from '../tokens/access-token.js';
 import { GRANT_TYPE, type RefreshTokenStore } from '../types.js';
-import { idTokenProfileClaims, type UserProfileSource } from '../userinfo/claims.js';
+import { idTokenProfileClaims, type UserInfoSource, type UserProfileSource } from '../userinfo/claims.js';
+import { mappedClaims, mapsInto } from '../claims-mapping.js';
 import { startRefreshFamilyWithId } from './refresh.js';
 import type { GrantContext, TokenResponse } from './types.js';
 
@@ -75,13 +76,23 @@ async function maybeRefreshToken(
   );
 }
 
+/**
+ * The user's profile, read once (one statement) when the ID token carries profile claims — the
+ * granted scopes ask for them and the tenant does not keep ID tokens minimal — or the client maps
+ * claims into its tokens.
+ */
+async function profileFor(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant, settings: SigninClientSettings): Promise<UserInfoSource | undefined> {
+  if (!ports.profiles) return undefined;
+  const scoped =
+    ctx.lifetimes.idTokenClaims !== 'minimal' && grant.scopes.includes('openid') && (grant.scopes.includes('email') || grant.scopes.includes('profile'));
+  const mapped = mapsInto(settings.claims, 'access_token') || (grant.scopes.includes('openid') && mapsInto(settings.claims, 'id_token'));
+  return scoped || mapped ? ports.profiles.profile(ctx.tenant.id, grant.userId) : undefined;
+}
+
 /** The profile claims of the granted scopes, unless the tenant keeps ID tokens minimal. */
-async function profileClaims(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant): Promise<Record<string, unknown>> {
-  if (ctx.lifetimes.idTokenClaims === 'minimal' || !ports.profiles) return {};
-  const scopes = grant.scopes;
-  if (!scopes.includes('email') && !scopes.includes('profile')) return {};
-  const user = await ports.profiles.profile(ctx.tenant.id, grant.userId);
-  return user ? idTokenProfileClaims(user, scopes) : {};
+function profileClaims(ctx: GrantContext, grant: UserGrant, user: UserInfoSource | undefined): Record<string, unknown> {
+  if (ctx.lifetimes.idTokenClaims === 'minimal' || !user) return {};
+  return idTokenProfileClaims(user, grant.scopes);
 }
 
 export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, grant: UserGrant): Promise<IssuedUserTokens> {
@@ -93,6 +104,8 @@ export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, 
     if (!grants) throw oauthErrors.invalidGrant('the user is not a member of the organization');
   }
   const { alg, ttlSeconds: ttl } = await ctx.tokenPolicy({ audience: grant.resources, scopes, jkt: ctx.dpop?.jkt });
+  const settings = await ports.clientSettings(ctx.tenant.id, ctx.client.id);
+  const user = await profileFor(ctx, ports, grant, settings);
   const at = await issueAccessToken(
     ctx.tenant,
     {
@@ -104,10 +117,10 @@ export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, 
       ttlSeconds: ttl,
       alg,
       organization: orgId && grants ? accessTokenOrganizationClaims(orgId, grants, grant.resources, scopes) : undefined,
+      mapped: user ? mappedClaims(settings.claims, 'access_token', user) : undefined,
     },
     { keys: ports.keys, now: ctx.now },
   );
-  const settings = await ports.clientSettings(ctx.tenant.id, ctx.client.id);
   const rt = await maybeRefreshToken(ctx, ports, grant, settings);
   // The client is told when this session ends (Back-Channel Logout 1.0); its refresh-token family was started bound to it.
   if (grant.sessionId) await ports.recordSessionClient(ctx.tenant.id, grant.sessionId, ctx.client.id, ctx.now);
@@ -124,7 +137,11 @@ export async function issueUserTokens(ctx: GrantContext, ports: UserTokenPorts, 
           sessionId: grant.sessionId,
           amr: grant.amr,
           ...(grant.idp ? { idp: grant.idp } : {}),
-          profile: { ...(await profileClaims(ctx, ports, grant)), ...(orgId && grants ? idTokenOrganizationClaims(orgId, grants) : {}) },
+          profile: {
+            ...(user ? mappedClaims(settings.claims, 'id_token', user) : {}),
+            ...profileClaims(ctx, grant, user),
+            ...(orgId && grants ? idTokenOrganizationClaims(orgId, grants) : {}),
+          },
           ttlSeconds: ttl,
         },
         { keys: ports.keys, now: ctx.now },

@@ -40,6 +40,8 @@ export interface AccessTokenInput {
   credentialOffer?: string | undefined;
   /** Organization claims (org_id, org_roles, permissions: src/oauth/organization.ts). */
   organization?: Record<string, unknown> | undefined;
+  /** The client's mapped claims (src/oauth/claims-mapping.ts); registered claims always win. */
+  mapped?: Record<string, unknown> | undefined;
 }
 
 export interface IssuedAccessToken {
@@ -55,7 +57,7 @@ export async function issueAccessToken(tenant: OAuthTenant, input: AccessTokenIn
   const iat = Math.floor(deps.now / 1000);
   const jti = randomBase64url(16);
   const aud = input.audience.length === 0 ? tenant.issuer : input.audience.length === 1 ? input.audience[0]! : input.audience;
-  const claims: Record<string, unknown> = { ...input.organization, client_id: input.clientId, jti };
+  const claims: Record<string, unknown> = { ...input.mapped, ...input.organization, client_id: input.clientId, jti };
   if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
   if (input.jkt) claims.cnf = { jkt: input.jkt };
   if (input.act) claims.act = input.act;

@@ -9,6 +9,9 @@ export interface UserInfoSource {
   picture?: string | null;
   /** The user's organization memberships. */
   organizations: Array<{ id: string; role: string }>;
+  /** The user's metadata, for a client's claims mapping (src/oauth/claims-mapping.ts). */
+  metadata?: Record<string, unknown> | undefined;
+  privateMetadata?: Record<string, unknown> | undefined;
 }
 
 /** Where the profile of a token's user comes from (src/screens/service.ts). */

@@ -38,6 +38,7 @@ import * as m0041 from './0041_imports.js';
 import * as m0042 from './0042_account.js';
 import * as m0043 from './0043_signup.js';
 import * as m0044 from './0044_invitations.js';
+import * as m0045 from './0045_client_organizations_metadata.js';
 import * as m0047 from './0047_social_vault_tokens.js';
 
 /**
@@ -84,6 +85,7 @@ const migrations: Record<string, Migration> = {
   '0042_account': m0042,
   '0043_signup': m0043,
   '0044_invitations': m0044,
+  '0045_client_organizations_metadata': m0045,
   '0047_social_vault_tokens': m0047,
 };
 

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { AuthMethod, ClientRecord, ClientStore, TokenExchangePolicy } from '../../oauth/types.js';
+import type { AuthMethod, ClientOrganizationGrant, ClientRecord, ClientStore, TokenExchangePolicy } from '../../oauth/types.js';
 import { bool, cast, codec, json, jsonOrNull, words } from '../codec.js';
 import type { Database } from '../schema.js';
 
-const stored = codec<ClientRecord>()('oauth_clients', {
+// The organization binding is read with the client but written only by setOrganizationGrant.
+const stored = codec<Omit<ClientRecord, 'organizationGrant'>>()('oauth_clients', {
   id: true,
   tenantId: true,
   clientName: true,
@@ -24,6 +25,11 @@ const stored = codec<ClientRecord>()('oauth_clients', {
   secretRotatedAt: true,
 });
 
+function toRecord(row: Database['oauth_clients']): ClientRecord {
+  const grant = row.organization_id !== null ? { organizationId: row.organization_id, roles: JSON.parse(row.organization_roles ?? '[]') as string[] } : null;
+  return { ...stored.toRecord(row), organizationGrant: grant };
+}
+
 /** OAuth clients. Tenant-wide: every query filters on tenant_id. */
 export class OAuthClientRepo implements ClientStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -38,7 +44,7 @@ export class OAuthClientRepo implements ClientStore {
       .selectAll()
       .where((eb) => eb.and({ id: clientId, tenant_id: tenantId }))
       .executeTakeFirst();
-    return row && stored.toRecord(row);
+    return row && toRecord(row);
   }
 
   /** How many OAuth clients the tenant has (the console overview). */
@@ -55,7 +61,7 @@ export class OAuthClientRepo implements ClientStore {
   async list(tenantId: string, opts: { after?: string; limit: number }): Promise<ClientRecord[]> {
     let q = this.db.selectFrom('oauth_clients').selectAll().where('tenant_id', '=', tenantId);
     if (opts.after) q = q.where('id', '>', opts.after);
-    return (await q.orderBy('id').limit(opts.limit).execute()).map(stored.toRecord);
+    return (await q.orderBy('id').limit(opts.limit).execute()).map(toRecord);
   }
 
   /** Every origin some client of the tenant lists in allowed_origins (CORS, oauth/cors.ts). */
@@ -78,6 +84,26 @@ export class OAuthClientRepo implements ClientStore {
       .where((eb) => eb.and({ id: client.id, tenant_id: client.tenantId }))
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** Binds the client to an organization with these roles (null: unbinds); false when it does not exist. */
+  async setOrganizationGrant(tenantId: string, clientId: string, grant: ClientOrganizationGrant | null, now: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('oauth_clients')
+      .set({ organization_id: grant?.organizationId ?? null, organization_roles: grant ? JSON.stringify(grant.roles) : null, updated_at: now })
+      .where((eb) => eb.and({ id: clientId, tenant_id: tenantId }))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** A page of the clients bound to the organization, ordered by id, after `after`. */
+  async listByOrganization(tenantId: string, organizationId: string, after: string | undefined, limit: number): Promise<ClientRecord[]> {
+    let q = this.db
+      .selectFrom('oauth_clients')
+      .selectAll()
+      .where((eb) => eb.and({ tenant_id: tenantId, organization_id: organizationId }));
+    if (after) q = q.where('id', '>', after);
+    return (await q.orderBy('id').limit(limit).execute()).map(toRecord);
   }
 
   async delete(tenantId: string, clientId: string): Promise<boolean> {

@@ -33,6 +33,8 @@ const stored = codec<RoleRecord>()('roles', {
   updatedAt: true,
 });
 
+type RoleRow = Database['roles'];
+
 const scopeOf = (organizationId: string | null) => organizationId ?? '*';
 
 /** Role definitions and the tenant's role settings: every query filters on tenant_id. */
@@ -71,6 +73,24 @@ export class RoleRepo {
     const rows = await this.db.selectFrom('roles').selectAll().where('tenant_id', '=', tenantId).where('scope', 'in', ['*', organizationId]).execute();
     const out = new Map<string, RoleRecord>();
     for (const r of rows.map(stored.toRecord).sort((a, b) => (a.organizationId === null ? 0 : 1) - (b.organizationId === null ? 0 : 1))) out.set(r.key, r);
+    return out;
+  }
+
+  /**
+   * The roles usable in the organization, in one statement that also finds the organization
+   * (the client_credentials hot path): undefined when the organization does not exist.
+   */
+  async usableInExisting(tenantId: string, organizationId: string): Promise<Map<string, RoleRecord> | undefined> {
+    const rows = await this.db
+      .selectFrom('organizations')
+      .leftJoin('roles', (join) => join.onRef('roles.tenant_id', '=', 'organizations.tenant_id').on('roles.scope', 'in', ['*', organizationId]))
+      .selectAll('roles')
+      .where((eb) => eb.and({ 'organizations.tenant_id': tenantId, 'organizations.id': organizationId }))
+      .execute();
+    if (rows.length === 0) return undefined;
+    const out = new Map<string, RoleRecord>();
+    const found = rows.flatMap((r) => (r.id === null ? [] : [stored.toRecord(r as RoleRow)]));
+    for (const r of found.sort((a, b) => (a.organizationId === null ? 0 : 1) - (b.organizationId === null ? 0 : 1))) out.set(r.key, r);
     return out;
   }
 

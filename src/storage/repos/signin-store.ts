@@ -7,6 +7,7 @@ import {
   type SigninClientSettings,
   type SigninStore,
 } from '../../oauth/authorize/types.js';
+import type { ClaimMapping } from '../../oauth/claims-mapping.js';
 import { consumeOnce, deleteExpired, Sweeper } from '../atomic.js';
 import { bool, codec, field, json } from '../codec.js';
 import type { Database } from '../schema.js';
@@ -35,6 +36,10 @@ const settings = codec<SigninClientSettings>()('signin_client_settings', {
   profile: field<SigninClientSettings['profile'], string | null>(
     (v) => (v === 'fapi2' ? 'fapi2' : null),
     (v) => v,
+  ),
+  claims: field<ClaimMapping[], string | null>(
+    (v) => (v ? (JSON.parse(v) as ClaimMapping[]) : []),
+    (v) => (v.length > 0 ? JSON.stringify(v) : null),
   ),
 });
 const pars = codec<ParRecord>()('signin_par_requests', {

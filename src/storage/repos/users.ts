@@ -2,7 +2,7 @@ import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import type { ActorType } from '../../events/catalogue.js';
 import { sha256Hex } from '../../kernel/crypto/hash.js';
-import { bool, codec, jsonOrNull } from '../codec.js';
+import { bool, codec, field, jsonOrNull } from '../codec.js';
 import type { Database } from '../schema.js';
 
 export interface UserRecord {
@@ -16,7 +16,18 @@ export interface UserRecord {
   passwordSetBy: PasswordSetBy | null;
   createdAt: number;
   updatedAt: number;
+  /** JSON objects an administrator sets (`metadata` public, `private_metadata`); absent or {}: none. */
+  metadata?: UserMetadata | undefined;
+  privateMetadata?: UserMetadata | undefined;
 }
+
+export type UserMetadata = Record<string, unknown>;
+
+/** Metadata as stored: NULL for none. */
+const metadataColumn = field<UserMetadata | undefined, string | null>(
+  (v) => (v ? (JSON.parse(v) as UserMetadata) : {}),
+  (v) => (v && Object.keys(v).length > 0 ? JSON.stringify(v) : null),
+);
 
 /** The actor that set a password, and whether it held every permission (else it is a narrower key). */
 export interface PasswordSetBy {
@@ -50,10 +61,12 @@ const stored = codec<UserRecord>()('users', {
   passwordSetBy: jsonOrNull<PasswordSetBy>(),
   createdAt: true,
   updatedAt: true,
+  metadata: metadataColumn,
+  privateMetadata: metadataColumn,
 });
 
 /** The fields `update` may change. */
-const PATCHABLE = ['email', 'name', 'emailVerified', 'passwordHash', 'passwordSetBy'] as const;
+const PATCHABLE = ['email', 'name', 'emailVerified', 'passwordHash', 'passwordSetBy', 'metadata', 'privateMetadata'] as const;
 export type UserPatch = Partial<Pick<UserRecord, (typeof PATCHABLE)[number]>>;
 
 export class UserRepo {

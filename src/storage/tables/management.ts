@@ -32,6 +32,9 @@ export interface UsersTable {
   password_set_by: string | null;
   created_at: number;
   updated_at: number;
+  /** JSON objects an administrator sets (migration 0045); null: none. */
+  metadata: string | null;
+  private_metadata: string | null;
 }
 
 export interface MembersTable {

@@ -29,6 +29,10 @@ export interface OAuthClientsTable {
   auth_method_strict: number;
   /** JSON array of browser origins (`scheme://host[:port]`) allowed to call /token, /revoke, /userinfo. */
   allowed_origins: string;
+  /** The organization a client_credentials client is bound to (migration 0045), or null. */
+  organization_id: string | null;
+  /** JSON array of the role keys the bound client holds in it, or null. */
+  organization_roles: string | null;
 }
 
 /**

@@ -103,6 +103,8 @@ export interface SigninClientSettingsTable {
   require_signed_request_object: number;
   /** NULL, or `fapi2` (the FAPI 2.0 Security Profile). */
   profile: string | null;
+  /** JSON array of the client's claims mapping (migration 0045), or null for none. */
+  claims: string | null;
   updated_at: number;
 }
 

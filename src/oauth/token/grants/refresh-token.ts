@@ -5,6 +5,9 @@ import { requiredParam } from '../../params.js';
 import { accessTokenOrganizationClaims, type OrganizationPort } from '../../organization.js';
 import { type Actor, issueAccessToken, type KeySource } from '../../tokens/access-token.js';
 import type { PresentedRefreshToken, RefreshTokenStore } from '../../types.js';
+import type { SigninStore } from '../../authorize/types.js';
+import { mappedClaims, mapsInto } from '../../claims-mapping.js';
+import type { UserProfileSource } from '../../userinfo/claims.js';
 import { rotateRefreshToken } from '../refresh.js';
 import { narrowScope, requestedResources } from '../targets.js';
 import type { Atomically, GrantContext, GrantHandler, TokenResponse } from '../types.js';
@@ -15,6 +18,18 @@ export interface RefreshTokenGrantPorts {
   atomically: Atomically;
   /** A family signed in to an organization is refreshed only while the user is a member. */
   organizations?: OrganizationPort | undefined;
+  /** The client's claims mapping, and the user's profile it reads (each refreshed access token reads it again). */
+  clientSettings?: SigninStore['clientSettings'] | undefined;
+  profiles?: UserProfileSource | undefined;
+}
+
+/** The client's mapped access-token claims for the family's user, read now; none without a mapping. */
+async function mapped(ctx: GrantContext, ports: RefreshTokenGrantPorts, sub: string): Promise<Record<string, unknown> | undefined> {
+  if (!ports.clientSettings || !ports.profiles) return undefined;
+  const { claims } = await ports.clientSettings(ctx.tenant.id, ctx.client.id);
+  if (!mapsInto(claims, 'access_token')) return undefined;
+  const user = await ports.profiles.profile(ctx.tenant.id, sub);
+  return user ? mappedClaims(claims, 'access_token', user) : undefined;
 }
 
 async function findToken(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise<PresentedRefreshToken> {
@@ -100,6 +115,7 @@ async function handle(ctx: GrantContext, ports: RefreshTokenGrantPorts): Promise
       ttlSeconds,
       alg,
       organization,
+      mapped: await mapped(ctx, ports, family.sub),
     },
     { keys: ports.keys, now: ctx.now },
   );
