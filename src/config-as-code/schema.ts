@@ -150,7 +150,9 @@ const settings = z.strictObject({
       reply_to: address.nullable(),
     })
     .optional(),
-  mcp: z.strictObject({ client_registration: z.enum(CLIENT_REGISTRATION_POLICIES).optional(), client_id_metadata_documents: z.boolean().optional() }).optional(),
+  mcp: z
+    .strictObject({ client_registration: z.enum(CLIENT_REGISTRATION_POLICIES).optional(), client_id_metadata_documents: z.boolean().optional() })
+    .optional(),
 });
 
 const branding = z.strictObject({

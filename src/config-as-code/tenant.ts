@@ -176,7 +176,10 @@ export async function exportConfig(ctx: Context, tenant: TenantRecord): Promise<
       email_sender: { from_address: email.from_address, from_name: email.from_name, reply_to: email.reply_to },
       mcp: { client_registration: mcp.client_registration, client_id_metadata_documents: mcp.client_id_metadata_documents },
     },
-    branding: { default_locale: (await m.branding.getLocale(t)).default_locale, texts: (await m.branding.getTexts(t)) as NonNullable<ConfigFile['branding']>['texts'] },
+    branding: {
+      default_locale: (await m.branding.getLocale(t)).default_locale,
+      texts: (await m.branding.getTexts(t)) as NonNullable<ConfigFile['branding']>['texts'],
+    },
     resource_servers: servers
       .map((s) => ({
         identifier: s.identifier,
@@ -297,7 +300,11 @@ export async function planConfig(
       const before = have.get(s.identifier);
       const input = { ...s, permissions: s.permissions?.map((p) => ({ name: p.name, description: p.description ?? null })) };
       if (!before) {
-        changes.push({ op: '+', what: `resource_servers ${q(s.identifier)}`, run: async () => void (await m.resourceServers.create(t, tenant.issuer, actor, input)) });
+        changes.push({
+          op: '+',
+          what: `resource_servers ${q(s.identifier)}`,
+          run: async () => void (await m.resourceServers.create(t, tenant.issuer, actor, input)),
+        });
         continue;
       }
       const fields = changedFields(input, before);
@@ -352,7 +359,11 @@ export async function planConfig(
           op: '~',
           what: `roles ${q(r.key)}`,
           fields,
-          run: async () => void (await m.roles.update(t, actor, null, r.key, { ...pick(r, fields), permissions: fields.includes('permissions') ? await resolve() : undefined })),
+          run: async () =>
+            void (await m.roles.update(t, actor, null, r.key, {
+              ...pick(r, fields),
+              permissions: fields.includes('permissions') ? await resolve() : undefined,
+            })),
         });
     });
     const named = new Set(file.roles.map((r) => r.key));
@@ -382,7 +393,8 @@ export async function planConfig(
   }
   if (s?.email_sender !== undefined) {
     const fields = changedFields(s.email_sender, cs.email_sender);
-    if (fields.length) changes.push({ op: '~', what: 'settings.email_sender', fields, run: async () => void (await m.email.putSettings(tenant, actor, s.email_sender!)) });
+    if (fields.length)
+      changes.push({ op: '~', what: 'settings.email_sender', fields, run: async () => void (await m.email.putSettings(tenant, actor, s.email_sender!)) });
   }
   if (s?.mcp !== undefined) {
     const fields = changedFields(s.mcp, cs.mcp);
@@ -393,7 +405,12 @@ export async function planConfig(
   // ---- branding
   const b = file.branding;
   if (b?.default_locale !== undefined && b.default_locale !== current.branding!.default_locale)
-    changes.push({ op: '~', what: 'branding', fields: ['default_locale'], run: async () => void (await m.branding.putLocale(t, actor, b.default_locale as Locale)) });
+    changes.push({
+      op: '~',
+      what: 'branding',
+      fields: ['default_locale'],
+      run: async () => void (await m.branding.putLocale(t, actor, b.default_locale as Locale)),
+    });
   if (b?.texts !== undefined) {
     const texts = Object.fromEntries(Object.entries(b.texts).filter(([, v]) => Object.keys(v ?? {}).length > 0)) as Record<string, Record<string, string>>;
     try {
@@ -408,7 +425,14 @@ export async function planConfig(
   // ---- clients (by client_name)
   if (file.clients) {
     const have = new Map((current.clients ?? []).map((c) => [c.client_name, c]));
-    const ids = new Map((await all((after) => m.clients.list(t, { after, limit: PAGE }), (c) => c.client_id)).map((c) => [c.client_name, c.client_id]));
+    const ids = new Map(
+      (
+        await all(
+          (after) => m.clients.list(t, { after, limit: PAGE }),
+          (c) => c.client_id,
+        )
+      ).map((c) => [c.client_name, c.client_id]),
+    );
     for (const c of file.clients) {
       const before = have.get(c.client_name);
       if (!before) {
@@ -464,7 +488,10 @@ export async function planConfig(
       const before = have.get(o.slug);
       const label = `organizations ${q(o.slug)}`;
       const orgId = async () => (await orgIds()).get(o.slug)!;
-      const plain = pick(o, [...ORG_FIELDS].filter((f) => o[f] !== undefined));
+      const plain = pick(
+        o,
+        [...ORG_FIELDS].filter((f) => o[f] !== undefined),
+      );
       if (!before) {
         const rest = Object.keys(plain).filter((f) => f !== 'name' && f !== 'domain' && plain[f] !== null && plain[f] !== false);
         changes.push({
@@ -477,7 +504,8 @@ export async function planConfig(
         });
       } else {
         const fields = changedFields(plain, before);
-        if (fields.length) changes.push({ op: '~', what: label, fields, run: async () => void (await m.organizations.update(t, actor, await orgId(), patchOf(o, fields))) });
+        if (fields.length)
+          changes.push({ op: '~', what: label, fields, run: async () => void (await m.organizations.update(t, actor, await orgId(), patchOf(o, fields))) });
       }
       if (o.mfa_policy !== undefined && !(before === undefined && o.mfa_policy === null) && o.mfa_policy !== before?.mfa_policy)
         changes.push({
@@ -569,7 +597,9 @@ export async function planConfig(
         return;
       }
       if (given === 1 && !isDeepStrictEqual(providerKey(c), providerKey(socialProvider(rec))))
-        problems.push(`social_connections.${i}: the provider of ${q(c.name)} cannot change; remove the connection (--prune) and add it again under another name`);
+        problems.push(
+          `social_connections.${i}: the provider of ${q(c.name)} cannot change; remove the connection (--prune) and add it again under another name`,
+        );
       const before = { client_id: rec.clientId, scopes: rec.scopes, sign_in: rec.signIn, sign_up: rec.signUp, display_order: rec.displayOrder };
       const fields = changedFields(settings, before);
       if (value !== undefined) {
@@ -582,7 +612,13 @@ export async function planConfig(
           what: label,
           fields,
           run: async () =>
-            void (await m.social.update(t, actor, rec.id, { ...pick(settings, fields.filter((f) => f !== 'client_secret')), ...(fields.includes('client_secret') ? { client_secret: value } : {}) })),
+            void (await m.social.update(t, actor, rec.id, {
+              ...pick(
+                settings,
+                fields.filter((f) => f !== 'client_secret'),
+              ),
+              ...(fields.includes('client_secret') ? { client_secret: value } : {}),
+            })),
         });
     });
     const named = new Set(file.social_connections.map((c) => c.name));
