@@ -112,7 +112,7 @@ describe('keyhall config export / apply', () => {
   });
 
   it('--prune removes what the file no longer names; without it, it is listed and kept', () => {
-    const smaller = write('smaller.yaml', FILE.replace('  - { slug: globex, name: Globex }\n', '').replace(/  - client_name: Backend\n(    .*\n){3}/, ''));
+    const smaller = write('smaller.yaml', FILE.replace('  - { slug: globex, name: Globex }\n', '').replace(/ {2}- client_name: Backend\n( {4}.*\n){3}/, ''));
     const kept = runCli(['config', 'apply', '--tenant', 'a.test', '-f', smaller], { ...env, GH_SECRET: 's3cret' });
     assert.equal(kept.status, 0, kept.stderr);
     assert.match(kept.stdout, /clients "Backend": not in the file, kept \(--prune removes it\)/);
