@@ -459,7 +459,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       mfaPolicy: new MfaPolicyService(deps),
       signinPolicy: new SigninPolicyService(deps, { ttlMs: config.cacheTtlMs, maxTenants: config.cacheMaxTenants }),
       branding: new BrandingTextsService(deps, { ttlMs: config.cacheTtlMs, maxTenants: config.cacheMaxTenants }),
-      transfers: new TransferService({ ...deps, envelope, holdsEveryPermission: (tenantId, actor) => apiKeys.holdsEveryPermission(tenantId, actor) }),
+      transfers: new TransferService({
+        ...deps,
+        envelope,
+        exportTtlMs: config.exportTtlSeconds * 1000,
+        holdsEveryPermission: (tenantId, actor) => apiKeys.holdsEveryPermission(tenantId, actor),
+      }),
       connectProviders: new ProviderService({ ...deps, envelope, egressPolicy: policy, resolver: opts.egressResolver, upstream }),
       vault,
       sso: new SsoConnectionService({ ...deps, envelope, upstream }),

@@ -13,6 +13,9 @@ import { adminView, setupLink } from '../console/service.js';
 import { currentPasswordSetBy } from '../storage/repos/users.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../transfers/parse.js';
 import { newcomerBanner, servedTenantsNotice } from './banner.js';
+import { describePlan, exportConfig, planConfig, PlanError } from '../config-as-code/tenant.js';
+import { validateConfig } from '../config-as-code/schema.js';
+import YAML from 'yaml';
 
 const USAGE = `Usage: keyhall <command> [options]
 
@@ -45,6 +48,12 @@ Commands:
   export --tenant <id|host> [--include-secrets] [--out FILE]
                                                      write the tenant as JSONL (password hashes
                                                      only with --include-secrets)
+  config export --tenant <id|host> [--out FILE]      write the tenant's configuration as YAML
+                                                     (secrets as \${env:NAME} references)
+  config apply --tenant <id|host> -f FILE [--dry-run] [--prune]
+                                                     make the tenant match the file: prints the
+                                                     changes, then applies them
+                                                     (docs/config-as-code.md)
   help                                               show this text
 
 Configuration comes from KEYHALL_* environment variables (see docs/configuration.md).`;
@@ -54,6 +63,13 @@ export class UsageError extends Error {}
 
 /** A failure the user can act on (busy port…): one line, exit code 1, no stack trace. */
 export class RuntimeError extends Error {}
+
+/** A configuration file that cannot be applied: one line per problem, exit code 1, nothing applied. */
+class InvalidFileError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+  }
+}
 
 interface Io {
   out: (line: string) => void;
@@ -459,6 +475,84 @@ async function exportCommand(args: string[], io: Io): Promise<void> {
   io.err(`Wrote ${text.split('\n').length - 1} lines to ${outFile}.`);
 }
 
+async function configCommand(args: string[], io: Io): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub === 'export') {
+    const { values } = parse(rest, { tenant: { type: 'string' }, out: { type: 'string' } });
+    const which = flag(values, 'tenant');
+    if (!which) throw new UsageError('config export needs --tenant <id|host>');
+    const outFile = flag(values, 'out');
+    const { file, notes, issuer } = await withContext(async (ctx) => {
+      const tenant = await ctx.tenants.find(which);
+      if (!tenant) throw new UsageError(`--tenant: no tenant ${which} (see keyhall tenant list)`);
+      return { ...(await exportConfig(ctx, tenant)), issuer: tenant.issuer };
+    });
+    for (const n of notes) io.err(`Note: ${n}`);
+    // Editors that read the modeline (the YAML language server) validate the file as it is typed.
+    const text = `# yaml-language-server: $schema=${issuer}/v1/config.schema.json\n${YAML.stringify(file, { lineWidth: 0, aliasDuplicateObjects: false })}`;
+    if (outFile === undefined) process.stdout.write(text);
+    else {
+      fs.writeFileSync(outFile, text);
+      io.err(`Wrote ${outFile}.`);
+    }
+    return;
+  }
+  if (sub !== 'apply') throw new UsageError('usage: keyhall config export|apply --tenant <id|host> …');
+  const { values } = parse(rest, {
+    tenant: { type: 'string' },
+    file: { type: 'string', short: 'f' },
+    'dry-run': { type: 'boolean' },
+    prune: { type: 'boolean' },
+  });
+  const which = flag(values, 'tenant');
+  if (!which) throw new UsageError('config apply needs --tenant <id|host>');
+  const path = flag(values, 'file');
+  if (!path) throw new UsageError('config apply needs -f <file>');
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new RuntimeError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const doc = YAML.parseDocument(text, { prettyErrors: false });
+  if (doc.errors.length) throw new InvalidFileError(doc.errors.map((e) => `${path}: ${e.message.split('\n')[0]}`));
+  const checked = validateConfig(doc.toJS());
+  if (!checked.ok) throw new InvalidFileError(checked.errors.map((e) => `${path}: ${e}`));
+  await withContext(async (ctx) => {
+    const tenant = await ctx.tenants.find(which);
+    if (!tenant) throw new UsageError(`--tenant: no tenant ${which} (see keyhall tenant list)`);
+    let plan;
+    try {
+      plan = await planConfig(ctx, tenant, checked.file, { prune: values.prune === true, env: process.env });
+    } catch (err) {
+      if (err instanceof PlanError) throw new InvalidFileError(err.problems.map((e) => `${path}: ${e}`));
+      throw err;
+    }
+    for (const line of describePlan(plan)) io.out(line);
+    if (plan.changes.length === 0) {
+      io.out(`No changes: ${tenant.host} matches ${path}.`);
+      return;
+    }
+    if (values['dry-run']) {
+      io.out(`Dry run: ${plan.changes.length} change(s) not applied.`);
+      return;
+    }
+    let done = 0;
+    for (const change of plan.changes) {
+      let shown: string | void;
+      try {
+        shown = await change.run();
+      } catch (err) {
+        const why = isAppError(err) ? (err.description ?? err.code) : (err as Error).message;
+        throw new RuntimeError(`${change.op} ${change.what} failed: ${why} (${done} of ${plan.changes.length} change(s) applied before it)`);
+      }
+      if (shown) io.err(shown);
+      done += 1;
+    }
+    io.out(`Applied ${done} change(s) to ${tenant.host}.`);
+  });
+}
+
 async function migrateCommand(io: Io): Promise<void> {
   const config = loadConfig();
   const db = openDatabase(config);
@@ -504,6 +598,9 @@ export async function runCli(argv: string[], io: Io = defaultIo): Promise<number
       case 'export':
         await exportCommand(args, io);
         return 0;
+      case 'config':
+        await configCommand(args, io);
+        return 0;
       case 'help':
       case '--help':
       case '-h':
@@ -517,6 +614,11 @@ export async function runCli(argv: string[], io: Io = defaultIo): Promise<number
       io.err(`keyhall: ${err.message}`);
       if (err instanceof UsageError) io.err(`Run 'keyhall help' for usage.`);
       return 2;
+    }
+    if (err instanceof InvalidFileError) {
+      for (const p of err.problems) io.err(`keyhall: ${p}`);
+      io.err('keyhall: nothing was applied.');
+      return 1;
     }
     if (err instanceof MasterKeyError || err instanceof RuntimeError) {
       io.err(`keyhall: ${err.message}`);

@@ -62,6 +62,13 @@ const schema = z.object({
     .enum(['true', 'false', '1', '0'])
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
+  /** KEYHALL_EXPORT_TTL_SECONDS: how long a finished export (GET /v1/exports/…/download) is kept (docs/import-export.md). */
+  exportTtlSeconds: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(86_400),
   /** KEYHALL_CACHE_TTL_MS: how long an instance caches tenants and signing keys. */
   cacheTtlMs: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /**
@@ -233,6 +240,7 @@ const envNames: Record<keyof Config, string> = {
   accessTokenTtlSeconds: 'KEYHALL_ACCESS_TOKEN_TTL_SECONDS',
   refreshTokenTtlSeconds: 'KEYHALL_REFRESH_TOKEN_TTL_SECONDS',
   dpopNonce: 'KEYHALL_DPOP_NONCE',
+  exportTtlSeconds: 'KEYHALL_EXPORT_TTL_SECONDS',
   cacheTtlMs: 'KEYHALL_CACHE_TTL_MS',
   cacheMaxTenants: 'KEYHALL_CACHE_MAX_TENANTS',
   cacheMaxClients: 'KEYHALL_CACHE_MAX_CLIENTS',

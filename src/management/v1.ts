@@ -1,3 +1,4 @@
+import { configJsonSchema } from '../config-as-code/schema.js';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler } from 'fastify-type-provider-zod';
@@ -110,4 +111,10 @@ export async function v1Routes(app: FastifyInstance, opts: { services: Managemen
     const doc = app.swagger() as Record<string, unknown>;
     return reply.header('cache-control', 'public, max-age=300').send({ ...doc, servers: [{ url: tenantOf(request).issuer }] });
   });
+
+  // The JSON Schema of `keyhall config apply`'s file (docs/config-as-code.md): public like the
+  // OpenAPI document, for editors; it describes the format only, nothing of the tenant.
+  app.get('/config.schema.json', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=300').type('application/schema+json').send(configJsonSchema()),
+  );
 }

@@ -54,7 +54,11 @@ export interface TransferDeps {
   envelope: Envelope;
   /** Whether the actor holds every permission (asked of the management API). */
   holdsEveryPermission: (tenantId: string, actor: Actor) => Promise<boolean>;
+  /** How long a finished export is kept (KEYHALL_EXPORT_TTL_SECONDS); default 24 h. */
+  exportTtlMs?: number;
 }
+
+export const DEFAULT_EXPORT_TTL_MS = 24 * 3600_000;
 
 type Outcome =
   | { kind: 'user'; created: boolean; memberships: number; orgsCreated: number }
@@ -99,6 +103,15 @@ export class TransferService {
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
+  get #exportTtl(): number {
+    return this.deps.exportTtlMs ?? DEFAULT_EXPORT_TTL_MS;
+  }
+
+  /** Deletes the exports that expired (also done every 20th new job). */
+  sweepExpired(): Promise<void> {
+    return this.#repos().transferJobs.sweepExpired(this.deps.clock.now() - this.#exportTtl);
+  }
+
   #repos(trx?: Executor) {
     return repos(trx ?? this.deps.db.kysely, this.deps.db.dialect);
   }
@@ -122,7 +135,7 @@ export class TransferService {
       heartbeatAt: now,
       finishedAt: null,
     };
-    await this.#repos().transferJobs.insert(job);
+    await this.#repos().transferJobs.insert(job, now - this.#exportTtl);
     return job;
   }
 
@@ -175,7 +188,9 @@ export class TransferService {
     const now = this.deps.clock.now();
     await this.#repos().transferJobs.failStale(tenantId, now - STALE_MS, now);
     const job = await this.#repos().transferJobs.find(tenantId, kind, id);
-    if (!job) throw errors.notFound(`${kind} not found`);
+    // An expired export is gone even before the sweep deletes its row.
+    const expired = kind === 'export' && job?.finishedAt != null && job.finishedAt <= now - this.#exportTtl;
+    if (!job || expired) throw errors.notFound(`${kind} not found`);
     return job;
   }
 

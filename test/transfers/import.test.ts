@@ -215,23 +215,26 @@ describe('user import through /v1/imports', () => {
   it('a running job whose process died (no heartbeat) reads as failed: interrupted', async () => {
     const now = Date.now();
     const id = newId('imp', now);
-    await repos(s.server.ctx.db.kysely, s.server.ctx.db.dialect).transferJobs.insert({
-      id,
-      tenantId,
-      kind: 'import',
-      status: 'running',
-      format: 'jsonl',
-      dryRun: false,
-      includeSecrets: false,
-      counts: { rows: 10 },
-      report: [],
-      error: null,
-      outputEnc: null,
-      actor: { type: 'system', id: null },
-      createdAt: now - 10 * 60_000,
-      heartbeatAt: now - 3 * 60_000,
-      finishedAt: null,
-    });
+    await repos(s.server.ctx.db.kysely, s.server.ctx.db.dialect).transferJobs.insert(
+      {
+        id,
+        tenantId,
+        kind: 'import',
+        status: 'running',
+        format: 'jsonl',
+        dryRun: false,
+        includeSecrets: false,
+        counts: { rows: 10 },
+        report: [],
+        error: null,
+        outputEnc: null,
+        actor: { type: 'system', id: null },
+        createdAt: now - 10 * 60_000,
+        heartbeatAt: now - 3 * 60_000,
+        finishedAt: null,
+      },
+      0,
+    );
     const job = await finished(api, `/imports/${id}`);
     assert.equal(job.status, 'failed');
     assert.equal(job.error, 'interrupted');

@@ -26,7 +26,7 @@ export interface LocaleView {
 const placeholders = (text: string) => new Set([...text.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]!));
 
 /** The checks of one override, in order: a supported locale, a catalogue key, only that message's placeholders. */
-function checkOverrides(texts: TextsView): void {
+export function checkOverrides(texts: TextsView): void {
   for (const [locale, messages] of Object.entries(texts)) {
     if (!isLocale(locale)) throw errors.invalidRequest(`unknown locale "${locale.slice(0, 20)}" (supported: ${LOCALES.join(', ')})`);
     for (const [key, text] of Object.entries(messages)) {

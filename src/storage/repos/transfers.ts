@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { Sweeper } from '../atomic.js';
 import { bool, cast, codec, json } from '../codec.js';
 import type { Database } from '../schema.js';
 
@@ -53,12 +54,27 @@ const stored = codec<TransferJobRecord>()('transfer_jobs', {
 const PATCHABLE = ['status', 'counts', 'report', 'error', 'outputEnc', 'heartbeatAt', 'finishedAt'] as const;
 export type TransferJobPatch = Partial<Pick<TransferJobRecord, (typeof PATCHABLE)[number]>>;
 
+/** Exports that finished at or before `before`, their encrypted JSONL with them. */
+const sweeper = new Sweeper(20, async (db, before) => {
+  await db
+    .deleteFrom('transfer_jobs')
+    .where((eb) => eb.and([eb('kind', '=', 'export'), eb('finished_at', '<=', before)]))
+    .execute();
+});
+
 /** Import and export jobs: a job's row is its state, so it survives a restart. */
 export class TransferJobRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(j: TransferJobRecord): Promise<void> {
+  /** Inserts a job; every 20th insert also sweeps the exports that finished before `expiredBefore`. */
+  async insert(j: TransferJobRecord, expiredBefore: number): Promise<void> {
     await this.db.insertInto('transfer_jobs').values(stored.toRow(j)).execute();
+    await sweeper.tick(this.db, expiredBefore);
+  }
+
+  /** Deletes now the exports that finished at or before `before`. */
+  sweepExpired(before: number): Promise<void> {
+    return sweeper.run(this.db, before);
   }
 
   async find(tenantId: string, kind: TransferKind, id: string): Promise<TransferJobRecord | undefined> {
