@@ -11,7 +11,7 @@ const DOCS = 'https://api.example/docs';
  * Issue 31 point 4: a client_credentials client bound to an organization with roles there; its
  * tokens carry org_id, org_roles and permissions (the roles' permissions for the audience ∩ the
  * scopes), verified by jose against the published JWKS. The binding is managed under the
- * organization, so an organization's key binds only to its own organization and usable roles.
+ * organization; only a platform key binds a client, and an organization's key changes the roles of its own bound clients.
  */
 describe('machine clients in an organization', () => {
   let s: SigninTestServer;
@@ -100,9 +100,13 @@ describe('machine clients in an organization', () => {
     expectError(await api('DELETE', `/organizations/${orgA}/client_grants/${c.id}`), 404, 'not_found');
   });
 
-  it("an organization's key binds clients to its own organization only, with roles usable there; every refusal", async () => {
+  it("an organization's key changes only its own bound clients' roles, with roles usable there; every refusal", async () => {
     const c = await machine();
     const own = v1(s, await orgKey(orgA, ['roles:read', 'roles:write']));
+    // A tenant's client is not an organization's to take: only a platform key binds it.
+    expectError(await own('PUT', `/organizations/${orgA}/client_grants/${c.id}`, { roles: ['auditor'] }), 403, 'forbidden');
+    assert.equal((await verified(c)).org_id, undefined, 'the refused binding left the client unbound');
+    assert.equal((await api('PUT', `/organizations/${orgA}/client_grants/${c.id}`, { roles: ['editor'] })).status, 200);
     const r = await own('PUT', `/organizations/${orgA}/client_grants/${c.id}`, { roles: ['auditor'] });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual((await verified(c)).permissions, ['admin:docs']);

@@ -53,7 +53,13 @@ export class ClientGrantService {
    * client_credentials client (400), not one bound to another organization (409: that
    * organization unbinds it first), and roles usable in this organization (400).
    */
-  async put(tenantId: string, actor: Actor, orgId: string, clientId: string, requested: string[]) {
+  /**
+   * Binds a client to an organization with roles there, or changes its roles. Only a platform key
+   * binds a client (`byOrganizationKey` false): a tenant's clients are not an organization's to
+   * take, so an organization's own key changes the roles of a client already bound to it and
+   * nothing else (403 forbidden), as a trust boundary (SECURITY-CHECKLIST, org-bound keys).
+   */
+  async put(tenantId: string, actor: Actor, orgId: string, clientId: string, requested: string[], byOrganizationKey = false) {
     const updated = await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = reposOf(this.deps, trx);
       await this.#requireOrg(r, tenantId, orgId);
@@ -61,6 +67,8 @@ export class ClientGrantService {
       if (!c) throw errors.notFound('no such client');
       if (!c.grantTypes.includes(GRANT_TYPE.clientCredentials)) throw errors.invalidRequest('only a client_credentials client can be bound to an organization');
       if (c.organizationGrant && c.organizationGrant.organizationId !== orgId) throw errors.conflict('the client is bound to another organization');
+      if (byOrganizationKey && !c.organizationGrant)
+        throw errors.forbidden("an organization's key may change the roles of a client bound to its organization, not bind one: bind it with a platform key");
       const roles = await resolveRoles(r, tenantId, orgId, requested);
       const previous = c.organizationGrant?.roles ?? null;
       const now = this.deps.clock.now();

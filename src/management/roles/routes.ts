@@ -4,7 +4,7 @@ import { SCOPE_TOKEN } from '../../oauth/scope.js';
 import { errorResponse, idOf, listing, pageResponse } from '../common.js';
 import { defineFeature } from '../feature.js';
 import { ROLE_KEY } from '../members/service.js';
-import { actorOf } from '../principal.js';
+import { actorOf, principalOf } from '../principal.js';
 import { roleView } from './service.js';
 import { clientGrantView } from './client-grants.js';
 
@@ -219,13 +219,22 @@ export const rolesFeature = defineFeature({
       schema: {
         summary: 'Bind a client_credentials client to the organization with roles there (or change its roles)',
         description:
-          'Its client_credentials tokens then carry `org_id`, `org_roles` and `permissions`. A client is bound to one organization at most (409 while another holds it).',
+          "Its client_credentials tokens then carry `org_id`, `org_roles` and `permissions`. A client is bound to one organization at most (409 while another holds it). Only a platform key binds a client; an organization's key changes the roles of a client already bound to its organization (403 otherwise).",
         params: grantParams,
         body: z.strictObject({ roles: z.array(key).min(1).max(50) }),
-        response: { 200: clientGrantSchema, 400: errorResponse, 404: errorResponse, 409: errorResponse },
+        response: { 200: clientGrantSchema, 400: errorResponse, 403: errorResponse, 404: errorResponse, 409: errorResponse },
       },
       handler: async (request) =>
-        clientGrantView(await clientGrants.put(tenantOf(request).id, actorOf(request), request.params.orgId, request.params.clientId, request.body.roles)),
+        clientGrantView(
+          await clientGrants.put(
+            tenantOf(request).id,
+            actorOf(request),
+            request.params.orgId,
+            request.params.clientId,
+            request.body.roles,
+            principalOf(request).organizationId !== null,
+          ),
+        ),
     });
     r.delete('/organizations/:orgId/client_grants/:clientId', {
       config: {
