@@ -29,6 +29,8 @@ const HTTP_BINDINGS = [
 const CORES = ['oauth', 'signin', 'upstream', 'users', 'sso', 'social', 'connect', 'scim', 'credentials', 'kernel', 'egress', 'events', 'logout'].map(
   (dir) => `src/${dir}/**/*.ts`,
 );
+/** What each /v1 feature adds to the permission and event catalogues (management/<feature>/catalogue.ts). */
+const FEATURE_CATALOGUES = 'src/management/*/catalogue.ts';
 /** Two files that import each other, kept out of the ordinary run: test/foundation/lint.test.ts lints them. */
 const CYCLE_FIXTURE = 'test/fixtures/lint-cycle/**';
 
@@ -103,13 +105,25 @@ export default tseslint.config(
           zones: [
             {
               target: './src',
-              from: ['./src/management', './src/http', './src/context.ts'],
+              from: ['./src/http', './src/context.ts'],
+              message: 'Protocol cores never import management/, http/ or context.ts (docs/architecture.md): move the shared name down into the core.',
+            },
+            {
+              // A feature's catalogue.ts is data that imports nothing (below): the event catalogue reads it.
+              target: './src',
+              from: ['./src/management/**'],
+              except: [`${import.meta.dirname}/${FEATURE_CATALOGUES}`],
               message: 'Protocol cores never import management/, http/ or context.ts (docs/architecture.md): move the shared name down into the core.',
             },
           ],
         },
       ],
     },
+  },
+  {
+    // What a feature adds to the permission and event catalogues: data only, so that every layer may read it.
+    files: [FEATURE_CATALOGUES],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['*'], message: "A feature's catalogue.ts is data only: it imports nothing." }] }] },
   },
   {
     // The single-page app of docs/guides/spa.md runs in a browser.

@@ -10,7 +10,7 @@ import type { Clock } from '../kernel/clock.js';
 import { newId } from '../kernel/ids.js';
 import type { Dialect } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
-import type { RetrySchedule } from '../webhooks/schedule.js';
+import { pendingDelivery, type RetrySchedule } from '../webhooks/schedule.js';
 
 /** Why a session ended (`session.revoked`'s `reason`). */
 export const SESSION_END_REASONS = ['logout', 'admin', 'user', 'password_change', 'user_deleted', 'deprovisioned'] as const;
@@ -34,16 +34,7 @@ export function logoutOutbox(clock: Clock, dialect: Dialect, schedule: RetrySche
         userId,
         sessionId,
         uri: client.backchannelLogoutUri,
-        status: 'pending',
-        attempts: 0,
-        attemptLimit: schedule.attemptLimit,
-        nextAttemptAt: now,
-        leaseOwner: null,
-        leaseUntil: null,
-        lastStatusCode: null,
-        lastError: null,
-        createdAt: now,
-        updatedAt: now,
+        ...pendingDelivery(now, schedule.attemptLimit),
       });
     }
   };

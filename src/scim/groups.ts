@@ -10,7 +10,7 @@ import { checkIfMatch, withRetry } from './concurrency.js';
 import { ScimError, scimErrors } from './errors.js';
 import type { AttributeMap } from './filter/attributes.js';
 import { filterToSql } from '../storage/scim-filter.js';
-import type { ListParams } from './list.js';
+import { listPage, type ListParams } from './list.js';
 import { type ScimConnection, type ScimDeps, scimActor, scimRepos, syncRoles } from './provisioning.js';
 import { coerceGroup, GROUP_SCHEMA } from './resources.js';
 import { type GroupChange, groupPatchChanges } from './group-patch.js';
@@ -105,19 +105,7 @@ export class ScimGroups {
 
   async list(conn: ScimConnection, p: ListParams) {
     const where = p.filter ? filterToSql(p.filter, { attributes: GROUP_FILTERS, coreSchema: GROUP_SCHEMA }) : undefined;
-    const repo = scimRepos(this.deps).directoryGroups;
-    const total = await repo.count(conn.id, where);
-    const rows =
-      p.count === 0
-        ? []
-        : await repo.list(conn.id, {
-            where,
-            sortBy: (p.sortBy ?? 'id') as GroupListQuery['sortBy'],
-            descending: p.descending,
-            offset: p.startIndex - 1,
-            limit: p.count,
-          });
-    return { total, rows };
+    return listPage(scimRepos(this.deps).directoryGroups, conn.id, where, p);
   }
 
   async replace(conn: ScimConnection, id: string, body: unknown, ifMatch: string | undefined): Promise<DirectoryGroupRecord> {

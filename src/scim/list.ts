@@ -61,3 +61,20 @@ export function parseListParams(query: Record<string, unknown>, coreSchema: stri
     excludedAttributes: parseAttributeList(one(query.excludedAttributes, 'excludedAttributes')),
   };
 }
+
+/** What listPage reads a page from: a connection's users or groups (storage/repos/directory-*.ts). */
+interface PagedRepo<Where, Sort, Row> {
+  count(connectionId: string, where?: Where): Promise<number>;
+  list(connectionId: string, q: { where?: Where; sortBy: Sort; descending: boolean; offset: number; limit: number }): Promise<Row[]>;
+}
+
+/**
+ * One page of a connection's resources and the total matching `where`. `p.sortBy` is already one
+ * of the repository's sortable columns (parseListParams' `sortKeys`); count 0 reads the total alone.
+ */
+export async function listPage<Where, Sort, Row>(repo: PagedRepo<Where, Sort, Row>, connectionId: string, where: Where | undefined, p: ListParams) {
+  const total = await repo.count(connectionId, where);
+  const page = { where, sortBy: (p.sortBy ?? 'id') as Sort, descending: p.descending, offset: p.startIndex - 1, limit: p.count };
+  const rows = p.count === 0 ? [] : await repo.list(connectionId, page);
+  return { total, rows };
+}

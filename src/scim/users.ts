@@ -9,7 +9,7 @@ import type { UserRecord } from '../storage/repos/users.js';
 import { fromScimmy, ScimError, scimErrors } from './errors.js';
 import type { AttributeMap } from './filter/attributes.js';
 import { filterToSql } from '../storage/scim-filter.js';
-import type { ListParams } from './list.js';
+import { listPage, type ListParams } from './list.js';
 import { ensureMember, removeMember, type ScimConnection, type ScimDeps, scimActor, scimRepos } from './provisioning.js';
 import { coerceUser, USER_SCHEMA, type UserFields, userFields, userToScim } from './resources.js';
 import { checkPatchBody, patchMessage } from './patch-compat.js';
@@ -155,19 +155,7 @@ export class ScimUsers {
 
   async list(conn: ScimConnection, p: ListParams) {
     const where = p.filter ? filterToSql(p.filter, { attributes: USER_FILTERS, coreSchema: USER_SCHEMA }) : undefined;
-    const repo = scimRepos(this.deps).directoryUsers;
-    const total = await repo.count(conn.id, where);
-    const rows =
-      p.count === 0
-        ? []
-        : await repo.list(conn.id, {
-            where,
-            sortBy: (p.sortBy ?? 'id') as ListQuery['sortBy'],
-            descending: p.descending,
-            offset: p.startIndex - 1,
-            limit: p.count,
-          });
-    return { total, rows };
+    return listPage(scimRepos(this.deps).directoryUsers, conn.id, where, p);
   }
 
   async replace(conn: ScimConnection, id: string, body: unknown, ifMatch: string | undefined): Promise<DirectoryUserRecord> {

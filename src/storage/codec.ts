@@ -133,3 +133,34 @@ export function codec<Rec>() {
     };
   };
 }
+
+/** Where a row of an outbox (webhook deliveries, logout deliveries) stands: claimed with a lease, retried until its limit. */
+export type OutboxStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
+
+/** The fields every outbox row shares, after its own. */
+export interface OutboxState {
+  status: OutboxStatus;
+  attempts: number;
+  attemptLimit: number;
+  nextAttemptAt: number;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Their codec entries: the same columns in every outbox table. */
+export const outboxState = {
+  status: cast<OutboxStatus>(),
+  attempts: num,
+  attemptLimit: num,
+  nextAttemptAt: true,
+  leaseOwner: true,
+  leaseUntil: true,
+  lastStatusCode: true,
+  lastError: true,
+  createdAt: true,
+  updatedAt: true,
+} as const;

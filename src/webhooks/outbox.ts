@@ -5,7 +5,7 @@ import type { Clock } from '../kernel/clock.js';
 import { newId } from '../kernel/ids.js';
 import type { Dialect } from '../storage/db.js';
 import { repos } from '../storage/repos/index.js';
-import type { RetrySchedule } from './schedule.js';
+import { pendingDelivery, type RetrySchedule } from './schedule.js';
 
 /** True when an endpoint subscribed to `events` receives `type` (["*"] means every webhook type). */
 export function subscribes(events: readonly string[], type: string): boolean {
@@ -42,16 +42,7 @@ export function webhookOutbox(clock: Clock, dialect: Dialect, schedule: RetrySch
         eventId: event.id,
         eventType: event.type,
         body,
-        status: 'pending',
-        attempts: 0,
-        attemptLimit: schedule.attemptLimit,
-        nextAttemptAt: now,
-        leaseOwner: null,
-        leaseUntil: null,
-        lastStatusCode: null,
-        lastError: null,
-        createdAt: now,
-        updatedAt: now,
+        ...pendingDelivery(now, schedule.attemptLimit),
       });
     }
   };

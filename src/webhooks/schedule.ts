@@ -21,3 +21,22 @@ export class RetrySchedule {
     return (this.delays[attempt] ?? this.delays[this.delays.length - 1]!) * 1000;
   }
 }
+
+/**
+ * The state every outbox delivery row starts in (webhooks, the webhook ping, back-channel
+ * logout): pending, due now, never attempted, with `attemptLimit` attempts and no lease.
+ */
+export function pendingDelivery(now: number, attemptLimit: number) {
+  return {
+    status: 'pending' as const,
+    attempts: 0,
+    attemptLimit,
+    nextAttemptAt: now,
+    leaseOwner: null,
+    leaseUntil: null,
+    lastStatusCode: null,
+    lastError: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}

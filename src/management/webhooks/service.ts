@@ -8,6 +8,7 @@ import type { WebhookEndpointRecord } from '../../storage/repos/webhook-endpoint
 import { assertEgressUrl } from '../../egress/url.js';
 import type { EgressPolicy, EgressResolver } from '../../egress/policy.js';
 import { sealEndpointSecret } from '../../webhooks/endpoint-secret.js';
+import { pendingDelivery } from '../../webhooks/schedule.js';
 import { newWebhookSecret } from '../../webhooks/signer.js';
 import { type ManagementDeps, reposOf } from '../common.js';
 
@@ -136,16 +137,7 @@ export class WebhookService {
       eventId,
       eventType: PING_EVENT_TYPE,
       body: JSON.stringify({ id: eventId, type: PING_EVENT_TYPE, created: Math.floor(now / 1000), organization_id: orgId, data: { endpoint_id: endpoint.id } }),
-      status: 'pending' as const,
-      attempts: 0,
-      attemptLimit: this.deps.attemptLimit,
-      nextAttemptAt: now,
-      leaseOwner: null,
-      leaseUntil: null,
-      lastStatusCode: null,
-      lastError: null,
-      createdAt: now,
-      updatedAt: now,
+      ...pendingDelivery(now, this.deps.attemptLimit),
     };
     await reposOf(this.deps).webhookDeliveries.insert(delivery);
     return delivery;

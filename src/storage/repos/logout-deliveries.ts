@@ -1,29 +1,19 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import { claimWithLease, compareAndSet } from '../atomic.js';
-import { cast, codec, num } from '../codec.js';
+import { codec, type OutboxState, outboxState, type OutboxStatus } from '../codec.js';
 import type { Database } from '../schema.js';
 
-export type LogoutDeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
+export type LogoutDeliveryStatus = OutboxStatus;
 
 /** One logout token owed to one client for one ended session (the back-channel logout outbox). */
-export interface LogoutDeliveryRecord {
+export interface LogoutDeliveryRecord extends OutboxState {
   id: string;
   tenantId: string;
   clientId: string;
   userId: string;
   sessionId: string;
   uri: string;
-  status: LogoutDeliveryStatus;
-  attempts: number;
-  attemptLimit: number;
-  nextAttemptAt: number;
-  leaseOwner: string | null;
-  leaseUntil: number | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: number;
-  updatedAt: number;
 }
 
 const stored = codec<LogoutDeliveryRecord>()('logout_deliveries', {
@@ -33,16 +23,7 @@ const stored = codec<LogoutDeliveryRecord>()('logout_deliveries', {
   userId: true,
   sessionId: true,
   uri: true,
-  status: cast<LogoutDeliveryStatus>(),
-  attempts: num,
-  attemptLimit: num,
-  nextAttemptAt: true,
-  leaseOwner: true,
-  leaseUntil: true,
-  lastStatusCode: true,
-  lastError: true,
-  createdAt: true,
-  updatedAt: true,
+  ...outboxState,
 });
 
 /** A client that received tokens in a session, with where it wants to hear of the session's end. */

@@ -1,12 +1,12 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { Dialect } from '../db.js';
 import { claimWithLease, compareAndSet } from '../atomic.js';
-import { cast, codec, num } from '../codec.js';
+import { codec, num, type OutboxState, outboxState, type OutboxStatus } from '../codec.js';
 import type { Database } from '../schema.js';
 
-export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
+export type DeliveryStatus = OutboxStatus;
 
-export interface DeliveryRecord {
+export interface DeliveryRecord extends OutboxState {
   id: string;
   tenantId: string;
   organizationId: string;
@@ -14,16 +14,6 @@ export interface DeliveryRecord {
   eventId: string;
   eventType: string;
   body: string;
-  status: DeliveryStatus;
-  attempts: number;
-  attemptLimit: number;
-  nextAttemptAt: number;
-  leaseOwner: string | null;
-  leaseUntil: number | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: number;
-  updatedAt: number;
 }
 
 export interface AttemptRecord {
@@ -44,16 +34,7 @@ const stored = codec<DeliveryRecord>()('webhook_deliveries', {
   eventId: true,
   eventType: true,
   body: true,
-  status: cast<DeliveryStatus>(),
-  attempts: num,
-  attemptLimit: num,
-  nextAttemptAt: true,
-  leaseOwner: true,
-  leaseUntil: true,
-  lastStatusCode: true,
-  lastError: true,
-  createdAt: true,
-  updatedAt: true,
+  ...outboxState,
 });
 const attemptRows = codec<AttemptRecord>()('webhook_attempts', {
   id: true,

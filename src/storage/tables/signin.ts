@@ -1,3 +1,5 @@
+import type { OutboxStateColumns } from './webhooks.js';
+
 /**
  * Sign-in tables: pushed authorization requests, authorization flows (a validated /authorize
  * request waiting for login/consent), authorization codes, browser sessions, consents, per-client
@@ -121,24 +123,13 @@ export interface SigninSessionClientsTable {
  * backchannel_logout_uri), written in the transaction that ended the session, claimed with a
  * lease and retried on KEYHALL_LOGOUT_RETRY_SCHEDULE.
  */
-export interface LogoutDeliveriesTable {
+export interface LogoutDeliveriesTable extends OutboxStateColumns {
   id: string;
   tenant_id: string;
   client_id: string;
   user_id: string;
   session_id: string;
   uri: string;
-  /** pending | delivered | failed */
-  status: string;
-  attempts: number;
-  attempt_limit: number;
-  next_attempt_at: number;
-  lease_owner: string | null;
-  lease_until: number | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
 }
 
 /** Fixed-window counters of failed logins, per tenant + key (account or IP). */

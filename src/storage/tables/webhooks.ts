@@ -13,7 +13,26 @@ export interface WebhookEndpointsTable {
   updated_at: number;
 }
 
-export interface WebhookDeliveriesTable {
+/**
+ * The columns an outbox row has after its own (webhook deliveries, back-channel logout
+ * deliveries): where its attempts stand, claimed with a lease (storage/codec.ts outboxState).
+ */
+export interface OutboxStateColumns {
+  /** pending | delivering | delivered | failed */
+  status: string;
+  attempts: number;
+  /** Attempts allowed in all (the retry schedule's length; a webhook replay raises it by one). */
+  attempt_limit: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveriesTable extends OutboxStateColumns {
   /** whd_…: the `webhook-id` header, stable across attempts. */
   id: string;
   tenant_id: string;
@@ -23,18 +42,6 @@ export interface WebhookDeliveriesTable {
   event_type: string;
   /** The exact request body, identical on every attempt. */
   body: string;
-  /** pending | delivering | delivered | failed */
-  status: string;
-  attempts: number;
-  /** Attempts allowed in all (5, raised by one for each replay). */
-  attempt_limit: number;
-  next_attempt_at: number;
-  lease_owner: string | null;
-  lease_until: number | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
 }
 
 export interface WebhookAttemptsTable {
