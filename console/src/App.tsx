@@ -15,6 +15,9 @@ import { ConnectedAccounts } from './screens/ConnectedAccounts';
 import { Credentials } from './screens/Credentials';
 import { MfaPolicy } from './screens/MfaPolicy';
 import { PageTexts } from './screens/PageTexts';
+import { Email } from './screens/Email';
+import { Roles } from './screens/Roles';
+import { Social } from './screens/Social';
 import { Sso } from './screens/Sso';
 import { describeError, Loading } from './ui';
 
@@ -29,13 +32,16 @@ const SCREENS: Array<{ path: string; title: string; render: (s: Session) => JSX.
   { path: '/console/', title: 'Overview', render: () => <Overview /> },
   { path: '/console/organizations', title: 'Organizations', render: () => <Organizations /> },
   { path: '/console/users', title: 'Users', render: () => <Users /> },
+  { path: '/console/roles', title: 'Roles', render: () => <Roles /> },
   { path: '/console/api-keys', title: 'API keys', render: (s: Session) => <ApiKeys permissions={s.permissions} /> },
   { path: '/console/webhooks', title: 'Webhooks', render: () => <Webhooks /> },
   { path: '/console/directory', title: 'Directory', render: () => <Directory /> },
   { path: '/console/applications', title: 'Applications', render: () => <Applications /> },
   { path: '/console/sso', title: 'SSO', render: () => <Sso /> },
+  { path: '/console/social', title: 'Social sign-in', render: () => <Social /> },
   { path: '/console/mfa-policy', title: 'MFA policy', render: () => <MfaPolicy /> },
   { path: '/console/page-texts', title: 'Page texts', render: () => <PageTexts /> },
+  { path: '/console/email', title: 'Email', render: () => <Email /> },
   { path: '/console/connected-accounts', title: 'Connected accounts', render: () => <ConnectedAccounts /> },
   { path: '/console/credentials', title: 'Credentials', render: () => <Credentials /> },
   { path: '/console/events', title: 'Events', render: () => <Events /> },

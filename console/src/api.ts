@@ -129,12 +129,6 @@ export const query = (params: Record<string, string | number | undefined>) => {
   return s ? `?${s}` : '';
 };
 
-/**
- * The two roles every tenant starts with (docs/authorization.md). Members may hold any role of
- * /v1/roles now; the console's pickers offer these two until it has a roles screen.
- */
-export const MEMBER_ROLES = ['admin', 'member'] as const;
-
 /** Values the /v1 document enumerates, offered by the console's pickers (the server's own lists, never a copy). */
 export {
   pathsV1ConnectProvidersPostRequestBodyContentApplicationJsonPresetValues as CONNECT_PRESETS,
@@ -147,6 +141,11 @@ export {
   pathsV1ClientsPostRequestBodyContentApplicationJsonId_token_signed_response_algValues as ID_TOKEN_ALGS,
   pathsV1Mfa_policyPutRequestBodyContentApplicationJsonPolicyValues as MFA_POLICIES,
   pathsV1OrganizationsOrgIdCredentialsOffersPostRequestBodyContentApplicationJsonTx_codeInput_modeValues as TX_CODE_MODES,
+  pathsV1OrganizationsOrgIdDirectoryConnectionsPostRequestBodyContentApplicationJsonGroup_rolesValues as DIRECTORY_GROUP_ROLES,
+  pathsV1OrganizationsOrgIdSsoConnectionsConnectionIdPatchRequestBodyContentApplicationJsonDefault_roleValues as SSO_ROLES,
+  pathsV1Social_connectionsPostRequestBodyContentApplicationJsonPresetValues as SOCIAL_PRESETS,
+  pathsV1Social_connectionsPostRequestBodyContentApplicationJsonOauth2Token_endpoint_auth_methodValues as SOCIAL_AUTH_METHODS,
+  pathsV1Social_settingsPutRequestBodyContentApplicationJsonAccount_linkingValues as ACCOUNT_LINKING,
 } from './generated/keyhall-v1';
 /** The types a credential type's claim may have (openapi-typescript 7.13 mis-types this one list: see scripts/openapi.ts). */
 export const CLAIM_TYPES = pathsV1Credential_typesPostRequestBodyContentApplicationJsonClaimsTypeValues as unknown as ReadonlyArray<

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { call, client, type Item, MEMBER_ROLES } from '../api';
+import { call, client, type Item, DIRECTORY_GROUP_ROLES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { DataTable, Loaded, Pager, PickList, useCursors } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
@@ -8,7 +8,7 @@ import { ConfirmButton, Field, SecretOnce, useLoad, when } from '../ui';
 type Connection = Item<'/organizations/{orgId}/directory/connections'>;
 /** Where a connection's own routes are: its organization and id. */
 type ConnectionPath = { orgId: string; connectionId: string };
-type Role = (typeof MEMBER_ROLES)[number];
+type Role = (typeof DIRECTORY_GROUP_ROLES)[number];
 
 /** Directory (SCIM) connections per organization: their tokens (shown once), role mapping, and what they provisioned. */
 export function Directory() {
@@ -150,7 +150,7 @@ function RoleMapping({ at, mapping, onSaved }: { at: ConnectionPath; mapping: Re
           </Field>
           <Field id={`dir-map-role-${r.key}`} label={`Role of group ${i + 1}`}>
             <select id={`dir-map-role-${r.key}`} name="role" defaultValue={r.role}>
-              {MEMBER_ROLES.map((role) => (
+              {DIRECTORY_GROUP_ROLES.map((role) => (
                 <option key={role} value={role}>
                   {role}
                 </option>

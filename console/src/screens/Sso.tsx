@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { type Body, call, client, type Item, MEMBER_ROLES } from '../api';
+import { type Body, call, client, type Item, SSO_ROLES } from '../api';
 import { FormCard, useSubmit } from '../components/forms';
 import { Loaded, Pager, PickList } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
@@ -250,7 +250,7 @@ function ConnectionForm({ org, current, onSaved }: { org: string; current?: Conn
       </label>
       <Field id={`${id}-role`} label="Role of new members">
         <select id={`${id}-role`} name="default_role" defaultValue={current?.default_role ?? 'member'}>
-          {MEMBER_ROLES.map((r) => (
+          {SSO_ROLES.map((r) => (
             <option key={r} value={r}>
               {r}
             </option>
