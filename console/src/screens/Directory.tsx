@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
-import { call, client, type Item, DIRECTORY_GROUP_ROLES } from '../api';
+import { call, client, type Item } from '../api';
+import { RoleOptions, useRolesIn } from '../components/roles';
 import { FormCard, useSubmit } from '../components/forms';
 import { DataTable, Loaded, Pager, PickList, useCursors } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
@@ -8,7 +9,6 @@ import { ConfirmButton, Field, SecretOnce, useLoad, when } from '../ui';
 type Connection = Item<'/organizations/{orgId}/directory/connections'>;
 /** Where a connection's own routes are: its organization and id. */
 type ConnectionPath = { orgId: string; connectionId: string };
-type Role = (typeof DIRECTORY_GROUP_ROLES)[number];
 
 /** Directory (SCIM) connections per organization: their tokens (shown once), role mapping, and what they provisioned. */
 export function Directory() {
@@ -124,12 +124,14 @@ function RoleMapping({ at, mapping, onSaved }: { at: ConnectionPath; mapping: Re
   // Row keys stay stable while rows are added and removed (the inputs are uncontrolled).
   const [rows, setRows] = useState(() => Object.entries(mapping).map(([group, role], i) => ({ key: i, group, role })));
   const [nextKey, setNextKey] = useState(rows.length);
+  // Any role of the organization (its own and the tenant's), as for members.
+  const roles = useRolesIn(at.orgId);
   const save = useSubmit(async (data) => {
     const groups = data.getAll('group').map((g) => String(g).trim());
-    const roles = data.getAll('role').map((r) => String(r) as Role);
+    const picked = data.getAll('role').map((r) => String(r));
     const group_roles = Object.fromEntries(
       groups.flatMap((g, i) => {
-        const role = roles[i];
+        const role = picked[i];
         return g && role ? [[g, role] as const] : [];
       }),
     );
@@ -139,8 +141,8 @@ function RoleMapping({ at, mapping, onSaved }: { at: ConnectionPath; mapping: Re
   return (
     <FormCard id="dir-mapping" title="Group → role mapping" heading="h3" submit="Save mapping" form={save} status={save.done ? 'Mapping saved.' : ''}>
       <p className="muted">
-        Group names match case-insensitively. With groups mapped, the directory owns its active users' roles: in any group mapped to admin is admin, otherwise
-        member; saving applies that at once. With none, roles are left alone.
+        Group names match case-insensitively. With groups mapped, the directory owns its active users' roles: a user in several mapped groups gets admin first,
+        then the first other role by key, then member; saving applies that at once. With none, roles are left alone.
       </p>
       {rows.length === 0 ? <p className="empty">No groups are mapped.</p> : null}
       {rows.map((r, i) => (
@@ -150,11 +152,7 @@ function RoleMapping({ at, mapping, onSaved }: { at: ConnectionPath; mapping: Re
           </Field>
           <Field id={`dir-map-role-${r.key}`} label={`Role of group ${i + 1}`}>
             <select id={`dir-map-role-${r.key}`} name="role" defaultValue={r.role}>
-              {DIRECTORY_GROUP_ROLES.map((role) => (
-                <option key={role} value={role}>
-                  {role}
-                </option>
-              ))}
+              <RoleOptions roles={roles.data ?? []} held={[r.role]} />
             </select>
           </Field>
           <button type="button" onClick={() => setRows((all) => all.filter((x) => x.key !== r.key))}>

@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { type Body, call, client, type Item, SSO_ROLES } from '../api';
+import { type Body, call, client, type Item } from '../api';
+import { RoleOptions, useRolesIn } from '../components/roles';
 import { FormCard, useSubmit } from '../components/forms';
 import { Loaded, Pager, PickList } from '../components/lists';
 import { OrganizationScope } from '../components/organizations';
@@ -140,6 +141,8 @@ function IdpNeeds({ c }: { c: Connection }) {
 
 /** Create (no `current`) or edit a connection; a PATCH sends only what changed. */
 function ConnectionForm({ org, current, onSaved }: { org: string; current?: Connection; onSaved: (c: Connection) => void }) {
+  // Any role of the organization (its own and the tenant's) for new members.
+  const roles = useRolesIn(org);
   const id = current ? `sso-${current.id}` : 'sso-new';
   const [protocol, setProtocol] = useState<Protocol>((current?.protocol as Protocol | undefined) ?? 'oidc');
   const [source, setSource] = useState<'xml' | 'url' | 'keep'>(current ? 'keep' : 'xml');
@@ -250,11 +253,7 @@ function ConnectionForm({ org, current, onSaved }: { org: string; current?: Conn
       </label>
       <Field id={`${id}-role`} label="Role of new members">
         <select id={`${id}-role`} name="default_role" defaultValue={current?.default_role ?? 'member'}>
-          {SSO_ROLES.map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
+          <RoleOptions roles={roles.data ?? []} held={[current?.default_role ?? 'member']} />
         </select>
       </Field>
       <Field
