@@ -28,7 +28,17 @@ const organization = {
   updated_at: AT,
 };
 
-const user = { id: USER, email: 'ada@acme.test', name: 'Ada Lovelace', email_verified: false, has_password: true, created_at: AT, updated_at: AT };
+const user = {
+  id: USER,
+  email: 'ada@acme.test',
+  name: 'Ada Lovelace',
+  email_verified: false,
+  has_password: true,
+  metadata: { plan: 'pro' },
+  private_metadata: {},
+  created_at: AT,
+  updated_at: AT,
+};
 
 const SSO = 'sso_01jf8zb1c2d3e4f5g6h7j8k9m0';
 const samlConnection = {
