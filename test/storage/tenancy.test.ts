@@ -151,6 +151,8 @@ describe('storage contract: cursor paging and tenant filtering', () => {
       // The organization it last signed in to (issue 31) and the social connection of its first factor (issue 30).
       organizationId: null,
       idp: undefined,
+      // How its first factor was given (migration 0042): none for this fixture.
+      method: undefined,
     };
     const token = uid('tok');
     await s.r.sessions.insert(ses, token);
