@@ -46,7 +46,8 @@ describe('/v1 conventions: validation messages, JSON bodies, lists', () => {
 
     it('a nested field and an array element', async () => {
       const conn = await api('POST', `/organizations/${orgId}/directory/connections`, { name: 'HR', group_roles: { staff: 'owner' } });
-      expectMessage(conn, 400, 'invalid_request', 'group_roles.staff: must be one of "admin", "member"');
+      // Any role of the organization may be mapped (issue 31); one it does not have is named by its path.
+      expectMessage(conn, 400, 'invalid_request', 'group_roles.staff: no role owner in this organization');
       const client = await api('POST', '/clients', { client_name: 'x', redirect_uris: ['https://ok.example/cb', 7] });
       expectMessage(client, 400, 'invalid_request', 'redirect_uris[1]: must be a string');
     });

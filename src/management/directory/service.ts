@@ -111,7 +111,7 @@ export class DirectoryService {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = reposOf(this.deps, trx);
       if (!(await r.organizations.find(tenantId, orgId))) throw errors.notFound('organization not found');
-      await checkMappedRoles(r, tenantId, orgId, 'group_roles', Object.values(c.groupRoles));
+      await checkMappedRoles(r, tenantId, orgId, 'group_roles', c.groupRoles);
       await r.directoryConnections.insert(c);
       await this.event(trx, tenantId, orgId, actor, 'directory.connection.created', { connection_id: c.id, name: c.name });
     });
@@ -149,7 +149,7 @@ export class DirectoryService {
       const repo = reposOf(this.deps, trx).directoryConnections;
       const current = await repo.find(tenantId, orgId, id);
       if (!current) throw errors.notFound('directory connection not found');
-      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'group_roles', Object.values(groupRoles ?? {}));
+      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'group_roles', groupRoles);
       const changes = changesOf(current, { name: input.name, groupRoles, rateLimitPerMinute: input.rate_limit_per_minute });
       // Nothing changes: no write, no updated_at bump, no event.
       if (Object.keys(changes).length === 0) return current;

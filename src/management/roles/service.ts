@@ -65,13 +65,20 @@ export async function resolveRoles(r: Repos, tenantId: string, organizationId: s
 
 /**
  * SSO and SCIM role mappings name roles usable in the organization (its own, or tenant-wide):
- * otherwise 400 naming the field and the first unknown key.
+ * otherwise 400 naming the field as sent (`group_roles.<group>`, `default_role`) and the key.
  */
-export async function checkMappedRoles(r: Repos, tenantId: string, organizationId: string, field: string, keys: Iterable<string>): Promise<void> {
-  const list = [...keys];
-  if (list.length === 0) return;
+export async function checkMappedRoles(
+  r: Repos,
+  tenantId: string,
+  organizationId: string,
+  field: string,
+  roles: string | Readonly<Record<string, string>> | undefined,
+): Promise<void> {
+  if (roles === undefined) return;
+  const named: Array<[string, string]> = typeof roles === 'string' ? [[field, roles]] : Object.entries(roles).map(([group, k]) => [`${field}.${group}`, k]);
+  if (named.length === 0) return;
   const usable = await r.roles.usableIn(tenantId, organizationId);
-  for (const k of list) if (!usable.has(k)) throw errors.invalidRequest(`${field}: no role ${k} in this organization`);
+  for (const [path, k] of named) if (!usable.has(k)) throw errors.invalidRequest(`${path}: no role ${k} in this organization`);
 }
 
 export interface Grants {

@@ -223,8 +223,8 @@ export class SsoConnectionService {
     await this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
       const r = reposOf(this.deps, trx);
       if (!(await r.organizations.findShared(tenantId, orgId, this.deps.db.dialect))) throw errors.notFound('organization not found');
-      await checkMappedRoles(r, tenantId, orgId, 'default_role', [c.defaultRole]);
-      await checkMappedRoles(r, tenantId, orgId, 'group_roles', Object.values(c.groupRoles));
+      await checkMappedRoles(r, tenantId, orgId, 'default_role', c.defaultRole);
+      await checkMappedRoles(r, tenantId, orgId, 'group_roles', c.groupRoles);
       if ((await r.ssoConnections.listByOrganization(tenantId, orgId)).length >= MAX_CONNECTIONS_PER_ORGANIZATION) {
         throw errors.invalidRequest(`an organization can have at most ${MAX_CONNECTIONS_PER_ORGANIZATION} SSO connections`);
       }
@@ -270,8 +270,8 @@ export class SsoConnectionService {
     }
     const fields = changedFields(input);
     return this.deps.events.transaction(this.deps.db.kysely, async (trx) => {
-      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'default_role', patch.defaultRole === undefined ? [] : [patch.defaultRole]);
-      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'group_roles', Object.values(patch.groupRoles ?? {}));
+      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'default_role', patch.defaultRole);
+      await checkMappedRoles(reposOf(this.deps, trx), tenantId, orgId, 'group_roles', patch.groupRoles);
       const updated = await reposOf(this.deps, trx).ssoConnections.update(tenantId, orgId, id, patch, this.deps.clock.now());
       if (!updated) throw errors.notFound('SSO connection not found');
       await this.deps.events.record(trx, { tenantId, type: 'sso.connection.updated', organizationId: orgId, actor, data: { connection_id: id, fields } });
