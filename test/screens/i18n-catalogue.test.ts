@@ -270,7 +270,7 @@ function renderAll(t: Translator): Array<{ page: string; html: string }> {
   add('email changed email', new Html(renderEmail('email_changed', t, DEFAULT_BRAND, { link: 'https://id.beispiel.de/account' }).html));
 
   // /account: a session of each sign-in method, each notice, with and without linked accounts.
-  const methods = ['password', 'passkey', 'sso', 'social', 'setup_link'].map((method, i) => ({
+  const methods = ['password', 'passkey', 'sso', 'social', 'setup_link', 'email'].map((method, i) => ({
     ...session,
     id: `s${i + 1}`,
     method,

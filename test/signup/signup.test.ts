@@ -150,7 +150,7 @@ describe('sign-up and passwordless sign-in by email', () => {
     assert.match(sent.text, /id="code-intro"/);
     assert.equal(await userByEmail('hedy@example.org'), undefined, 'no account before the address is verified');
     const mail = await messageTo('hedy@example.org');
-    assert.match(mail.header('subject') ?? '', /Finish creating/);
+    assert.match(mail.header('subject') ?? '', /finish creating your account/);
     assert.ok(linkIn(mail)?.includes('/signup/verify?token=sgn_'));
     const typo = await b.submit(sent, { code: mail.code === '000000' ? '000001' : '000000' });
     assert.equal(typo.status, 400);

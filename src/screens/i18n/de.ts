@@ -218,7 +218,7 @@ export const de: Catalogue = {
   'method.sso': 'Single Sign-on',
   'method.social': 'Mit {name}',
   'method.setup_link': 'Einrichtungslink',
-  'method.email': 'Code oder Link per E-Mail',
+  'method.email': 'Code oder Verweis per E-Mail',
   'social.identity_in_use':
     'Dieses Konto beim Anbieter ist bereits mit einem anderen Benutzer verknüpft. Lösen Sie dort zuerst die Verknüpfung oder verknüpfen Sie ein anderes.',
   'social.link_session_mismatch':

@@ -396,7 +396,7 @@ export const en = {
   'code.link_heading': 'Continue',
   'code.link_intro': 'Continue with the link from your email.',
   'code.again': 'Start over',
-  'email.signup_subject': 'Finish creating your {brand} account',
+  'email.signup_subject': '{brand}: finish creating your account',
   'email.signup_body': 'Open this link in the browser where you signed up to confirm your address and create your account:',
   'email.signup_button': 'Create my account',
   'email.signin_subject': 'Your {brand} sign-in code',
