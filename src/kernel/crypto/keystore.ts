@@ -158,7 +158,9 @@ export class Keystore {
         for (const key of fresh) await this.store.insertIfNoActive(key);
       })().finally(() => {
         this.#adding.delete(tenantId);
+        // Read the keys again now, in the exchange that made one, not in the next one.
         this.invalidate(tenantId);
+        this.#entry(tenantId);
       });
       this.#adding.set(tenantId, adding);
     }
@@ -177,7 +179,7 @@ export class Keystore {
     // A default key not made yet (RS256 before the tenant's first ID token): make it now.
     if (!key && ON_FIRST_USE.includes(alg)) {
       await this.#addDefaults(tenantId, [alg]);
-      key = (await this.store.listPublished(tenantId, this.clock.now())).find((k) => k.alg === alg && k.status === 'active');
+      key = (await this.#entry(tenantId).keys).find((k) => k.alg === alg && k.status === 'active');
     }
     if (!key) throw new Error(`tenant ${tenantId} has no active ${alg} key`);
     // The key list is re-read every TTL; a key it still holds is not decrypted and imported again.
