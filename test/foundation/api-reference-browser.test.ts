@@ -38,9 +38,20 @@ describe('the API reference and the home page in a browser', { skip }, () => {
 
   it('renders the management API operations from /v1/openapi.json', async () => {
     await page.goto(`${issuer}/v1/docs`);
+    // The management document opens with its tags collapsed (api-reference.ts: Swagger UI stops
+    // rendering a fully listed document past about 128 operations): every tag of the document is
+    // listed, and an opened tag lists its operations.
+    const doc = (await (await fetch(`${issuer}/v1/openapi.json`)).json()) as {
+      tags: Array<{ name: string }>;
+      paths: Record<string, Record<string, { tags?: string[] }>>;
+    };
+    await page.locator('.opblock-tag').first().waitFor();
+    assert.equal(await page.locator('.opblock-tag').count(), doc.tags.length, 'every tag is listed');
+    const opsOf = (tag: string) => Object.values(doc.paths).flatMap((o) => Object.values(o).filter((op) => op.tags?.[0] === tag));
+    await page.locator('.opblock-tag', { hasText: 'organizations' }).first().click();
     await page.locator('.opblock').first().waitFor();
     const paths = await page.locator('.opblock-summary-path').allInnerTexts();
-    assert.ok(paths.length > 50, `${paths.length} operations`);
+    assert.equal(paths.length, opsOf('organizations').length, `${paths.length} operations under organizations`);
     assert.ok(
       paths.some((p) => p.replace(/\u200b/g, '') === '/v1/organizations'),
       'lists /v1/organizations',
@@ -64,7 +75,7 @@ describe('the API reference and the home page in a browser', { skip }, () => {
   it('the home page links to the reference', async () => {
     await page.goto(`${issuer}/`);
     await page.getByRole('link', { name: 'API reference' }).click();
-    await page.locator('.opblock').first().waitFor();
+    await page.locator('.opblock-tag').first().waitFor();
     assert.equal(page.url(), `${issuer}/v1/docs`);
   });
 
